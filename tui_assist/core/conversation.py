@@ -1,0 +1,157 @@
+"""Domain messages, independent of any provider SDK.
+
+The shapes follow the Messages API's content blocks (text, tool_use, tool_result) because that
+is the richest common ground between providers; adapters translate to and from their wire types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True)
+class TextBlock:
+    """Plain text in a message."""
+
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUseBlock:
+    """A tool call the model proposed."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+    type: Literal["tool_use"] = "tool_use"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultBlock:
+    """The runtime's answer to one tool call."""
+
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+    type: Literal["tool_result"] = "tool_result"
+
+
+Block = TextBlock | ToolUseBlock | ToolResultBlock
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One message of a conversation."""
+
+    role: Role
+    content: tuple[Block, ...]
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        """A user message holding one text block."""
+        return cls("user", (TextBlock(text),))
+
+    @classmethod
+    def assistant(cls, text: str) -> Message:
+        """An assistant message holding one text block."""
+        return cls("assistant", (TextBlock(text),))
+
+    @property
+    def text(self) -> str:
+        """The concatenated text blocks."""
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    @property
+    def tool_uses(self) -> list[ToolUseBlock]:
+        """The tool calls in this message, in order."""
+        return [b for b in self.content if isinstance(b, ToolUseBlock)]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict in the Messages API shape."""
+        blocks: list[dict[str, Any]] = []
+        for b in self.content:
+            match b:
+                case TextBlock(text=text):
+                    blocks.append({"type": "text", "text": text})
+                case ToolUseBlock(id=id_, name=name, input=input_):
+                    blocks.append({"type": "tool_use", "id": id_, "name": name, "input": input_})
+                case ToolResultBlock(tool_use_id=tid, content=content, is_error=is_error):
+                    blocks.append(
+                        {"type": "tool_result", "tool_use_id": tid, "content": content, "is_error": is_error}
+                    )
+        return {"role": self.role, "content": blocks}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Message:
+        """Parse the shape `to_dict` writes (a string content becomes one text block).
+
+        Raises:
+            ValueError: on an unknown block type or role.
+        """
+        role = data.get("role")
+        if role not in ("user", "assistant"):
+            raise ValueError(f"unknown role: {role!r}")
+        raw = data.get("content", [])
+        if isinstance(raw, str):
+            return cls(role, (TextBlock(raw),))
+        return cls(role, tuple(block_from_dict(b) for b in raw))
+
+
+def block_from_dict(b: dict[str, Any]) -> Block:
+    """Parse one content block in the Messages API shape.
+
+    Raises:
+        ValueError: on an unknown block type.
+    """
+    match b.get("type"):
+        case "text":
+            return TextBlock(str(b.get("text", "")))
+        case "tool_use":
+            return ToolUseBlock(str(b["id"]), str(b["name"]), dict(b.get("input") or {}))
+        case "tool_result":
+            content = b.get("content", "")
+            if isinstance(content, list):
+                content = "".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
+            return ToolResultBlock(str(b["tool_use_id"]), str(content), bool(b.get("is_error", False)))
+        case other:
+            raise ValueError(f"unknown content block type: {other!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts of one or more model calls. `input_tokens` excludes cached tokens."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+    @property
+    def total_input_tokens(self) -> int:
+        """Every input token, cached or not."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    @property
+    def total_tokens(self) -> int:
+        """Input (all kinds) plus output: what a token budget counts."""
+        return self.total_input_tokens + self.output_tokens
+
+
+@dataclass(slots=True)
+class Conversation:
+    """The history a strategy sends to the model: only what later turns may see."""
+
+    id: str = ""
+    messages: list[Message] = field(default_factory=lambda: list[Message]())

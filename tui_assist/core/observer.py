@@ -1,0 +1,88 @@
+"""The observer: the one way the core talks to its host.
+
+The core reports facts (`on_event`) and asks questions that need an answer (`approve`) through
+this protocol and never decides how either is shown. A TUI, a headless CLI, the store and a test
+are all observers; `FanOutObserver` lets several listen to one turn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from tui_assist.core.events import TurnEvent
+
+ApprovalDecision = Literal["allow_once", "allow_session", "deny"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolApproval:
+    """A side-effecting tool call waiting for a person's decision."""
+
+    node_id: str
+    tool: str
+    input: dict[str, Any]
+    summary: str
+    """What will happen, exactly: the shell command, or the file diff."""
+
+
+class TurnObserver(Protocol):
+    """What a strategy needs from its host."""
+
+    def on_event(self, event: TurnEvent) -> None:
+        """Receive one event. Must not block: hosts queue or post it."""
+        ...
+
+    async def approve(self, request: ToolApproval) -> ApprovalDecision:
+        """Decide whether a side-effecting tool call may run."""
+        ...
+
+
+class NullObserver:
+    """Ignores events and denies every approval."""
+
+    def on_event(self, event: TurnEvent) -> None:
+        """Ignore the event."""
+
+    async def approve(self, request: ToolApproval) -> ApprovalDecision:
+        """Deny: nobody is there to ask."""
+        return "deny"
+
+
+@dataclass
+class RecordingObserver:
+    """Keeps every event and answers approvals with a fixed decision (for tests and replays)."""
+
+    decision: ApprovalDecision = "allow_once"
+    events: list[TurnEvent] = field(default_factory=lambda: list[TurnEvent]())
+    approvals: list[ToolApproval] = field(default_factory=lambda: list[ToolApproval]())
+
+    def on_event(self, event: TurnEvent) -> None:
+        """Record the event."""
+        self.events.append(event)
+
+    async def approve(self, request: ToolApproval) -> ApprovalDecision:
+        """Record the request and answer with `decision`."""
+        self.approvals.append(request)
+        return self.decision
+
+    @property
+    def kinds(self) -> list[str]:
+        """The `kind` of every event so far, in order."""
+        return [e.kind for e in self.events]
+
+
+class FanOutObserver:
+    """Sends every event to several observers; the first one answers approvals."""
+
+    def __init__(self, primary: TurnObserver, *others: TurnObserver) -> None:
+        self._observers = (primary, *others)
+
+    def on_event(self, event: TurnEvent) -> None:
+        """Forward the event to every observer, in order."""
+        for observer in self._observers:
+            observer.on_event(event)
+
+    async def approve(self, request: ToolApproval) -> ApprovalDecision:
+        """Ask the primary observer."""
+        return await self._observers[0].approve(request)

@@ -1,0 +1,90 @@
+"""What the agent loop needs from tools, without importing any tool.
+
+`tui_assist.tools` implements these; the core only sees the protocol, so a test can run the
+loop with a toolbox of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from tui_assist.providers.base import ToolSpec
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """A tool's answer, as the model will see it."""
+
+    content: str
+    is_error: bool = False
+
+
+class ToolInputError(Exception):
+    """The model's input for a tool is invalid; the message goes back to the model."""
+
+
+RunSubagent = Callable[[str, str], Awaitable[str]]
+"""`(description, prompt) -> final answer`: runs a sub-agent under the calling tool's node."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """What a running tool may use."""
+
+    workdir: Path
+    node_id: str
+    run_subagent: RunSubagent
+
+
+class Tool(Protocol):
+    """One tool the model can call."""
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The name, description and input schema offered to the model."""
+        ...
+
+    def parse(self, raw: dict[str, Any]) -> Any:
+        """Validate the model's input.
+
+        Raises:
+            ToolInputError: with a message for the model.
+        """
+        ...
+
+    def side_effecting(self, args: Any) -> bool:
+        """Whether this call changes anything (and so needs approval)."""
+        ...
+
+    def summary(self, args: Any) -> str:
+        """What the call will do, exactly, for an approval prompt."""
+        ...
+
+    async def run(self, args: Any, ctx: ToolContext) -> ToolOutput:
+        """Execute the call. Failures are returned as error outputs, not raised."""
+        ...
+
+
+class Toolbox(Protocol):
+    """The tools of one agent run (a round has its own, so state never leaks between rounds)."""
+
+    @property
+    def workdir(self) -> Path:
+        """The anchored working directory."""
+        ...
+
+    @property
+    def tools(self) -> Sequence[Tool]:
+        """The tools, in the order they are offered."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release resources (the persistent shell)."""
+        ...
+
+
+ToolboxFactory = Callable[[], Toolbox]
+"""Makes a fresh toolbox: each turn, and each refine round, gets a new one."""
