@@ -1,0 +1,110 @@
+"""Typed settings: the TOML file, then `TUI_ASSIST_*` environment variables, then flags."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tui_assist.core.prompts import CRITIC_PROMPT, SYSTEM_PROMPT
+from tui_assist.paths import config_file
+
+DEFAULT_MODEL = "claude-sonnet-4-6"
+"""A current Sonnet id the pinned SDK does not list as deprecated."""
+
+ApprovalMode = Literal["ask", "allow", "deny"]
+
+
+class ConfigError(Exception):
+    """The settings are invalid; the message is one line for users."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ApprovalSettings(_Section):
+    """How side-effecting tool calls are approved."""
+
+    default: ApprovalMode = "ask"
+    """Mode for tools without a rule of their own."""
+    rules: dict[str, ApprovalMode] = Field(default_factory=dict)
+    """Per tool name, e.g. `{"bash" = "ask", "str_replace_based_edit_tool" = "allow"}`."""
+
+
+class Price(_Section):
+    """USD per million tokens, for the cost meter."""
+
+    input: float = 3.0
+    output: float = 15.0
+    cache_write: float = 3.75
+    cache_read: float = 0.30
+
+
+class Settings(_Section):
+    """Everything configurable."""
+
+    provider: str = "anthropic"
+    model: str | None = None
+    """None: the provider's default."""
+    refine: bool = False
+    rounds: int = Field(default=3, ge=1, le=20)
+    """Refine round budget."""
+    theme: str = "tui-dark"
+    workdir: Path = Field(default_factory=Path.cwd)
+    data_dir: Path | None = None
+    bash_timeout: float = Field(default=120.0, gt=0)
+    system_prompt: str = SYSTEM_PROMPT
+    critic_prompt: str = CRITIC_PROMPT
+    max_model_requests: int = Field(default=60, ge=1)
+    max_tool_calls: int = Field(default=200, ge=1)
+    max_tokens_per_turn: int | None = None
+    approval: ApprovalSettings = Field(default_factory=ApprovalSettings)
+    keymap: dict[str, str] = Field(default_factory=dict)
+    """Binding id -> keys, e.g. `{"toggle-refine" = "ctrl+r"}`."""
+    prices: dict[str, Price] = Field(default_factory=lambda: {"claude-sonnet-4-6": Price()})
+    script: Path | None = None
+    """Script file for the offline `scripted` provider."""
+
+    @property
+    def resolved_model(self) -> str:
+        """The model to use."""
+        return self.model or (DEFAULT_MODEL if self.provider == "anthropic" else self.provider)
+
+
+_ENV = {
+    "TUI_ASSIST_PROVIDER": "provider",
+    "TUI_ASSIST_MODEL": "model",
+    "TUI_ASSIST_THEME": "theme",
+    "TUI_ASSIST_ROUNDS": "rounds",
+    "TUI_ASSIST_REFINE": "refine",
+    "TUI_ASSIST_WORKDIR": "workdir",
+}
+
+
+def load_settings(overrides: dict[str, Any] | None = None, *, path: Path | None = None) -> Settings:
+    """Merge the config file, the environment and `overrides` (flags; None values are skipped).
+
+    Raises:
+        ConfigError: when the file is unreadable or a value is invalid.
+    """
+    path = path or config_file()
+    data: dict[str, Any] = {}
+    if path.is_file():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"cannot read {path}: {exc}") from exc
+    for env, key in _ENV.items():
+        if (value := os.environ.get(env)) is not None:
+            data[key] = value
+    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"invalid setting {where}: {first['msg']} (from {path}, env or flags)") from exc

@@ -1,0 +1,236 @@
+"""The agent loop: stream a model call, run the tools it proposes, feed results back, repeat.
+
+The runtime, not the model, executes tools: it validates each call's input, asks the approval
+policy, charges the budget before the spend, and records every call in order as *evidence* (the
+ground truth a critic judges). Sub-agents run through the same loop under their tool's node and
+append to the same evidence list.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from tui_assist.core.approval import ApprovalPolicy
+from tui_assist.core.budget import BudgetExhausted, BudgetTracker
+from tui_assist.core.conversation import Message, ToolResultBlock, ToolUseBlock, Usage
+from tui_assist.core.events import NodeKind, StreamRetried, TextDelta, ToolCallFinished, ToolCallStarted, UsageRecorded
+from tui_assist.core.nodes import NodeScope, new_id
+from tui_assist.core.observer import ToolApproval, TurnObserver
+from tui_assist.core.prompts import SUBAGENT_SYSTEM_SUFFIX
+from tui_assist.core.tooling import Tool, ToolContext, ToolInputError, ToolOutput, Toolbox
+from tui_assist.providers.base import ModelRequest, Provider
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRecord:
+    """One executed tool call, as it ran: a piece of a round's evidence."""
+
+    node_id: str
+    parent_id: str
+    name: str
+    input: dict[str, Any]
+    output: str
+    is_error: bool
+    duration: float
+
+
+@dataclass(slots=True)
+class AgentResult:
+    """What one agent run produced."""
+
+    answer: str
+    outcome: Literal["answered", "budget_exhausted"]
+    messages: list[Message]
+    """The messages the run added after its input: assistant replies and tool results."""
+    usage: Usage
+    detail: str = ""
+    """Why the run stopped early, when it did."""
+
+
+@dataclass(slots=True)
+class AgentRuntime:
+    """Everything an agent run needs besides its messages."""
+
+    provider: Provider
+    toolbox: Toolbox
+    observer: TurnObserver
+    approvals: ApprovalPolicy
+    budget: BudgetTracker
+    system: str
+    evidence: list[ToolCallRecord] = field(default_factory=lambda: list[ToolCallRecord]())
+    max_depth: int = 2
+    """How deep sub-agents may nest (a sub-agent of a sub-agent is depth 2)."""
+    max_tokens: int = 8192
+
+
+class NodeSink:
+    """Turns a provider's stream callbacks into events of one node."""
+
+    def __init__(self, observer: TurnObserver, node_id: str) -> None:
+        self._observer = observer
+        self._node_id = node_id
+
+    def text(self, delta: str) -> None:
+        self._observer.on_event(TextDelta(node_id=self._node_id, text=delta))
+
+    def retrying(self, attempt: int, error: str) -> None:
+        self._observer.on_event(StreamRetried(node_id=self._node_id, attempt=attempt, error=error))
+
+
+async def run_agent(
+    rt: AgentRuntime,
+    messages: list[Message],
+    *,
+    parent_id: str | None,
+    node_kind: NodeKind = "agent",
+    label: str = "agent",
+    depth: int = 0,
+    stable_prefix: int = 0,
+) -> AgentResult:
+    """Run the agent loop until the model stops asking for tools, under a node of its own.
+
+    Args:
+        rt: The runtime (provider, tools, observer, policy, budget, evidence).
+        messages: The input, ending with the user message to answer.
+        parent_id: The node this run hangs under.
+        node_kind: How the run's node is shown (`generate` in a refine round, `agent` otherwise).
+        label: The node's label.
+        depth: Sub-agent nesting depth of this run.
+        stable_prefix: Leading messages that are stable history (cacheable).
+
+    Returns:
+        The answer and the messages added. A budget stop is an outcome, not an exception.
+
+    Raises:
+        ProviderError: when a model call fails for good.
+    """
+    prompt = messages[-1].text if messages else ""
+    with NodeScope(rt.observer, node_kind, label, parent_id, detail=prompt) as node:
+        result = await _AgentRun(rt, node.node_id, depth).run(list(messages), stable_prefix)
+        node.finish(outcome=result.outcome, output=result.answer)
+        return result
+
+
+class _AgentRun:
+    def __init__(self, rt: AgentRuntime, node_id: str, depth: int) -> None:
+        self.rt = rt
+        self.node_id = node_id
+        self.depth = depth
+        self.tools: dict[str, Tool] = {t.spec.name: t for t in rt.toolbox.tools}
+        self.specs = [t.spec for t in rt.toolbox.tools]
+
+    async def run(self, transcript: list[Message], stable_prefix: int) -> AgentResult:
+        rt = self.rt
+        added: list[Message] = []
+        usage = Usage()
+        answer = ""
+        while True:
+            try:
+                rt.budget.before_model_request()
+            except BudgetExhausted as exc:
+                return AgentResult(answer, "budget_exhausted", added, usage, str(exc))
+            request = ModelRequest(
+                system=rt.system,
+                messages=transcript,
+                tools=self.specs,
+                max_tokens=rt.max_tokens,
+                stable_prefix=stable_prefix,
+            )
+            response = await rt.provider.complete(request, NodeSink(rt.observer, self.node_id))
+            rt.budget.record(response.usage)
+            usage = usage + response.usage
+            rt.observer.on_event(UsageRecorded(node_id=self.node_id, usage=response.usage, model=response.model))
+            transcript.append(response.message)
+            added.append(response.message)
+            answer = response.message.text or answer
+            uses = response.message.tool_uses
+            if not uses:
+                return AgentResult(answer, "answered", added, usage)
+            results: list[ToolResultBlock] = []
+            stop: str | None = None
+            for use in uses:
+                if stop is None:
+                    try:
+                        rt.budget.before_tool_call()
+                    except BudgetExhausted as exc:
+                        stop = str(exc)
+                if stop is not None:
+                    results.append(ToolResultBlock(use.id, f"Not run: {stop}.", is_error=True))
+                else:
+                    results.append(await self._call(use))
+            tool_message = Message("user", tuple(results))
+            transcript.append(tool_message)
+            added.append(tool_message)
+            if stop is not None:
+                return AgentResult(answer, "budget_exhausted", added, usage, stop)
+
+    async def _call(self, use: ToolUseBlock) -> ToolResultBlock:
+        rt = self.rt
+        tool_node = new_id()
+        rt.observer.on_event(
+            ToolCallStarted(node_id=tool_node, parent_id=self.node_id, call_id=use.id, name=use.name, input=use.input)
+        )
+        started = time.monotonic()
+        output = ToolOutput("cancelled", is_error=True)
+        try:
+            output = await self._execute(use, tool_node)
+        finally:
+            duration = time.monotonic() - started
+            rt.observer.on_event(
+                ToolCallFinished(
+                    node_id=tool_node,
+                    call_id=use.id,
+                    name=use.name,
+                    output=output.content,
+                    is_error=output.is_error,
+                    duration=duration,
+                )
+            )
+            rt.evidence.append(
+                ToolCallRecord(tool_node, self.node_id, use.name, use.input, output.content, output.is_error, duration)
+            )
+        return ToolResultBlock(use.id, output.content, output.is_error)
+
+    async def _execute(self, use: ToolUseBlock, tool_node: str) -> ToolOutput:
+        tool = self.tools.get(use.name)
+        if tool is None:
+            known = ", ".join(self.tools) or "none"
+            return ToolOutput(f"Unknown tool {use.name!r}. Available tools: {known}.", is_error=True)
+        try:
+            args = tool.parse(use.input)
+        except ToolInputError as exc:
+            return ToolOutput(f"Invalid input for {use.name}: {exc}", is_error=True)
+        if tool.side_effecting(args):
+            request = ToolApproval(node_id=tool_node, tool=use.name, input=use.input, summary=tool.summary(args))
+            denial = await self.rt.approvals.check(request, self.rt.observer)
+            if denial is not None:
+                return ToolOutput(denial, is_error=True)
+
+        async def run_subagent(description: str, prompt: str) -> str:
+            return await self._subagent(description, prompt, tool_node)
+
+        ctx = ToolContext(workdir=self.rt.toolbox.workdir, node_id=tool_node, run_subagent=run_subagent)
+        return await tool.run(args, ctx)
+
+    async def _subagent(self, description: str, prompt: str, tool_node: str) -> str:
+        if self.depth + 1 > self.rt.max_depth:
+            raise RuntimeError(f"sub-agent depth limit of {self.rt.max_depth} reached; do the task yourself")
+        child = AgentRuntime(
+            provider=self.rt.provider,
+            toolbox=self.rt.toolbox,
+            observer=self.rt.observer,
+            approvals=self.rt.approvals,
+            budget=self.rt.budget,
+            system=self.rt.system + SUBAGENT_SYSTEM_SUFFIX,
+            evidence=self.rt.evidence,
+            max_depth=self.rt.max_depth,
+            max_tokens=self.rt.max_tokens,
+        )
+        result = await run_agent(
+            child, [Message.user(prompt)], parent_id=tool_node, label=description, depth=self.depth + 1
+        )
+        if result.outcome != "answered":
+            return f"[sub-agent stopped: {result.detail}] {result.answer}".strip()
+        return result.answer

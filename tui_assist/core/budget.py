@@ -1,0 +1,59 @@
+"""Budgets: limits checked before each spend, never only at the end."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tui_assist.core.conversation import Usage
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """Limits for one turn (its rounds and sub-agents included). `None` means unlimited."""
+
+    max_model_requests: int | None = 60
+    max_tool_calls: int | None = 200
+    max_tokens: int | None = None
+
+
+class BudgetExhausted(Exception):
+    """A spend would cross the budget; the message names the limit."""
+
+
+class BudgetTracker:
+    """Counts what a turn spends and refuses a spend that the budget no longer allows."""
+
+    def __init__(self, budget: Budget) -> None:
+        self.budget = budget
+        self.model_requests = 0
+        self.tool_calls = 0
+        self.usage = Usage()
+
+    def before_model_request(self) -> None:
+        """Charge one model request.
+
+        Raises:
+            BudgetExhausted: if the request or token limit is already reached.
+        """
+        limit = self.budget.max_model_requests
+        if limit is not None and self.model_requests >= limit:
+            raise BudgetExhausted(f"model-request budget of {limit} reached")
+        tokens = self.budget.max_tokens
+        if tokens is not None and self.usage.total_tokens >= tokens:
+            raise BudgetExhausted(f"token budget of {tokens} reached ({self.usage.total_tokens} used)")
+        self.model_requests += 1
+
+    def before_tool_call(self) -> None:
+        """Charge one tool call.
+
+        Raises:
+            BudgetExhausted: if the tool-call limit is already reached.
+        """
+        limit = self.budget.max_tool_calls
+        if limit is not None and self.tool_calls >= limit:
+            raise BudgetExhausted(f"tool-call budget of {limit} reached")
+        self.tool_calls += 1
+
+    def record(self, usage: Usage) -> None:
+        """Add the usage of a finished model call."""
+        self.usage = self.usage + usage

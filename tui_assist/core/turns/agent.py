@@ -1,0 +1,53 @@
+"""`AgentTurn`: one agent runs and the model decides each next step."""
+
+from __future__ import annotations
+
+from tui_assist.core.agent import run_agent
+from tui_assist.core.budget import BudgetTracker
+from tui_assist.core.conversation import Conversation, Message
+from tui_assist.core.nodes import NodeScope
+from tui_assist.core.observer import TurnObserver
+from tui_assist.core.turns.base import Stopwatch, StrategyName, TurnDeps, TurnResult
+from tui_assist.providers.base import ProviderError
+
+
+class AgentTurn:
+    """The whole transcript (tool calls included) enters the conversation history."""
+
+    name: StrategyName = "agent"
+
+    def __init__(self, deps: TurnDeps) -> None:
+        self.deps = deps
+
+    async def run(
+        self, conversation: Conversation, prompt: str, observer: TurnObserver, *, turn_id: str | None = None
+    ) -> TurnResult:
+        """Run one agent turn. See `TurnStrategy.run`."""
+        clock = Stopwatch()
+        budget = BudgetTracker(self.deps.budget)
+        with NodeScope(observer, "turn", "agent turn", None, detail=prompt, node_id=turn_id) as turn:
+            toolbox = self.deps.toolbox_factory()
+            rt = self.deps.runtime(toolbox, observer, budget)
+            history = list(conversation.messages)
+            try:
+                result = await run_agent(
+                    rt, [*history, Message.user(prompt)], parent_id=turn.node_id, stable_prefix=len(history)
+                )
+            except ProviderError as exc:
+                turn.finish(outcome="error", error=str(exc))
+                return TurnResult(
+                    turn.node_id, self.name, prompt, "", "error", budget.usage, [], evidence=rt.evidence,
+                    error=str(exc), duration=clock.elapsed,
+                )
+            finally:
+                await toolbox.aclose()
+            if result.outcome == "answered":
+                added = [Message.user(prompt), *result.messages]
+            else:  # a transcript cut mid-tool-loop is not valid history: keep a clean pair
+                added = [Message.user(prompt), Message.assistant(result.answer or f"[stopped: {result.detail}]")]
+            conversation.messages.extend(added)
+            turn.finish(outcome=result.outcome, output=result.answer)
+            return TurnResult(
+                turn.node_id, self.name, prompt, result.answer, result.outcome, budget.usage, added,
+                evidence=rt.evidence, error=result.detail or None, duration=clock.elapsed,
+            )

@@ -1,0 +1,125 @@
+"""The `TurnStrategy` protocol and what every strategy returns.
+
+A strategy runs one user request against a conversation and reports through an observer. The
+host (TUI, headless CLI, test) picks the strategy; nothing else changes between them.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+from tui_assist.core.agent import AgentRuntime, ToolCallRecord
+from tui_assist.core.approval import ApprovalPolicy
+from tui_assist.core.budget import Budget, BudgetTracker
+from tui_assist.core.conversation import Conversation, Message, Usage
+from tui_assist.core.events import Verdict
+from tui_assist.core.observer import TurnObserver
+from tui_assist.core.prompts import CRITIC_PROMPT, SYSTEM_PROMPT
+from tui_assist.core.tooling import Toolbox, ToolboxFactory
+from tui_assist.providers.base import Provider
+
+StrategyName = Literal["agent", "refine"]
+Outcome = Literal["answered", "unverified", "budget_exhausted", "cancelled", "error"]
+
+
+@dataclass(slots=True)
+class RoundRecord:
+    """One refine round, kept for review and the store; never replayed into later turns."""
+
+    index: int
+    answer: str
+    verdict: Verdict
+    feedback: str
+    evidence: list[ToolCallRecord]
+    transcript: list[Message]
+    """What the generator saw and added, in order."""
+    usage: Usage
+    """Generator and critic together."""
+    critic_usage: Usage = field(default_factory=Usage)
+
+    @property
+    def tool_calls(self) -> int:
+        """How many tool calls the round made, sub-agents included."""
+        return len(self.evidence)
+
+
+@dataclass(slots=True)
+class TurnResult:
+    """The outcome of one turn."""
+
+    turn_id: str
+    strategy: StrategyName
+    prompt: str
+    answer: str
+    outcome: Outcome
+    usage: Usage
+    history: list[Message]
+    """What this turn added to the conversation history (empty when it failed)."""
+    rounds: list[RoundRecord] = field(default_factory=lambda: list[RoundRecord]())
+    evidence: list[ToolCallRecord] = field(default_factory=lambda: list[ToolCallRecord]())
+    error: str | None = None
+    duration: float = 0.0
+
+    @property
+    def tool_calls(self) -> int:
+        """Tool calls of the whole turn (all rounds, sub-agents included)."""
+        return len(self.evidence) + sum(r.tool_calls for r in self.rounds)
+
+
+@dataclass(slots=True)
+class TurnDeps:
+    """What strategies need from the host besides the observer."""
+
+    provider: Provider
+    toolbox_factory: ToolboxFactory
+    approvals: ApprovalPolicy = field(default_factory=ApprovalPolicy)
+    budget: Budget = field(default_factory=Budget)
+    system_prompt: str = SYSTEM_PROMPT
+    """May hold `{workdir}`, filled in from the toolbox."""
+    critic_prompt: str = CRITIC_PROMPT
+    max_depth: int = 2
+    max_tokens: int = 8192
+
+    def runtime(self, toolbox: Toolbox, observer: TurnObserver, budget: BudgetTracker) -> AgentRuntime:
+        """An agent runtime over one toolbox, with fresh evidence."""
+        return AgentRuntime(
+            provider=self.provider,
+            toolbox=toolbox,
+            observer=observer,
+            approvals=self.approvals,
+            budget=budget,
+            system=self.system_prompt.replace("{workdir}", str(Path(toolbox.workdir))),
+            max_depth=self.max_depth,
+            max_tokens=self.max_tokens,
+        )
+
+
+class TurnStrategy(Protocol):
+    """One way to run a turn."""
+
+    name: StrategyName
+
+    async def run(
+        self, conversation: Conversation, prompt: str, observer: TurnObserver, *, turn_id: str | None = None
+    ) -> TurnResult:
+        """Run the turn; on success append its history to `conversation`.
+
+        Provider failures end as `outcome="error"`; cancellation propagates as
+        `asyncio.CancelledError` after every open node has reported `cancelled`.
+        """
+        ...
+
+
+class Stopwatch:
+    """Measures a turn's duration."""
+
+    def __init__(self) -> None:
+        self._start = time.monotonic()
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since creation."""
+        return time.monotonic() - self._start
