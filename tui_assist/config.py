@@ -11,9 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tui_assist.core.prompts import CRITIC_PROMPT, SYSTEM_PROMPT
 from tui_assist.paths import config_file
-
-DEFAULT_MODEL = "claude-sonnet-4-6"
-"""A current Sonnet id the pinned SDK does not list as deprecated."""
+from tui_assist.providers.anthropic_info import DEFAULT_MODEL
 
 ApprovalMode = Literal["ask", "allow", "deny"]
 
@@ -65,7 +63,7 @@ class Settings(_Section):
     approval: ApprovalSettings = Field(default_factory=ApprovalSettings)
     keymap: dict[str, str] = Field(default_factory=dict)
     """Binding id -> keys, e.g. `{"toggle-refine" = "ctrl+r"}`."""
-    prices: dict[str, Price] = Field(default_factory=lambda: {"claude-sonnet-4-6": Price()})
+    prices: dict[str, Price] = Field(default_factory=lambda: {DEFAULT_MODEL: Price()})
     script: Path | None = None
     """Script file for the offline `scripted` provider."""
 

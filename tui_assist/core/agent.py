@@ -15,11 +15,18 @@ from typing import Any, Literal
 from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.budget import BudgetExhausted, BudgetTracker
 from tui_assist.core.conversation import Message, ToolResultBlock, ToolUseBlock, Usage
-from tui_assist.core.events import NodeKind, StreamRetried, TextDelta, ToolCallFinished, ToolCallStarted, UsageRecorded
+from tui_assist.core.events import (
+    NodeKind,
+    StreamRetried,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    UsageRecorded,
+)
 from tui_assist.core.nodes import NodeScope, new_id
 from tui_assist.core.observer import ToolApproval, TurnObserver
 from tui_assist.core.prompts import SUBAGENT_SYSTEM_SUFFIX
-from tui_assist.core.tooling import Tool, ToolContext, ToolInputError, ToolOutput, Toolbox
+from tui_assist.core.tooling import Tool, Toolbox, ToolContext, ToolInputError, ToolOutput
 from tui_assist.providers.base import ModelRequest, Provider
 
 
@@ -73,9 +80,11 @@ class NodeSink:
         self._node_id = node_id
 
     def text(self, delta: str) -> None:
+        """Report a text delta of the node."""
         self._observer.on_event(TextDelta(node_id=self._node_id, text=delta))
 
     def retrying(self, attempt: int, error: str) -> None:
+        """Report that the node's stream restarts."""
         self._observer.on_event(StreamRetried(node_id=self._node_id, attempt=attempt, error=error))
 
 
@@ -133,7 +142,7 @@ class _AgentRun:
                 return AgentResult(answer, "budget_exhausted", added, usage, str(exc))
             request = ModelRequest(
                 system=rt.system,
-                messages=transcript,
+                messages=tuple(transcript),
                 tools=self.specs,
                 max_tokens=rt.max_tokens,
                 stable_prefix=stable_prefix,
@@ -141,7 +150,9 @@ class _AgentRun:
             response = await rt.provider.complete(request, NodeSink(rt.observer, self.node_id))
             rt.budget.record(response.usage)
             usage = usage + response.usage
-            rt.observer.on_event(UsageRecorded(node_id=self.node_id, usage=response.usage, model=response.model))
+            rt.observer.on_event(
+                UsageRecorded(node_id=self.node_id, usage=response.usage, model=response.model)
+            )
             transcript.append(response.message)
             added.append(response.message)
             answer = response.message.text or answer
@@ -170,7 +181,9 @@ class _AgentRun:
         rt = self.rt
         tool_node = new_id()
         rt.observer.on_event(
-            ToolCallStarted(node_id=tool_node, parent_id=self.node_id, call_id=use.id, name=use.name, input=use.input)
+            ToolCallStarted(
+                node_id=tool_node, parent_id=self.node_id, call_id=use.id, name=use.name, input=use.input
+            )
         )
         started = time.monotonic()
         output = ToolOutput("cancelled", is_error=True)
@@ -189,7 +202,9 @@ class _AgentRun:
                 )
             )
             rt.evidence.append(
-                ToolCallRecord(tool_node, self.node_id, use.name, use.input, output.content, output.is_error, duration)
+                ToolCallRecord(
+                    tool_node, self.node_id, use.name, use.input, output.content, output.is_error, duration
+                )
             )
         return ToolResultBlock(use.id, output.content, output.is_error)
 
@@ -203,7 +218,9 @@ class _AgentRun:
         except ToolInputError as exc:
             return ToolOutput(f"Invalid input for {use.name}: {exc}", is_error=True)
         if tool.side_effecting(args):
-            request = ToolApproval(node_id=tool_node, tool=use.name, input=use.input, summary=tool.summary(args))
+            request = ToolApproval(
+                node_id=tool_node, tool=use.name, input=use.input, summary=tool.summary(args)
+            )
             denial = await self.rt.approvals.check(request, self.rt.observer)
             if denial is not None:
                 return ToolOutput(denial, is_error=True)

@@ -22,7 +22,9 @@ DENIED_MESSAGE = (
 class ApprovalPolicy:
     """Decides whether a side-effecting tool call may run."""
 
-    def __init__(self, default: ApprovalMode = "ask", rules: Mapping[str, ApprovalMode] | None = None) -> None:
+    def __init__(
+        self, default: ApprovalMode = "ask", rules: Mapping[str, ApprovalMode] | None = None
+    ) -> None:
         self.default: ApprovalMode = default
         self.rules: dict[str, ApprovalMode] = dict(rules or {})
         self.session_allowed: set[str] = set()

@@ -53,12 +53,20 @@ class NodeScope:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         if exc_type is not None and issubclass(exc_type, asyncio.CancelledError):
-            event = NodeFinished(node_id=self.node_id, status="cancelled", outcome="cancelled", output=self._output)
+            event = NodeFinished(
+                node_id=self.node_id, status="cancelled", outcome="cancelled", output=self._output
+            )
         elif exc is not None:
-            event = NodeFinished(node_id=self.node_id, status="failed", outcome="error", error=str(exc) or repr(exc))
+            event = NodeFinished(
+                node_id=self.node_id, status="failed", outcome="error", error=str(exc) or repr(exc)
+            )
         elif self._error is not None:
             event = NodeFinished(
-                node_id=self.node_id, status="failed", outcome=self._outcome, output=self._output, error=self._error
+                node_id=self.node_id,
+                status="failed",
+                outcome=self._outcome,
+                output=self._output,
+                error=self._error,
             )
         else:
             event = NodeFinished(node_id=self.node_id, outcome=self._outcome, output=self._output)

@@ -36,18 +36,37 @@ class AgentTurn:
             except ProviderError as exc:
                 turn.finish(outcome="error", error=str(exc))
                 return TurnResult(
-                    turn.node_id, self.name, prompt, "", "error", budget.usage, [], evidence=rt.evidence,
-                    error=str(exc), duration=clock.elapsed,
+                    turn.node_id,
+                    self.name,
+                    prompt,
+                    "",
+                    "error",
+                    budget.usage,
+                    [],
+                    evidence=rt.evidence,
+                    error=str(exc),
+                    duration=clock.elapsed,
                 )
             finally:
                 await toolbox.aclose()
             if result.outcome == "answered":
                 added = [Message.user(prompt), *result.messages]
             else:  # a transcript cut mid-tool-loop is not valid history: keep a clean pair
-                added = [Message.user(prompt), Message.assistant(result.answer or f"[stopped: {result.detail}]")]
+                added = [
+                    Message.user(prompt),
+                    Message.assistant(result.answer or f"[stopped: {result.detail}]"),
+                ]
             conversation.messages.extend(added)
             turn.finish(outcome=result.outcome, output=result.answer)
             return TurnResult(
-                turn.node_id, self.name, prompt, result.answer, result.outcome, budget.usage, added,
-                evidence=rt.evidence, error=result.detail or None, duration=clock.elapsed,
+                turn.node_id,
+                self.name,
+                prompt,
+                result.answer,
+                result.outcome,
+                budget.usage,
+                added,
+                evidence=rt.evidence,
+                error=result.detail or None,
+                duration=clock.elapsed,
             )

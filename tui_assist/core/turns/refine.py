@@ -57,15 +57,31 @@ class RefineTurn:
             except ProviderError as exc:
                 turn.finish(outcome="error", error=str(exc))
                 return TurnResult(
-                    turn.node_id, self.name, prompt, answer, "error", budget.usage, [], rounds,
-                    error=str(exc), duration=clock.elapsed,
+                    turn.node_id,
+                    self.name,
+                    prompt,
+                    answer,
+                    "error",
+                    budget.usage,
+                    [],
+                    rounds,
+                    error=str(exc),
+                    duration=clock.elapsed,
                 )
             added = [Message.user(prompt), Message.assistant(answer or f"[no answer: {error}]")]
             conversation.messages.extend(added)
             turn.finish(outcome=outcome, output=answer)
             return TurnResult(
-                turn.node_id, self.name, prompt, answer, outcome, budget.usage, added, rounds,
-                error=error, duration=clock.elapsed,
+                turn.node_id,
+                self.name,
+                prompt,
+                answer,
+                outcome,
+                budget.usage,
+                added,
+                rounds,
+                error=error,
+                duration=clock.elapsed,
             )
 
     async def _round(
@@ -89,7 +105,11 @@ class RefineTurn:
             rt = self.deps.runtime(toolbox, observer, budget)
             try:
                 generated = await run_agent(
-                    rt, [*history, task], parent_id=node.node_id, node_kind="generate", label="generate",
+                    rt,
+                    [*history, task],
+                    parent_id=node.node_id,
+                    node_kind="generate",
+                    label="generate",
                     stable_prefix=len(history),
                 )
             finally:

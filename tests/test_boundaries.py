@@ -1,0 +1,40 @@
+"""The core knows nothing of Textual, and nothing heavy loads before it is needed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+NON_UI = [
+    "tui_assist.core.turns.agent",
+    "tui_assist.core.turns.refine",
+    "tui_assist.core.critic",
+    "tui_assist.core.headless",
+    "tui_assist.providers.scripted",
+    "tui_assist.providers.anthropic_info",
+    "tui_assist.tools.registry",
+    "tui_assist.store.db",
+    "tui_assist.config",
+    "tui_assist.cli",
+]
+
+
+def _loaded(module: str) -> set[str]:
+    code = f"import sys, {module}; print(' '.join(sorted(m.split('.')[0] for m in sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    return set(out.split())
+
+
+@pytest.mark.parametrize("module", NON_UI)
+def test_non_ui_modules_never_load_textual(module: str) -> None:
+    assert "textual" not in _loaded(module)
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["tui_assist.core", "tui_assist.core.turns.refine", "tui_assist.cli", "tui_assist.tools.registry"],
+)
+def test_core_does_not_load_the_anthropic_sdk(module: str) -> None:
+    assert "anthropic" not in _loaded(module)

@@ -1,0 +1,320 @@
+"""Command line: argument parsing, settings, and the headless commands.
+
+Heavy modules (the Anthropic SDK, Textual, the store) are imported only by the command that needs
+them, so `tui-assist --help` and the TUI's first paint stay fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from tui_assist import __version__
+from tui_assist.config import ConfigError, Settings, load_settings
+
+if TYPE_CHECKING:
+    from tui_assist.core.turns.base import TurnResult, TurnStrategy
+    from tui_assist.providers.base import Provider
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
+
+
+class SetupError(Exception):
+    """The program cannot start as asked; one line for the user."""
+
+
+def _common_flags() -> argparse.ArgumentParser:
+    # SUPPRESS defaults: a flag given before or after the subcommand is kept either way.
+    p = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
+    p.add_argument("--refine", action="store_true", help="refine mode: generate, critique, revise")
+    p.add_argument("--rounds", type=int, metavar="N", help="refine round budget (default 3)")
+    p.add_argument("--workdir", metavar="DIR", help="the anchored working directory for tools")
+    p.add_argument("--data-dir", metavar="DIR", help="where conversations are stored")
+    p.add_argument("--provider", metavar="NAME", help="anthropic (default) or scripted")
+    p.add_argument("--model", metavar="NAME", help="model id (default claude-sonnet-4-6)")
+    p.add_argument("--theme", metavar="NAME", help="TUI theme")
+    p.add_argument("--script", metavar="FILE", help="script file for --provider scripted")
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common_flags()
+    parser = argparse.ArgumentParser(
+        prog="tui-assist",
+        parents=[common],
+        description="A terminal chat assistant. With no command, opens the chat TUI.",
+    )
+    parser.add_argument("--version", action="version", version=f"tui-assist {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    ask = sub.add_parser("ask", parents=[common], help="run one turn headless and print the answer")
+    ask.add_argument("prompt", metavar="PROMPT", help="the request ('-' reads it from stdin)")
+    ask.add_argument("--json", action="store_true", help="print one JSON object")
+    ask.add_argument("--yes", action="store_true", help="approve every tool call")
+    resume = ask.add_mutually_exclusive_group()
+    resume.add_argument(
+        "--continue", dest="continue_", action="store_true", help="append to the latest conversation"
+    )
+    resume.add_argument("--conversation", metavar="ID", help="append to conversation ID")
+
+    history = sub.add_parser("history", parents=[common], help="list, show, search and export conversations")
+    hsub = history.add_subparsers(dest="history_command", metavar="ACTION", required=True)
+    hl = hsub.add_parser("list", help="recent conversations")
+    hl.add_argument("--json", action="store_true")
+    hl.add_argument("--limit", type=int, default=20)
+    hs = hsub.add_parser("show", help="one conversation")
+    hs.add_argument("id")
+    hs.add_argument("--json", action="store_true")
+    hq = hsub.add_parser("search", help="full-text search over prompts and answers")
+    hq.add_argument("query")
+    hq.add_argument("--json", action="store_true")
+    hq.add_argument("--limit", type=int, default=20)
+    he = hsub.add_parser("export", help="export a conversation with its rounds and tool calls")
+    he.add_argument("id")
+    he.add_argument("--format", choices=("md", "json"), default="md")
+
+    stats = sub.add_parser("stats", parents=[common], help="outcomes and tokens by week")
+    stats.add_argument("--json", action="store_true")
+    return parser
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    """Settings from the config file, the environment, then the flags given."""
+    flags: dict[str, Any] = {
+        key: getattr(args, key, None)
+        for key in ("provider", "model", "rounds", "theme", "workdir", "data_dir", "script")
+    }
+    if getattr(args, "refine", False):
+        flags["refine"] = True
+    settings = load_settings(flags)
+    if not settings.workdir.is_dir():
+        raise ConfigError(f"workdir {settings.workdir} is not a directory")
+    return settings.model_copy(update={"workdir": settings.workdir.resolve()})
+
+
+def make_provider(settings: Settings) -> Provider:
+    """The configured provider.
+
+    Raises:
+        SetupError: when the provider is unknown or not configured.
+    """
+    if settings.provider == "scripted":
+        from tui_assist.providers.base import ProviderError
+        from tui_assist.providers.scripted import ScriptedProvider
+
+        if settings.script is None:
+            raise SetupError("--provider scripted needs --script FILE (a JSON list of assistant messages)")
+        try:
+            return ScriptedProvider.from_file(settings.script)
+        except ProviderError as exc:
+            raise SetupError(str(exc)) from exc
+    if settings.provider == "anthropic":
+        from tui_assist.providers.anthropic_info import (
+            MISSING_CREDENTIALS_HINT,
+            anthropic_credentials_available,
+        )
+
+        if not anthropic_credentials_available():
+            raise SetupError(MISSING_CREDENTIALS_HINT)
+        from tui_assist.providers.anthropic import AnthropicProvider
+
+        return AnthropicProvider(settings.resolved_model)
+    raise SetupError(f"unknown provider {settings.provider!r}: use anthropic or scripted")
+
+
+def make_strategy(settings: Settings, provider: Provider, *, yes: bool) -> TurnStrategy:
+    """The turn strategy the settings ask for, with real tools."""
+    from tui_assist.core.approval import ApprovalPolicy
+    from tui_assist.core.budget import Budget
+    from tui_assist.core.turns.agent import AgentTurn
+    from tui_assist.core.turns.base import TurnDeps
+    from tui_assist.core.turns.refine import RefineTurn
+    from tui_assist.tools.registry import toolbox_factory
+
+    approval = settings.approval
+    deps = TurnDeps(
+        provider=provider,
+        toolbox_factory=toolbox_factory(settings.workdir, bash_timeout=settings.bash_timeout),
+        approvals=ApprovalPolicy("allow" if yes else approval.default, {} if yes else approval.rules),
+        budget=Budget(settings.max_model_requests, settings.max_tool_calls, settings.max_tokens_per_turn),
+        system_prompt=settings.system_prompt,
+        critic_prompt=settings.critic_prompt,
+    )
+    return RefineTurn(deps, max_rounds=settings.rounds) if settings.refine else AgentTurn(deps)
+
+
+def result_json(result: TurnResult, conversation_id: str | None) -> dict[str, Any]:
+    """The `ask --json` object (a DESIGN.md contract)."""
+    data: dict[str, Any] = {
+        "conversation_id": conversation_id,
+        "turn_id": result.turn_id,
+        "strategy": result.strategy,
+        "answer": result.answer,
+        "outcome": result.outcome,
+        "rounds": [
+            {
+                "index": r.index,
+                "answer": r.answer,
+                "verdict": r.verdict,
+                "feedback": r.feedback,
+                "tool_calls": r.tool_calls,
+            }
+            for r in result.rounds
+        ],
+        "usage": {
+            "input_tokens": result.usage.input_tokens,
+            "output_tokens": result.usage.output_tokens,
+            "cache_creation_input_tokens": result.usage.cache_creation_input_tokens,
+            "cache_read_input_tokens": result.usage.cache_read_input_tokens,
+        },
+    }
+    if result.error and result.outcome in ("error", "cancelled", "budget_exhausted"):
+        data["error"] = result.error
+    return data
+
+
+def _failure_json(strategy: str, error: str) -> dict[str, Any]:
+    return {
+        "conversation_id": None,
+        "turn_id": None,
+        "strategy": strategy,
+        "answer": "",
+        "outcome": "error",
+        "rounds": [],
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+        "error": error,
+    }
+
+
+async def _ask(args: argparse.Namespace, settings: Settings) -> int:
+    from tui_assist.core.conversation import Conversation, Usage
+    from tui_assist.core.headless import HeadlessObserver
+    from tui_assist.core.nodes import new_id
+    from tui_assist.core.observer import FanOutObserver
+    from tui_assist.core.turns.base import TurnResult
+    from tui_assist.paths import data_dir
+    from tui_assist.store.db import Store
+
+    prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+    if not prompt.strip():
+        raise ConfigError("the prompt is empty")
+    provider = make_provider(settings)
+    strategy = make_strategy(settings, provider, yes=args.yes)
+    store = await Store.open(data_dir(settings.data_dir))
+    try:
+        if args.conversation:
+            if not await store.conversation_exists(args.conversation):
+                raise ConfigError(f"no conversation {args.conversation!r} (see `tui-assist history list`)")
+            conversation_id = args.conversation
+        else:
+            latest = await store.latest_conversation_id() if args.continue_ else None
+            conversation_id = latest or await store.create_conversation(
+                title=_title(prompt), model=provider.model, workdir=str(settings.workdir)
+            )
+        conversation = Conversation(conversation_id, await store.load_history(conversation_id))
+        turn_id = new_id()
+        await store.begin_turn(
+            conversation_id=conversation_id, turn_id=turn_id, strategy=strategy.name, prompt=prompt
+        )
+        recorder = store.recorder()
+        observer = FanOutObserver(HeadlessObserver(progress=sys.stderr.isatty()), recorder)
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, task.cancel)
+        try:
+            result = await strategy.run(conversation, prompt, observer, turn_id=turn_id)
+        except asyncio.CancelledError:
+            task.uncancel()
+            result = TurnResult(
+                turn_id, strategy.name, prompt, "", "cancelled", Usage(), [], error="cancelled"
+            )
+            await store.mark_cancelled(turn_id, recorder.events)
+        else:
+            await store.commit_turn(conversation_id, result, recorder.events)
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+    finally:
+        await store.close()
+        await provider.aclose()
+
+    if args.json:
+        print(json.dumps(result_json(result, conversation_id), ensure_ascii=False))
+    elif result.outcome not in ("error", "cancelled"):
+        print(result.answer)
+    if result.outcome == "unverified" and not args.json:
+        print(
+            f"tui-assist: unverified: the critic did not pass any of {len(result.rounds)} rounds",
+            file=sys.stderr,
+        )
+    if result.outcome == "error":
+        print(f"tui-assist: error: {result.error}", file=sys.stderr)
+        return EXIT_FAILED
+    if result.outcome == "cancelled":
+        if not args.json:
+            print("tui-assist: cancelled", file=sys.stderr)
+        return EXIT_CANCELLED
+    return EXIT_OK
+
+
+def _title(prompt: str) -> str:
+    line = " ".join(prompt.split())
+    return line if len(line) <= 60 else line[:59] + "…"
+
+
+async def _store_command(args: argparse.Namespace, settings: Settings) -> int:
+    from tui_assist.paths import data_dir
+    from tui_assist.store import commands
+    from tui_assist.store.db import Store
+
+    store = await Store.open(data_dir(settings.data_dir))
+    try:
+        if args.command == "stats":
+            return await commands.stats(store, as_json=args.json, out=sys.stdout)
+        match args.history_command:
+            case "list":
+                return await commands.history_list(store, limit=args.limit, as_json=args.json, out=sys.stdout)
+            case "show":
+                return await commands.history_show(store, args.id, as_json=args.json, out=sys.stdout)
+            case "search":
+                return await commands.history_search(
+                    store, args.query, limit=args.limit, as_json=args.json, out=sys.stdout
+                )
+            case _:
+                return await commands.history_export(store, args.id, fmt=args.format, out=sys.stdout)
+    finally:
+        await store.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    wants_json = getattr(args, "json", False) and args.command == "ask"
+    try:
+        settings = settings_from_args(args)
+        if args.command == "ask":
+            return asyncio.run(_ask(args, settings))
+        if args.command in ("history", "stats"):
+            return asyncio.run(_store_command(args, settings))
+        from tui_assist.ui.app import run
+
+        return run(settings)
+    except ConfigError as exc:
+        print(f"tui-assist: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except SetupError as exc:
+        if wants_json:
+            print(
+                json.dumps(_failure_json("refine" if getattr(args, "refine", False) else "agent", str(exc)))
+            )
+        print(f"tui-assist: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        return EXIT_CANCELLED

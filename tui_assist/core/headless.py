@@ -1,0 +1,46 @@
+"""The observer of headless runs: short progress lines on stderr, no questions asked."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from tui_assist.core.events import NodeStarted, ToolCallFinished, ToolCallStarted, TurnEvent, VerdictReached
+from tui_assist.core.observer import ApprovalDecision, ToolApproval
+
+
+class HeadlessObserver:
+    """Prints progress when asked to, and denies approvals (the policy decides `--yes` itself)."""
+
+    def __init__(self, *, progress: bool, out: TextIO | None = None) -> None:
+        self._progress = progress
+        self._out = out or sys.stderr
+
+    def on_event(self, event: TurnEvent) -> None:
+        """Print one progress line for rounds, tool calls and verdicts."""
+        if not self._progress:
+            return
+        match event:
+            case NodeStarted(node_kind="round", label=label):
+                self._write(f"── {label}")
+            case ToolCallStarted(name=name, input=input_):
+                self._write(f"  → {name} {_short(input_)}")
+            case ToolCallFinished(is_error=True, name=name, output=output):
+                self._write(f"  ✗ {name}: {output.splitlines()[0] if output else ''}")
+            case VerdictReached(verdict=verdict, feedback=feedback):
+                self._write(f"  critic: {verdict.upper()} {feedback.splitlines()[0] if feedback else ''}")
+            case _:
+                pass
+
+    async def approve(self, request: ToolApproval) -> ApprovalDecision:
+        """Deny: headless runs approve through `--yes`, never by asking."""
+        return "deny"
+
+    def _write(self, line: str) -> None:
+        print(line[:200], file=self._out, flush=True)
+
+
+def _short(data: dict[str, object]) -> str:
+    value = data.get("command") or data.get("path") or data.get("description") or ""
+    text = " ".join(str(value).split())
+    return text[:100]
