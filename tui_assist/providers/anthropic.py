@@ -1,0 +1,399 @@
+"""The Anthropic provider: Claude over the official SDK's async streaming API.
+
+Retries happen in two layers, because the SDK only covers the first:
+
+- Before the response headers arrive, the SDK retries 408/409/429/5xx/529 and connection
+  errors itself (`max_retries`), honouring `retry-after`.
+- Once a 200 has arrived, the SDK never retries. A stream that then breaks (an SSE `error`
+  event, a dropped connection, a read timeout between chunks, a stream that ends early) is
+  retried here, from scratch, up to `stream_retries` times; the sink hears `retrying()` first
+  so the host can throw away the partial text.
+
+Whatever still fails becomes a `ProviderError` with one line a user can act on.
+
+Prompt caching uses at most four `cache_control` breakpoints, in prefix order: the last tool,
+the system prompt, the end of the stable history (`ModelRequest.stable_prefix`) and the end of
+the final message. The stable breakpoint lets a turn read back the history that the previous
+turn wrote even though the final-message breakpoint moves on every call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, Final, Required, TypedDict, cast
+
+import anthropic
+import httpx2
+from anthropic import AsyncAnthropic
+from anthropic.types import (
+    CacheControlEphemeralParam,
+    MessageParam,
+    TextBlockParam,
+    ToolParam,
+    ToolResultBlockParam,
+    ToolUnionParam,
+    ToolUseBlockParam,
+)
+from anthropic.types import Message as ApiMessage
+
+from tui_assist.core.conversation import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from tui_assist.providers.anthropic_info import (
+    BASH_TOOL_NAME,
+    BASH_TOOL_TYPE,
+    DEFAULT_MODEL,
+    MISSING_CREDENTIALS_HINT,
+    NATIVE_TOOL_TYPES,
+    TEXT_EDITOR_TOOL_NAME,
+    TEXT_EDITOR_TOOL_TYPE,
+    anthropic_credentials_available,
+    supports_native_tools,
+)
+from tui_assist.providers.base import ModelRequest, ModelResponse, ProviderError, StreamSink, ToolSpec
+
+__all__ = [
+    "BASH_TOOL_NAME",
+    "BASH_TOOL_TYPE",
+    "DEFAULT_MODEL",
+    "MAX_CACHE_BREAKPOINTS",
+    "NATIVE_TOOL_TYPES",
+    "TEXT_EDITOR_TOOL_NAME",
+    "TEXT_EDITOR_TOOL_TYPE",
+    "AnthropicProvider",
+    "StreamParams",
+    "anthropic_credentials_available",
+    "build_stream_params",
+]
+
+MAX_CACHE_BREAKPOINTS: Final = 4
+"""The API rejects a request with more `cache_control` blocks than this."""
+
+_EPHEMERAL: Final[CacheControlEphemeralParam] = {"type": "ephemeral"}
+
+_NOT_RETRYABLE_STREAM_ERRORS: Final = frozenset(
+    {
+        "invalid_request_error",
+        "authentication_error",
+        "permission_error",
+        "not_found_error",
+        "request_too_large",
+        "billing_error",
+    }
+)
+"""SSE `error` types that a fresh attempt cannot fix; any other mid-stream error is retried."""
+
+_MAX_LINE: Final = 300
+
+_ContentParam = TextBlockParam | ToolUseBlockParam | ToolResultBlockParam
+
+
+class StreamParams(TypedDict, total=False):
+    """The keyword arguments `AsyncMessages.stream()` receives for one `ModelRequest`."""
+
+    model: Required[str]
+    max_tokens: Required[int]
+    messages: Required[list[MessageParam]]
+    system: list[TextBlockParam]
+    tools: list[ToolUnionParam]
+
+
+class _StreamBroke(Exception):
+    """A stream failed after its 200 response: worth another attempt."""
+
+
+class AnthropicProvider:
+    """A `Provider` for Claude through the `anthropic` SDK.
+
+    Credentials and the endpoint come from the arguments, else from the SDK's own environment
+    (`ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN`, profiles, `ANTHROPIC_BASE_URL`). The client is
+    created on first use, so constructing a provider never fails on missing credentials.
+
+    Args:
+        model: The model id sent with every request.
+        api_key: An API key; None lets the SDK find credentials itself.
+        base_url: The API root without `/v1`; None lets the SDK read `ANTHROPIC_BASE_URL`.
+        max_retries: Retries the SDK makes before response headers (429, 5xx, 529, connect errors).
+        stream_retries: Retries this provider makes when a stream breaks after its 200.
+        stream_backoff: Seconds before the first stream retry; doubled for each later one.
+        timeout: Seconds for connect, write and each read between stream chunks; None keeps
+            the SDK default (600 s, connect 5 s).
+        client: A ready client to use instead of building one. It is used as it is (the
+            retry and timeout arguments do not apply to it) and `aclose()` leaves it open:
+            whoever made it closes it.
+    """
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_retries: int = 2,
+        stream_retries: int = 2,
+        stream_backoff: float = 0.5,
+        timeout: float | None = None,
+        client: AsyncAnthropic | None = None,
+    ) -> None:
+        self.model = model
+        self.stream_retries = stream_retries
+        self.stream_backoff = stream_backoff
+        self._api_key = api_key
+        self._base_url = base_url
+        self._max_retries = max_retries
+        self._timeout = timeout
+        self._client = client
+        self._owns_client = client is None
+
+    @property
+    def client(self) -> AsyncAnthropic:
+        """The SDK client, created on first use.
+
+        Raises:
+            ProviderError: when the SDK rejects its configuration (e.g. a broken profile).
+        """
+        if self._client is None:
+            try:
+                self._client = AsyncAnthropic(
+                    api_key=self._api_key,
+                    base_url=self._base_url,
+                    max_retries=self._max_retries,
+                    timeout=anthropic.NOT_GIVEN if self._timeout is None else self._timeout,
+                )
+            except anthropic.AnthropicError as e:
+                if not anthropic_credentials_available():
+                    raise ProviderError(MISSING_CREDENTIALS_HINT) from e
+                raise ProviderError(_one_line(f"Anthropic credentials: {e}")) from e
+        return self._client
+
+    async def complete(self, request: ModelRequest, sink: StreamSink) -> ModelResponse:
+        """Run one streamed call, retrying a stream that breaks mid-way.
+
+        Args:
+            request: What to send.
+            sink: Receives text deltas, and `retrying(n, reason)` before retry n (1-based).
+
+        Returns:
+            The assistant message (text and tool calls, in order), stop reason, usage and model.
+
+        Raises:
+            ProviderError: when the call fails for good; the message is one line.
+            asyncio.CancelledError: when the caller cancels; the stream is closed first.
+        """
+        params = build_stream_params(request, self.model)
+        client = self.client
+        retries = 0
+        while True:
+            try:
+                final = await self._attempt(client, params, sink)
+            except _StreamBroke as e:
+                if retries >= self.stream_retries:
+                    raise ProviderError(
+                        _one_line(f"Anthropic API stream failed after {_plural(retries + 1, 'attempt')}: {e}")
+                    ) from e.__cause__
+                retries += 1
+                sink.retrying(retries, _one_line(str(e)))
+                await asyncio.sleep(self.stream_backoff * 2 ** (retries - 1))
+                continue
+            return _to_response(final)
+
+    async def _attempt(self, client: AsyncAnthropic, params: StreamParams, sink: StreamSink) -> ApiMessage:
+        try:
+            async with client.messages.stream(**params) as stream:
+                final: ApiMessage | None = None
+                while final is None:
+                    try:
+                        event = await anext(stream)
+                    except StopAsyncIteration:
+                        raise _StreamBroke("stream ended before message_stop") from None
+                    except anthropic.APIStatusError as e:
+                        # An SSE `error` event: the response itself was a 200.
+                        etype = e.type or "error"
+                        text = f"{etype}: {e.api_message or e.message}"
+                        if etype in _NOT_RETRYABLE_STREAM_ERRORS:
+                            raise ProviderError(_one_line(f"Anthropic API error mid-stream ({text})")) from e
+                        raise _StreamBroke(text) from e
+                    except httpx2.TimeoutException as e:
+                        raise _StreamBroke(
+                            f"no data from the API within the read timeout ({_exc_text(e)})"
+                        ) from e
+                    except httpx2.HTTPError as e:
+                        raise _StreamBroke(f"connection broke mid-stream ({_exc_text(e)})") from e
+                    except ValueError as e:
+                        # Undecodable SSE data or tool-input JSON the SDK cannot parse.
+                        raise _StreamBroke(f"malformed stream ({_exc_text(e)})") from e
+                    if event.type == "text":
+                        sink.text(event.text)
+                    elif event.type == "message_stop":
+                        final = event.message
+                return final
+        except anthropic.APIStatusError as e:
+            raise ProviderError(_status_error_line(e)) from e
+        except anthropic.APITimeoutError as e:
+            attempts = _attempts(e.request)
+            raise ProviderError(
+                f"Anthropic API at {_url(client)} did not answer in time ({_plural(attempts, 'attempt')})"
+            ) from e
+        except anthropic.APIConnectionError as e:
+            cause = _exc_text(e.__cause__) if e.__cause__ is not None else e.message
+            raise ProviderError(_one_line(f"could not reach Anthropic API at {_url(client)}: {cause}")) from e
+        except anthropic.AnthropicError as e:
+            raise ProviderError(_one_line(f"Anthropic API error: {e}")) from e
+        except TypeError as e:
+            # The SDK's way of saying no credential was found (raised when it builds headers).
+            if "authentication" in str(e):
+                raise ProviderError(MISSING_CREDENTIALS_HINT) from e
+            raise
+
+    async def aclose(self) -> None:
+        """Close the client this provider created (an injected client is left to its owner)."""
+        if self._client is not None and self._owns_client:
+            await self._client.close()
+            self._client = None
+
+
+# --------------------------------------------------------------------------- request
+
+
+def build_stream_params(request: ModelRequest, model: str) -> StreamParams:
+    """Translate a neutral request into `messages.stream()` arguments, with cache breakpoints.
+
+    Empty or whitespace-only text blocks are dropped (the API rejects them). Tools with a
+    `native_type` are sent as that versioned type when the model supports it.
+
+    Args:
+        request: The neutral request.
+        model: The model id.
+
+    Returns:
+        The keyword arguments, with at most `MAX_CACHE_BREAKPOINTS` `cache_control` marks.
+    """
+    contents = [_content_params(m.content) for m in request.messages]
+    marked: set[int] = set()
+    if contents:
+        marked.add(len(contents) - 1)
+        if request.stable_prefix > 0:
+            marked.add(min(request.stable_prefix, len(contents)) - 1)
+    messages: list[MessageParam] = []
+    for i, (message, content) in enumerate(zip(request.messages, contents, strict=True)):
+        if i in marked and content:
+            content[-1]["cache_control"] = _EPHEMERAL
+        if message.role == "user":
+            messages.append({"role": "user", "content": content})
+        else:
+            messages.append({"role": "assistant", "content": content})
+
+    params: StreamParams = {"model": model, "max_tokens": request.max_tokens, "messages": messages}
+    if request.system.strip():
+        params["system"] = [{"type": "text", "text": request.system, "cache_control": _EPHEMERAL}]
+    if request.tools:
+        native = supports_native_tools(model)
+        last = len(request.tools) - 1
+        params["tools"] = [
+            _tool_param(t, native=native, cache=i == last) for i, t in enumerate(request.tools)
+        ]
+    return params
+
+
+def _content_params(blocks: Sequence[Block]) -> list[_ContentParam]:
+    out: list[_ContentParam] = []
+    for block in blocks:
+        match block:
+            case TextBlock(text=text):
+                if text.strip():
+                    out.append({"type": "text", "text": text})
+            case ToolUseBlock(id=id_, name=name, input=input_):
+                out.append({"type": "tool_use", "id": id_, "name": name, "input": input_})
+            case ToolResultBlock(tool_use_id=tool_use_id, content=content, is_error=is_error):
+                result: ToolResultBlockParam = {"type": "tool_result", "tool_use_id": tool_use_id}
+                if content or is_error:
+                    # An error result with no content is rejected by the API.
+                    result["content"] = content or "(no output)"
+                if is_error:
+                    result["is_error"] = True
+                out.append(result)
+    return out
+
+
+def _tool_param(spec: ToolSpec, *, native: bool, cache: bool) -> ToolUnionParam:
+    extra: dict[str, Any] = {"cache_control": _EPHEMERAL} if cache else {}
+    if spec.native_type and native:
+        # The versioned types are distinct TypedDicts with literal `type`/`name` fields.
+        return cast(ToolUnionParam, {"type": spec.native_type, "name": spec.name, **extra})
+    custom: ToolParam = cast(
+        ToolParam,
+        {"name": spec.name, "description": spec.description, "input_schema": spec.input_schema, **extra},
+    )
+    return custom
+
+
+# --------------------------------------------------------------------------- response
+
+
+def _to_response(final: ApiMessage) -> ModelResponse:
+    blocks: list[Block] = []
+    for block in final.content:
+        # Thinking, redacted thinking and server-tool blocks have no neutral form yet.
+        if block.type == "text" and block.text:
+            blocks.append(TextBlock(block.text))
+        elif block.type == "tool_use":
+            blocks.append(ToolUseBlock(block.id, block.name, dict(block.input)))
+    usage = final.usage
+    return ModelResponse(
+        message=Message("assistant", tuple(blocks)),
+        stop_reason=final.stop_reason or "end_turn",
+        usage=Usage(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_creation_input_tokens=usage.cache_creation_input_tokens or 0,
+            cache_read_input_tokens=usage.cache_read_input_tokens or 0,
+        ),
+        model=final.model,
+    )
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _status_error_line(e: anthropic.APIStatusError) -> str:
+    status = e.status_code
+    etype = e.type or "error"
+    message = e.api_message or e.message
+    attempts = _attempts(e.response.request)
+    after = f" after {attempts} attempts" if attempts > 1 else ""
+    if status == 401:
+        line = f"authentication failed: check ANTHROPIC_API_KEY (Anthropic API 401 {etype}: {message})"
+    elif status == 529 or etype == "overloaded_error":
+        line = f"Anthropic API overloaded ({status}){after}"
+    elif status == 429:
+        line = f"Anthropic API rate limit (429){after}: {message}"
+    else:
+        line = f"Anthropic API error {status} ({etype}){after}: {message}"
+    return _one_line(line)
+
+
+def _attempts(request: httpx2.Request) -> int:
+    """How many HTTP attempts the SDK made: it numbers retries in a header."""
+    try:
+        return int(request.headers.get("x-stainless-retry-count", "0")) + 1
+    except ValueError:
+        return 1
+
+
+def _url(client: AsyncAnthropic) -> str:
+    return str(client.base_url).rstrip("/")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _exc_text(e: BaseException) -> str:
+    text = str(e)
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= _MAX_LINE else line[: _MAX_LINE - 1] + "…"
