@@ -1,0 +1,119 @@
+"""The toolbox of one agent run, and the factory that makes a fresh one per turn or round.
+
+A `Toolset` owns a persistent shell, so it is not shared: the factory builds a new one each
+call, which is what anchors every refine round in the workdir with a clean shell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from tui_assist.core.tooling import Tool, ToolboxFactory
+from tui_assist.tools.files import TextEditorTool
+from tui_assist.tools.shell import BashTool
+from tui_assist.tools.subagent import AgentTool
+
+
+@runtime_checkable
+class _Closable(Protocol):
+    async def aclose(self) -> None: ...
+
+
+class Toolset:
+    """A `Toolbox`: the tools of one agent run, anchored in one workdir."""
+
+    def __init__(self, workdir: Path, tools: Sequence[Tool]) -> None:
+        """Group tools for one run.
+
+        Args:
+            workdir: The anchored working directory.
+            tools: The tools, in the order they are offered; names must be unique.
+
+        Raises:
+            ValueError: if two tools share a name.
+        """
+        names = [tool.spec.name for tool in tools]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f"duplicate tool names: {', '.join(duplicates)}")
+        self._workdir = workdir
+        self._tools = tuple(tools)
+        self._by_name = {tool.spec.name: tool for tool in self._tools}
+
+    @property
+    def workdir(self) -> Path:
+        """The anchored working directory."""
+        return self._workdir
+
+    @property
+    def tools(self) -> Sequence[Tool]:
+        """The tools, in the order they are offered."""
+        return self._tools
+
+    def get(self, name: str) -> Tool | None:
+        """Look a tool up by the name the model used.
+
+        Args:
+            name: The tool name from a `tool_use` block.
+
+        Returns:
+            The tool, or None if there is no such tool.
+        """
+        return self._by_name.get(name)
+
+    async def aclose(self) -> None:
+        """Release every tool's resources (kills the shell and what it started)."""
+        for tool in self._tools:
+            if isinstance(tool, _Closable):
+                await tool.aclose()
+
+    async def __aenter__(self) -> Toolset:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def default_toolbox(workdir: Path, *, bash_timeout: float = 120.0, max_output_chars: int = 30_000) -> Toolset:
+    """The standard tools: `bash`, `str_replace_based_edit_tool` and `agent`.
+
+    Args:
+        workdir: The anchored working directory; the shell starts there and the editor is
+            confined to it.
+        bash_timeout: Per-command timeout of the shell, in seconds.
+        max_output_chars: Longer tool output is truncated with a marker.
+
+    Returns:
+        A fresh toolset with a shell that is not started yet.
+    """
+    workdir = workdir.resolve()
+    return Toolset(
+        workdir,
+        [
+            BashTool(workdir, timeout=bash_timeout, max_output_chars=max_output_chars),
+            TextEditorTool(workdir, max_output_chars=max_output_chars),
+            AgentTool(),
+        ],
+    )
+
+
+def toolbox_factory(
+    workdir: Path, *, bash_timeout: float = 120.0, max_output_chars: int = 30_000
+) -> ToolboxFactory:
+    """A factory that makes a fresh default toolbox on each call.
+
+    Args:
+        workdir: The anchored working directory.
+        bash_timeout: Per-command timeout of the shell, in seconds.
+        max_output_chars: Longer tool output is truncated with a marker.
+
+    Returns:
+        A callable that returns a new `Toolset` each time.
+    """
+
+    def make() -> Toolset:
+        return default_toolbox(workdir, bash_timeout=bash_timeout, max_output_chars=max_output_chars)
+
+    return make

@@ -1,0 +1,445 @@
+"""The `bash` tool: one persistent shell per toolset.
+
+Why one long-lived process rather than one per command: the model works like a person at a
+terminal (`cd src`, then `ls`, then `export X=1`), so state must persist between calls. A toolset
+lives for one turn or one refine round, so a `cd` never leaks into the next round.
+
+How a command's end is found: the command is handed to bash through a quoted heredoc (so an
+unbalanced quote in it is a syntax error of that command, not a shell stuck waiting for more
+input), run with `eval` with stdin from `/dev/null`, and followed by a `printf` of a random
+sentinel and `$?`. Reading stops at the sentinel. The sentinel is printed as two separate words,
+so even `set -x` tracing never shows it whole.
+
+Bash runs in its own session (process group), so a timeout or a cancellation kills the command
+and everything it started with one `killpg`; the next command then starts a fresh shell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from tui_assist.core.tooling import ToolContext, ToolOutput
+from tui_assist.providers.base import ToolSpec
+from tui_assist.tools.base import truncate_middle, truncation_marker, validate_input
+
+_SENTINEL_PREFIX = "__TUI_ASSIST_DONE_"
+_READ_CHUNK = 65_536
+_REAP_TIMEOUT = 2.0
+"""Seconds to wait for a killed shell to be reaped before giving up on it."""
+
+_DROPPED_ENV = ("BASH_ENV", "ENV", "PROMPT_COMMAND", "CDPATH")
+"""Variables that would make a non-interactive bash run user scripts or change `cd`."""
+
+_FIXED_ENV = {
+    "TERM": "dumb",
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "MANPAGER": "cat",
+    "GIT_TERMINAL_PROMPT": "0",
+}
+"""Nothing may wait for a human at a terminal that does not exist."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    """What one command produced."""
+
+    output: str
+    """Everything it wrote to stdout and stderr, interleaved, already truncated."""
+    exit_status: int | None
+    """The command's exit status, or the shell's when it exited; None after a timeout."""
+    timed_out: bool = False
+    """The command ran past its timeout and the shell was killed."""
+    shell_exited: bool = False
+    """The shell itself ended (e.g. the command ran `exit`); its state is gone."""
+
+
+class _OutputCollector:
+    """Keeps a bounded head and tail of a byte stream, so a flood of output costs no memory."""
+
+    def __init__(self, max_chars: int) -> None:
+        self._max_chars = max_chars
+        # UTF-8 needs at most 4 bytes per character, so these caps always hold enough text.
+        self._cap = 4 * max_chars
+        self._head = bytearray()
+        self._tail = bytearray()
+        self._dropped = 0
+
+    def feed(self, data: bytes) -> None:
+        room = self._cap - len(self._head)
+        if room > 0:
+            self._head += data[:room]
+            data = data[room:]
+        self._tail += data
+        excess = len(self._tail) - self._cap
+        if excess > 0:
+            del self._tail[:excess]
+            self._dropped += excess
+
+    def text(self) -> str:
+        if not self._dropped:
+            whole = bytes(self._head + self._tail).decode("utf-8", errors="replace")
+            return truncate_middle(whole, self._max_chars)
+        head_text = bytes(self._head).decode("utf-8", errors="replace")
+        tail_text = bytes(self._tail).decode("utf-8", errors="replace")
+        keep_head = self._max_chars // 2
+        keep_tail = self._max_chars - keep_head
+        # Dropped bytes are counted as characters: exact for ASCII, close enough otherwise.
+        omitted = len(head_text) - keep_head + len(tail_text) - keep_tail + self._dropped
+        return head_text[:keep_head] + truncation_marker(omitted) + tail_text[len(tail_text) - keep_tail :]
+
+
+def _shell_env(workdir: Path) -> dict[str, str]:
+    env = {name: value for name, value in os.environ.items() if name not in _DROPPED_ENV}
+    env.update(_FIXED_ENV)
+    env["PWD"] = str(workdir)
+    return env
+
+
+def _wrap(command: str, token: str) -> str:
+    """The script fed to bash's stdin for one command."""
+    delimiter = f"__TUI_ASSIST_EOF_{token}"
+    return (
+        f"IFS= read -r -d '' __tui_assist_cmd <<'{delimiter}'\n"
+        f"{command}\n"
+        f"{delimiter}\n"
+        '{ eval "$__tui_assist_cmd"\n} < /dev/null\n'
+        f"printf '%s%s %d\\n' '{_SENTINEL_PREFIX}' '{token}' \"$?\"\n"
+    )
+
+
+class ShellSession:
+    """A persistent `bash --noprofile --norc` process, started lazily in the workdir.
+
+    Commands run one at a time (concurrent callers queue). After a timeout, a cancellation or the
+    shell's own exit, the process is gone and the next command starts a fresh one in the workdir.
+    """
+
+    def __init__(self, workdir: Path, *, max_output_chars: int = 30_000) -> None:
+        """Prepare a session; no process starts until the first command.
+
+        Args:
+            workdir: Where the shell starts.
+            max_output_chars: Output beyond this many characters is cut in the middle.
+        """
+        self._workdir = workdir
+        self._max_output_chars = max_output_chars
+        self._proc: asyncio.subprocess.Process | None = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def workdir(self) -> Path:
+        """Where the shell starts."""
+        return self._workdir
+
+    @property
+    def running(self) -> bool:
+        """Whether a shell process is alive right now."""
+        return self._proc is not None and self._proc.returncode is None
+
+    @property
+    def pid(self) -> int | None:
+        """The shell's process id (also its process group id), if it is running."""
+        return self._proc.pid if self.running and self._proc is not None else None
+
+    async def run(self, command: str, *, timeout: float) -> CommandResult:
+        """Run one command in the shell and collect its output.
+
+        Args:
+            command: Bash source; may span lines.
+            timeout: Seconds before the command (and the shell) is killed.
+
+        Returns:
+            The command's output and status. A timeout is a result, not an exception.
+
+        Raises:
+            OSError: if bash cannot be started (e.g. the workdir is gone).
+            asyncio.CancelledError: after killing the command, when the caller is cancelled.
+        """
+        async with self._lock:
+            proc = await self._ensure_started()
+            assert proc.stdin is not None and proc.stdout is not None
+            token = secrets.token_hex(12)
+            collector = _OutputCollector(self._max_output_chars)
+            try:
+                async with asyncio.timeout(timeout):
+                    proc.stdin.write(_wrap(command, token).encode())
+                    await proc.stdin.drain()
+                    status = await self._read_until_sentinel(
+                        proc.stdout, f"{_SENTINEL_PREFIX}{token}".encode(), collector
+                    )
+            except TimeoutError:
+                await self._kill()
+                return CommandResult(collector.text(), None, timed_out=True)
+            except asyncio.CancelledError:
+                await self._kill()
+                raise
+            except (BrokenPipeError, ConnectionResetError):
+                # The shell died before it read the command (e.g. killed from outside).
+                returncode = await self._kill()
+                return CommandResult(collector.text(), returncode, shell_exited=True)
+            if status is None:
+                returncode = await self._kill(grace=_REAP_TIMEOUT)
+                return CommandResult(collector.text(), returncode, shell_exited=True)
+            return CommandResult(collector.text(), status)
+
+    async def restart(self) -> None:
+        """Kill the shell (and anything it started); the next command gets a fresh one."""
+        async with self._lock:
+            await self._kill()
+
+    async def aclose(self) -> None:
+        """Kill the shell and everything in its process group."""
+        await self.restart()
+
+    async def _ensure_started(self) -> asyncio.subprocess.Process:
+        if self._proc is not None and self._proc.returncode is None:
+            return self._proc
+        if self._proc is not None:
+            await self._kill()
+        self._proc = await asyncio.create_subprocess_exec(
+            "bash",
+            "--noprofile",
+            "--norc",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            cwd=self._workdir,
+            env=_shell_env(self._workdir),
+            start_new_session=True,
+        )
+        return self._proc
+
+    @staticmethod
+    async def _read_until_sentinel(
+        stdout: asyncio.StreamReader, sentinel: bytes, collector: _OutputCollector
+    ) -> int | None:
+        """Feed output to `collector` up to the sentinel; return the exit status (None at EOF)."""
+        pending = b""
+        while True:
+            chunk = await stdout.read(_READ_CHUNK)
+            if not chunk:
+                collector.feed(pending)
+                return None
+            data = pending + chunk
+            index = data.find(sentinel)
+            if index >= 0:
+                rest = data[index + len(sentinel) :]
+                newline = rest.find(b"\n")
+                if newline >= 0:
+                    collector.feed(data[:index])
+                    # Anything after the status line is late output of a background job: dropped.
+                    try:
+                        return int(rest[:newline].decode("ascii", errors="replace").strip())
+                    except ValueError:
+                        return -1
+                collector.feed(data[:index])
+                pending = data[index:]
+                continue
+            # Hold back a sentinel-sized tail: the sentinel may straddle two chunks.
+            split = max(0, len(data) - (len(sentinel) - 1))
+            collector.feed(data[:split])
+            pending = data[split:]
+
+    async def _kill(self, *, grace: float = 0.0) -> int | None:
+        """Kill the shell's whole process group and reap it; return its exit status if known.
+
+        With a `grace` period, a shell that is already exiting on its own gets that long to do
+        so first, so its real exit status is reported rather than SIGKILL's.
+        """
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return None
+        if grace > 0:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(grace):
+                    await proc.wait()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        if proc.stdin is not None:
+            proc.stdin.close()
+        # A process that escaped the group (setsid) may still hold the pipe open: wait boundedly.
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(_REAP_TIMEOUT):
+                await proc.wait()
+        return proc.returncode
+
+
+class BashArgs(BaseModel):
+    """Validated input of the `bash` tool."""
+
+    model_config = ConfigDict(strict=True, frozen=True, extra="ignore")
+
+    command: str | None = None
+    """Bash source to run; may be absent only when `restart` is true."""
+    restart: bool = False
+    """Kill the shell first; the next command runs in a fresh shell in the workdir."""
+
+    @model_validator(mode="after")
+    def _command_present(self) -> BashArgs:
+        if self.command is None:
+            if not self.restart:
+                raise ValueError("command is required (unless restart is true)")
+        elif not self.command.strip():
+            raise ValueError("command must not be empty")
+        elif "\x00" in self.command:
+            raise ValueError("command must not contain NUL characters")
+        return self
+
+
+_DESCRIPTION = """\
+Run a command in a persistent bash shell (non-interactive, no TTY).
+State persists between calls: the working directory (`cd`), exported variables and shell \
+functions. The shell starts in the project's working directory.
+- stdout and stderr are merged; stdin is /dev/null, so interactive programs get no input.
+- Each command has a timeout of {timeout}; on timeout the shell is killed and restarted fresh.
+- Output longer than {max_chars} characters is cut in the middle with a marker; pipe through \
+`head`, `tail` or `grep` to see what you need.
+- A non-zero exit status is reported as a final line `[exit status N]`.
+- Pass `restart: true` to start a fresh shell."""
+
+
+def _format_seconds(seconds: float) -> str:
+    return f"{seconds:g}s"
+
+
+class BashTool:
+    """The `bash` tool: runs commands in the toolset's persistent shell.
+
+    Exit statuses: a non-zero status is reported as a trailing `[exit status N]` line but is
+    *not* an error result. Commands such as `grep` or `test` fail routinely as part of normal
+    work, and the model reads the status either way; `is_error` is kept for failures of the tool
+    itself: a timeout, a shell that cannot start.
+    """
+
+    def __init__(self, workdir: Path, *, timeout: float = 120.0, max_output_chars: int = 30_000) -> None:
+        """Create the tool and its (not yet started) shell.
+
+        Args:
+            workdir: Where the shell starts.
+            timeout: Per-command timeout in seconds.
+            max_output_chars: Output beyond this many characters is cut in the middle.
+        """
+        self._timeout = timeout
+        self._session = ShellSession(workdir, max_output_chars=max_output_chars)
+        self._spec = ToolSpec(
+            name="bash",
+            description=_DESCRIPTION.format(timeout=_format_seconds(timeout), max_chars=max_output_chars),
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "The bash command to run."},
+                    "restart": {
+                        "type": "boolean",
+                        "description": "Restart the shell (fresh state in the working directory).",
+                    },
+                },
+            },
+            native_type="bash_20250124",
+        )
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The `bash` tool as offered to the model."""
+        return self._spec
+
+    @property
+    def session(self) -> ShellSession:
+        """The persistent shell behind this tool."""
+        return self._session
+
+    def parse(self, raw: dict[str, Any]) -> BashArgs:
+        """Validate the model's input.
+
+        Args:
+            raw: The tool input the model sent.
+
+        Returns:
+            The validated arguments.
+
+        Raises:
+            ToolInputError: if `command` is missing or not a string, or `restart` not a boolean.
+        """
+        return validate_input(BashArgs, raw, "bash")
+
+    def side_effecting(self, args: BashArgs) -> bool:
+        """A shell command can change anything, so every call needs approval.
+
+        Args:
+            args: The parsed arguments.
+
+        Returns:
+            Always true.
+        """
+        return True
+
+    def summary(self, args: BashArgs) -> str:
+        """The exact command, for the approval prompt.
+
+        Args:
+            args: The parsed arguments.
+
+        Returns:
+            The command, preceded by a note when the shell will be restarted first.
+        """
+        if args.restart:
+            note = "(restart the shell)"
+            return note if args.command is None else f"{note}\n{args.command}"
+        return args.command or ""
+
+    async def run(self, args: BashArgs, ctx: ToolContext) -> ToolOutput:
+        """Run the command in the persistent shell.
+
+        Args:
+            args: The parsed arguments.
+            ctx: The running context (unused: the shell belongs to the toolset).
+
+        Returns:
+            The output, with a trailing status line when the command did not exit 0.
+
+        Raises:
+            asyncio.CancelledError: after killing the running command.
+        """
+        if args.restart:
+            await self._session.restart()
+            if args.command is None:
+                return ToolOutput(f"The shell was restarted (fresh state in {self._session.workdir}).")
+        assert args.command is not None
+        try:
+            result = await self._session.run(args.command, timeout=self._timeout)
+        except OSError as error:
+            return ToolOutput(f"could not start bash in {self._session.workdir}: {error}", is_error=True)
+        return self._format(result)
+
+    def _format(self, result: CommandResult) -> ToolOutput:
+        output = result.output.rstrip("\n")
+        if result.timed_out:
+            note = (
+                f"[command timed out after {_format_seconds(self._timeout)}; the shell was restarted, "
+                "so its working directory and variables were reset]"
+            )
+            return ToolOutput(f"{output}\n{note}" if output else note, is_error=True)
+        if result.shell_exited:
+            status = "" if result.exit_status is None else f" with status {result.exit_status}"
+            note = (
+                f"[the shell exited{status}; the next command starts a fresh shell in "
+                f"{self._session.workdir}]"
+            )
+        elif result.exit_status:
+            note = f"[exit status {result.exit_status}]"
+        else:
+            return ToolOutput(output or "(no output)")
+        return ToolOutput(f"{output}\n{note}" if output else note)
+
+    async def aclose(self) -> None:
+        """Kill the shell and everything it started."""
+        await self._session.aclose()
