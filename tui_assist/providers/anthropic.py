@@ -115,6 +115,7 @@ class AnthropicProvider:
         max_retries: Retries the SDK makes before response headers (429, 5xx, 529, connect errors).
         stream_retries: Retries this provider makes when a stream breaks after its 200.
         stream_backoff: Seconds before the first stream retry; doubled for each later one.
+        prompt_caching: Whether to mark cache breakpoints (off only to measure what caching saves).
         timeout: Seconds for connect, write and each read between stream chunks; None keeps
             the SDK default (600 s, connect 5 s).
         client: A ready client to use instead of building one. It is used as it is (the
@@ -133,12 +134,14 @@ class AnthropicProvider:
         max_retries: int = 2,
         stream_retries: int = 2,
         stream_backoff: float = 0.5,
+        prompt_caching: bool = True,
         timeout: float | None = None,
         client: AsyncAnthropic | None = None,
     ) -> None:
         self.model = model
         self.stream_retries = stream_retries
         self.stream_backoff = stream_backoff
+        self.prompt_caching = prompt_caching
         self._api_key = api_key
         self._base_url = base_url
         self._max_retries = max_retries
@@ -181,7 +184,7 @@ class AnthropicProvider:
             ProviderError: when the call fails for good; the message is one line.
             asyncio.CancelledError: when the caller cancels; the stream is closed first.
         """
-        params = build_stream_params(request, self.model)
+        params = build_stream_params(request, self.model, cache=self.prompt_caching)
         client = self.client
         retries = 0
         while True:
@@ -256,7 +259,7 @@ class AnthropicProvider:
 # --------------------------------------------------------------------------- request
 
 
-def build_stream_params(request: ModelRequest, model: str) -> StreamParams:
+def build_stream_params(request: ModelRequest, model: str, *, cache: bool = True) -> StreamParams:
     """Translate a neutral request into `messages.stream()` arguments, with cache breakpoints.
 
     Empty or whitespace-only text blocks are dropped (the API rejects them). Tools with a
@@ -265,13 +268,14 @@ def build_stream_params(request: ModelRequest, model: str) -> StreamParams:
     Args:
         request: The neutral request.
         model: The model id.
+        cache: Whether to place prompt-caching breakpoints at all.
 
     Returns:
         The keyword arguments, with at most `MAX_CACHE_BREAKPOINTS` `cache_control` marks.
     """
     contents = [_content_params(m.content) for m in request.messages]
     marked: set[int] = set()
-    if contents:
+    if contents and cache:
         marked.add(len(contents) - 1)
         if request.stable_prefix > 0:
             marked.add(min(request.stable_prefix, len(contents)) - 1)
@@ -286,12 +290,15 @@ def build_stream_params(request: ModelRequest, model: str) -> StreamParams:
 
     params: StreamParams = {"model": model, "max_tokens": request.max_tokens, "messages": messages}
     if request.system.strip():
-        params["system"] = [{"type": "text", "text": request.system, "cache_control": _EPHEMERAL}]
+        system: TextBlockParam = {"type": "text", "text": request.system}
+        if cache:
+            system["cache_control"] = _EPHEMERAL
+        params["system"] = [system]
     if request.tools:
         native = supports_native_tools(model)
         last = len(request.tools) - 1
         params["tools"] = [
-            _tool_param(t, native=native, cache=i == last) for i, t in enumerate(request.tools)
+            _tool_param(t, native=native, cache=cache and i == last) for i, t in enumerate(request.tools)
         ]
     return params
 
