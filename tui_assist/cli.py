@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import signal
 import sys
 from collections.abc import Sequence
@@ -198,7 +199,7 @@ async def _ask(args: argparse.Namespace, settings: Settings) -> int:
     from tui_assist.core.observer import FanOutObserver
     from tui_assist.core.turns.base import TurnResult
     from tui_assist.paths import data_dir
-    from tui_assist.store.db import Store
+    from tui_assist.store.db import Store, UnknownIdError, title_from_prompt
 
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
     if not prompt.strip():
@@ -208,13 +209,14 @@ async def _ask(args: argparse.Namespace, settings: Settings) -> int:
     store = await Store.open(data_dir(settings.data_dir))
     try:
         if args.conversation:
-            if not await store.conversation_exists(args.conversation):
-                raise ConfigError(f"no conversation {args.conversation!r} (see `tui-assist history list`)")
-            conversation_id = args.conversation
+            try:
+                conversation_id = await store.resolve_conversation_id(args.conversation)
+            except UnknownIdError as exc:
+                raise ConfigError(f"{exc} (see `tui-assist history list`)") from exc
         else:
             latest = await store.latest_conversation_id() if args.continue_ else None
             conversation_id = latest or await store.create_conversation(
-                title=_title(prompt), model=provider.model, workdir=str(settings.workdir)
+                title=title_from_prompt(prompt), model=provider.model, workdir=str(settings.workdir)
             )
         conversation = Conversation(conversation_id, await store.load_history(conversation_id))
         turn_id = new_id()
@@ -264,11 +266,6 @@ async def _ask(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK
 
 
-def _title(prompt: str) -> str:
-    line = " ".join(prompt.split())
-    return line if len(line) <= 60 else line[:59] + "…"
-
-
 async def _store_command(args: argparse.Namespace, settings: Settings) -> int:
     from tui_assist.paths import data_dir
     from tui_assist.store import commands
@@ -293,12 +290,35 @@ async def _store_command(args: argparse.Namespace, settings: Settings) -> int:
         await store.close()
 
 
+def configure_logging(settings: Settings) -> None:
+    """Send library log records (the SDK's warnings among them) to a file, never to the terminal.
+
+    Python's last-resort handler would print them on stderr, where they break `--json` consumers
+    and the TUI's screen alike.
+    """
+    from tui_assist.paths import data_dir
+
+    root = logging.getLogger()
+    if root.handlers:
+        return
+    try:
+        log_dir = data_dir(settings.data_dir) / "logs"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.FileHandler(log_dir / "tui-assist.log", encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    except OSError:
+        handler = logging.NullHandler()
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     wants_json = getattr(args, "json", False) and args.command == "ask"
     try:
         settings = settings_from_args(args)
+        configure_logging(settings)
         if args.command == "ask":
             return asyncio.run(_ask(args, settings))
         if args.command in ("history", "stats"):

@@ -7,7 +7,7 @@ is the richest common ground between providers; adapters translate to and from t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 Role = Literal["user", "assistant"]
 
@@ -113,9 +113,10 @@ def block_from_dict(b: dict[str, Any]) -> Block:
         case "tool_use":
             return ToolUseBlock(str(b["id"]), str(b["name"]), dict(b.get("input") or {}))
         case "tool_result":
-            content = b.get("content", "")
+            content: Any = b.get("content", "")
             if isinstance(content, list):
-                content = "".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
+                parts = cast(list[Any], content)
+                content = "".join(str(cast(dict[str, Any], c).get("text", "")) for c in parts if isinstance(c, dict))
             return ToolResultBlock(str(b["tool_use_id"]), str(content), bool(b.get("is_error", False)))
         case other:
             raise ValueError(f"unknown content block type: {other!r}")

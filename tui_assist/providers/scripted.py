@@ -12,7 +12,7 @@ import math
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tui_assist.core.conversation import Block, Message, TextBlock, ToolUseBlock, Usage, block_from_dict
 from tui_assist.providers.base import ModelRequest, ModelResponse, ProviderError, StreamSink
@@ -37,11 +37,11 @@ def load_script(path: Path) -> list[ScriptStep]:
     if not isinstance(data, list):
         raise ProviderError(f"script {path} must be a JSON list of assistant messages")
     steps: list[ScriptStep] = []
-    for i, message in enumerate(data):  # pyright: ignore[reportUnknownVariableType]
+    for i, message in enumerate(cast(list[Any], data)):
         if not isinstance(message, list):
             raise ProviderError(f"script {path}: message {i} must be a list of content blocks")
         try:
-            steps.append([block_from_dict(b) for b in message])  # pyright: ignore[reportUnknownArgumentType]
+            steps.append([block_from_dict(b) for b in cast(list[dict[str, Any]], message)])
         except (KeyError, ValueError, TypeError, AttributeError) as exc:
             raise ProviderError(f"script {path}: message {i}: {exc}") from exc
     return steps
@@ -52,7 +52,9 @@ class ScriptedProvider:
 
     name = "scripted"
 
-    def __init__(self, script: Iterable[ScriptStep], *, model: str = "scripted", delta_chars: int = 16) -> None:
+    def __init__(
+        self, script: Iterable[ScriptStep], *, model: str = "scripted", delta_chars: int = 16
+    ) -> None:
         self.model = model
         self._script: deque[ScriptStep] = deque(script)
         self._delta_chars = delta_chars
@@ -91,7 +93,9 @@ class ScriptedProvider:
         return ModelResponse(
             message=Message("assistant", content),
             stop_reason=stop,
-            usage=Usage(input_tokens=_estimate_tokens(prompt_chars), output_tokens=_estimate_tokens(output_chars)),
+            usage=Usage(
+                input_tokens=_estimate_tokens(prompt_chars), output_tokens=_estimate_tokens(output_chars)
+            ),
             model=self.model,
         )
 

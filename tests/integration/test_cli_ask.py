@@ -1,0 +1,139 @@
+"""`tui-assist ask` as a user runs it: a real subprocess, the real SDK, the loopback fake."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fake_anthropic import Error, FakeAnthropic, Reply, Text, ToolUse
+
+
+def ask(
+    *args: str,
+    fake: FakeAnthropic | None = None,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    stdin: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    full_env = dict(os.environ)
+    if fake is not None:
+        full_env |= {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.base_url}
+    full_env |= env or {}
+    return subprocess.run(
+        [sys.executable, "-m", "tui_assist", "ask", *args, "--workdir", str(cwd)],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=60,
+        input=stdin,
+    )
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
+
+
+def test_scripted_provider_answers_offline(tmp_path: Path, work: Path) -> None:
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([[{"type": "text", "text": "Hello from the script."}]]))
+    proc = ask("--provider", "scripted", "--script", str(script), "hi", cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "Hello from the script."
+
+
+def test_json_multi_tool_agent_turn(fake: FakeAnthropic, work: Path) -> None:
+    fake.add(
+        Reply([Text("Creating it."), ToolUse("bash", {"command": "mkdir -p out && echo 3 > out/n.txt"})]),
+        Reply([ToolUse("str_replace_based_edit_tool", {"command": "view", "path": "out/n.txt"})]),
+        Reply("out/n.txt holds 3."),
+    )
+    proc = ask("--json", "--yes", "make the file", fake=fake, cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert set(data) >= {"conversation_id", "turn_id", "strategy", "answer", "outcome", "rounds", "usage"}
+    assert (data["strategy"], data["outcome"], data["answer"], data["rounds"]) == (
+        "agent",
+        "answered",
+        "out/n.txt holds 3.",
+        [],
+    )
+    assert data["usage"]["input_tokens"] > 0 and data["usage"]["output_tokens"] > 0
+    assert (work / "out" / "n.txt").read_text() == "3\n"
+
+
+def test_without_yes_side_effects_are_denied_with_a_hint(fake: FakeAnthropic, work: Path) -> None:
+    fake.add(Reply([ToolUse("bash", {"command": "touch made.txt"})]), Reply("I could not run it."))
+    proc = ask("--json", "touch it", fake=fake, cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert not (work / "made.txt").exists()
+    result = fake.requests[1].messages[-1]["content"][0]
+    assert result["is_error"] is True and "--yes" in result["content"]
+
+
+def test_refine_json_lists_each_round(fake: FakeAnthropic, work: Path) -> None:
+    fake.add(
+        Reply([ToolUse("bash", {"command": "echo 1"})]),
+        Reply("one"),
+        Reply("REVISE\nsay two"),
+        Reply("two"),
+        Reply("**PASS**"),
+    )
+    proc = ask("--refine", "--json", "--yes", "count", fake=fake, cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert (data["strategy"], data["outcome"], data["answer"]) == ("refine", "answered", "two")
+    assert data["rounds"] == [
+        {"index": 1, "answer": "one", "verdict": "revise", "feedback": "say two", "tool_calls": 1},
+        {"index": 2, "answer": "two", "verdict": "pass", "feedback": "", "tool_calls": 0},
+    ]
+
+
+def test_unverified_still_exits_zero(fake: FakeAnthropic, work: Path) -> None:
+    fake.add(Reply("a"), Reply("REVISE"))
+    proc = ask("--refine", "--rounds", "1", "--json", "x", fake=fake, cwd=work)
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["outcome"] == "unverified"
+
+
+def test_provider_failure_prints_json_and_exits_one(fake: FakeAnthropic, work: Path) -> None:
+    fake.add(Error(400, message="prompt is too long"))
+    proc = ask("--json", "hi", fake=fake, cwd=work)
+    assert proc.returncode == 1
+    data = json.loads(proc.stdout)
+    assert data["outcome"] == "error" and "prompt is too long" in data["error"]
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_continue_appends_and_starts_new_when_none(fake: FakeAnthropic, work: Path, tmp_path: Path) -> None:
+    data_env = {"TUI_ASSIST_HOME": str(tmp_path / "home")}
+    fake.add(Reply("first"), Reply("second"))
+    one = json.loads(ask("--continue", "--json", "q1", fake=fake, cwd=work, env=data_env).stdout)
+    two = json.loads(ask("--continue", "--json", "q2", fake=fake, cwd=work, env=data_env).stdout)
+    assert one["conversation_id"] == two["conversation_id"]
+    shape = [(m["role"], m["content"][0]["text"]) for m in fake.requests[1].messages]
+    assert shape == [("user", "q1"), ("assistant", "first"), ("user", "q2")]
+
+
+def test_no_credentials_is_one_clear_line(work: Path) -> None:
+    proc = ask("hi", cwd=work)
+    assert proc.returncode == 1
+    assert (
+        proc.stderr.count("\n") == 1
+        and "ANTHROPIC_API_KEY" in proc.stderr
+        and "--provider scripted" in proc.stderr
+    )
+
+
+def test_usage_errors_exit_two(fake: FakeAnthropic, work: Path) -> None:
+    assert ask("", fake=fake, cwd=work).returncode == 2
+    unknown = ask("--conversation", "nope", "hi", fake=fake, cwd=work)
+    assert unknown.returncode == 2 and "nope" in unknown.stderr
+    assert ask("--rounds", "zero", "x", fake=fake, cwd=work).returncode == 2

@@ -1,0 +1,151 @@
+"""What the store hands back: small frozen rows, plain data, no database handles."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from tui_assist.core.agent import ToolCallRecord
+from tui_assist.core.conversation import Message, Usage
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationRow:
+    """One conversation, with how many turns it holds."""
+
+    id: str
+    title: str
+    model: str
+    workdir: str
+    created_at: float
+    """Unix seconds."""
+    updated_at: float
+    """Unix seconds of the last turn begun or finished."""
+    turn_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRow:
+    """One turn, finished or not."""
+
+    id: str
+    conversation_id: str
+    seq: int
+    """1-based position in its conversation."""
+    strategy: str
+    prompt: str
+    answer: str
+    outcome: str
+    """`running` until committed; then a closed outcome (`answered`, `cancelled`, ...)."""
+    error: str | None
+    usage: Usage
+    rounds: int
+    tool_calls: int
+    duration: float
+    started_at: float
+    finished_at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRow:
+    """One executed tool call of a turn."""
+
+    turn_id: str
+    seq: int
+    """Execution order within the turn, from 0."""
+    round_index: int | None
+    """The refine round it belongs to; None for an agent turn's calls."""
+    node_id: str
+    parent_id: str
+    name: str
+    input: dict[str, Any]
+    output: str
+    is_error: bool
+    duration: float
+
+    def record(self) -> ToolCallRecord:
+        """The core's record of this call (a piece of evidence)."""
+        return ToolCallRecord(
+            self.node_id, self.parent_id, self.name, self.input, self.output, self.is_error, self.duration
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RoundRow:
+    """One stored refine round."""
+
+    turn_id: str
+    index: int
+    answer: str
+    verdict: str
+    feedback: str
+    transcript: tuple[Message, ...]
+    evidence: tuple[ToolCallRow, ...]
+    """The round's tool calls, in execution order (sub-agents included)."""
+    usage: Usage
+    critic_usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """A turn whose prompt or answer matched a search."""
+
+    turn_id: str
+    conversation_id: str
+    conversation_title: str
+    seq: int
+    outcome: str
+    started_at: float
+    prompt_snippet: str
+    """The prompt around the match, matched terms in `[...]`."""
+    answer_snippet: str
+
+
+@dataclass(frozen=True, slots=True)
+class AuditLine:
+    """The audit record of one turn: counts and sizes only, never prompt or answer text."""
+
+    at: float
+    conversation_id: str
+    turn_id: str
+    strategy: str
+    """The route the turn took (`agent`, `refine`, later a flow's route)."""
+    outcome: str
+    rounds: int
+    tool_calls: int
+    usage: Usage
+    duration: float
+
+    def to_json(self) -> str:
+        """The line as one compact JSON object."""
+        return json.dumps(
+            {
+                "at": self.at,
+                "conversation_id": self.conversation_id,
+                "turn_id": self.turn_id,
+                "strategy": self.strategy,
+                "outcome": self.outcome,
+                "rounds": self.rounds,
+                "tool_calls": self.tool_calls,
+                "input_tokens": self.usage.input_tokens,
+                "output_tokens": self.usage.output_tokens,
+                "cache_creation_input_tokens": self.usage.cache_creation_input_tokens,
+                "cache_read_input_tokens": self.usage.cache_read_input_tokens,
+                "duration": round(self.duration, 3),
+            },
+            separators=(",", ":"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class WeekStats:
+    """Turn outcomes and token sums of one ISO week (local time), from the audit lines."""
+
+    week: str
+    """ISO week, e.g. `2025-W07`."""
+    turns: int
+    outcomes: dict[str, int]
+    usage: Usage
+    tool_calls: int
+    rounds: int
