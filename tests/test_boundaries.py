@@ -16,6 +16,11 @@ NON_UI = [
     "tui_assist.providers.anthropic_info",
     "tui_assist.tools.registry",
     "tui_assist.store.db",
+    "tui_assist.workflow",
+    "tui_assist.workflow.prompt",
+    "tui_assist.flows.helpdesk",
+    "tui_assist.flows.docs_policies",
+    "tui_assist.flows.commands",
     "tui_assist.config",
     "tui_assist.cli",
 ]

@@ -13,6 +13,7 @@ import logging
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tui_assist import __version__
@@ -81,6 +82,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     stats = sub.add_parser("stats", parents=[common], help="outcomes and tokens by week")
     stats.add_argument("--json", action="store_true")
+
+    bench = sub.add_parser("bench", help="reproducible benchmarks of control policies")
+    bsub = bench.add_subparsers(dest="bench_command", metavar="BENCH", required=True)
+    docs = bsub.add_parser("docs", parents=[common], help="docs tasks: keyword route vs workflow vs loops")
+    docs.add_argument("--fixtures", metavar="DIR", type=Path, help="dir of documents/glossary/cases.json")
+    docs.add_argument("--cases", choices=("baseline", "adaptive", "all"), default="baseline")
+    docs.add_argument("--json", action="store_true")
+    docs.add_argument("--trace", metavar="CASE_ID", help="print each policy's decisions for one case")
+    docs.add_argument("--with-model", action="store_true", help="also run the configured model as a policy")
+    helpdesk = bsub.add_parser("helpdesk", parents=[common], help="the five workflow patterns on 12 tickets")
+    helpdesk.add_argument("--json", action="store_true")
+    helpdesk.add_argument("--leaves", choices=("rules", "model"), default="rules")
     return parser
 
 
@@ -290,6 +303,27 @@ async def _store_command(args: argparse.Namespace, settings: Settings) -> int:
         await store.close()
 
 
+async def _bench_command(args: argparse.Namespace, settings: Settings) -> int:
+    from tui_assist.flows import commands
+
+    def provider_factory() -> Provider:
+        return make_provider(settings)
+
+    if args.bench_command == "docs":
+        return await commands.bench_docs(
+            fixtures=args.fixtures,
+            cases=args.cases,
+            as_json=args.json,
+            trace=args.trace,
+            model=args.with_model,
+            out=sys.stdout,
+            provider_factory=provider_factory,
+        )
+    return await commands.bench_helpdesk(
+        as_json=args.json, leaves=args.leaves, out=sys.stdout, provider_factory=provider_factory
+    )
+
+
 def configure_logging(settings: Settings) -> None:
     """Send library log records (the SDK's warnings among them) to a file, never to the terminal.
 
@@ -323,6 +357,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_ask(args, settings))
         if args.command in ("history", "stats"):
             return asyncio.run(_store_command(args, settings))
+        if args.command == "bench":
+            return asyncio.run(_bench_command(args, settings))
         from tui_assist.ui.app import run
 
         return run(settings)

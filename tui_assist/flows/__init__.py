@@ -1,0 +1,1 @@
+"""Concrete workflows built on the core: helpdesk explorer, docs policies, grounded Q&A."""
