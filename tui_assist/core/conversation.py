@@ -115,8 +115,8 @@ def block_from_dict(b: dict[str, Any]) -> Block:
         case "tool_result":
             content: Any = b.get("content", "")
             if isinstance(content, list):
-                parts = cast(list[Any], content)
-                content = "".join(str(cast(dict[str, Any], c).get("text", "")) for c in parts if isinstance(c, dict))
+                parts = [cast(dict[str, Any], c) for c in cast(list[Any], content) if isinstance(c, dict)]
+                content = "".join(str(part.get("text", "")) for part in parts)
             return ToolResultBlock(str(b["tool_use_id"]), str(content), bool(b.get("is_error", False)))
         case other:
             raise ValueError(f"unknown content block type: {other!r}")

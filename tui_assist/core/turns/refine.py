@@ -1,21 +1,109 @@
 """`RefineTurn`: generate, critique against the evidence, revise.
 
-Each round runs a full agent in a fresh toolbox (so shell state never leaks between rounds), then
-a tool-less critic judges the answer against the round's evidence. Only the clean
+The loop itself is the workflow engine's `Refine` combinator (one implementation of the
+evaluator-optimizer pattern); this module supplies its two steps. A round's generator is a full
+agent in a fresh toolbox (so shell state never leaks between rounds); its evaluator is the
+tool-less critic, which judges the answer against the round's evidence. Only the clean
 `prompt -> answer` pair enters the history; rounds are returned for review and storage.
 """
 
 from __future__ import annotations
 
-from tui_assist.core.agent import run_agent
+from dataclasses import dataclass
+
+from tui_assist.core.agent import ToolCallRecord, run_agent
 from tui_assist.core.budget import BudgetExhausted, BudgetTracker
-from tui_assist.core.conversation import Conversation, Message, TextBlock
-from tui_assist.core.critic import critique
+from tui_assist.core.conversation import Conversation, Message, TextBlock, Usage
+from tui_assist.core.critic import Critique, critique
 from tui_assist.core.nodes import NodeScope
 from tui_assist.core.observer import TurnObserver
 from tui_assist.core.prompts import REVISION_TEMPLATE
 from tui_assist.core.turns.base import Outcome, RoundRecord, Stopwatch, StrategyName, TurnDeps, TurnResult
 from tui_assist.providers.base import ProviderError
+from tui_assist.workflow.combinators import Attempt, Candidate, Refine, RefineOutcome
+from tui_assist.workflow.step import Step, WorkflowBudgetTracker, WorkflowContext
+
+_OUTCOMES: dict[RefineOutcome, Outcome] = {
+    "passed": "answered",
+    "max_rounds": "unverified",
+    "budget_exhausted": "budget_exhausted",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """What one round's generator produced."""
+
+    answer: str
+    evidence: list[ToolCallRecord]
+    transcript: list[Message]
+    usage: Usage
+
+
+class _Generate(Step[Attempt[str, Draft], Draft]):
+    """A full agent with all tools; from round 2 on it also sees the last answer and feedback."""
+
+    reports_itself = True  # run_agent opens the `generate` node itself
+
+    def __init__(
+        self, deps: TurnDeps, history: list[Message], observer: TurnObserver, budget: BudgetTracker
+    ) -> None:
+        super().__init__("generate")
+        self.deps, self.history, self.observer, self.budget = deps, history, observer, budget
+
+    def summarize_input(self, value: Attempt[str, Draft]) -> str:
+        return value.input
+
+    def summarize_output(self, value: object) -> str:
+        return value.answer if isinstance(value, Draft) else str(value)
+
+    async def run(self, input: Attempt[str, Draft], ctx: WorkflowContext) -> Draft:
+        blocks = [TextBlock(input.input)]
+        if input.previous is not None:
+            blocks.append(
+                TextBlock(REVISION_TEMPLATE.format(answer=input.previous.answer, feedback=input.feedback))
+            )
+        task = Message("user", tuple(blocks))
+        toolbox = self.deps.toolbox_factory()
+        rt = self.deps.runtime(toolbox, self.observer, self.budget)
+        try:
+            generated = await run_agent(
+                rt,
+                [*self.history, task],
+                parent_id=ctx.parent_id,
+                node_kind="generate",
+                label="generate",
+                stable_prefix=len(self.history),
+            )
+        finally:
+            await toolbox.aclose()
+        if generated.outcome != "answered":
+            raise BudgetExhausted(generated.detail or "budget exhausted before the round could finish")
+        return Draft(generated.answer, rt.evidence, [task, *generated.messages], generated.usage)
+
+
+class _Critic(Step[Candidate[str, Draft], Critique]):
+    """The tool-less critic of one round."""
+
+    reports_itself = True  # critique() opens the `critic` node and reports the verdict
+
+    def __init__(self, deps: TurnDeps, observer: TurnObserver, budget: BudgetTracker) -> None:
+        super().__init__("critic")
+        self.deps, self.observer, self.budget = deps, observer, budget
+
+    async def run(self, input: Candidate[str, Draft], ctx: WorkflowContext) -> Critique:
+        assert ctx.parent_id is not None
+        return await critique(
+            provider=self.deps.provider,
+            observer=self.observer,
+            budget=self.budget,
+            system=self.deps.critic_prompt,
+            task=input.input,
+            evidence=input.draft.evidence,
+            answer=input.draft.answer,
+            round_index=input.round,
+            parent_id=ctx.parent_id,
+        )
 
 
 class RefineTurn:
@@ -36,107 +124,48 @@ class RefineTurn:
         clock = Stopwatch()
         budget = BudgetTracker(self.deps.budget)
         history = list(conversation.messages)
+        loop = Refine(
+            _Generate(self.deps, history, observer, budget),
+            _Critic(self.deps, observer, budget),
+            max_rounds=self.max_rounds,
+        )
         rounds: list[RoundRecord] = []
         answer, error = "", None
         outcome: Outcome = "unverified"
         label = f"refine turn (≤{self.max_rounds} rounds)"
         with NodeScope(observer, "turn", label, None, detail=prompt, node_id=turn_id) as turn:
+            # The rounds hang directly under the turn: the loop runs in a context rooted there.
+            ctx = WorkflowContext.root(
+                observer, budget=WorkflowBudgetTracker(models=budget), parent_id=turn.node_id
+            )
             try:
-                for index in range(1, self.max_rounds + 1):
-                    record = await self._round(index, history, prompt, rounds, observer, budget, turn.node_id)
-                    if record is None:
-                        outcome, error = "budget_exhausted", "budget exhausted before the round could finish"
-                        break
-                    rounds.append(record)
-                    answer = record.answer
-                    if record.verdict == "pass":
-                        outcome = "answered"
-                        break
+                refined = await loop.run(prompt, ctx)
+                rounds = [
+                    RoundRecord(
+                        index=r.round,
+                        answer=r.draft.answer,
+                        verdict=r.judgement.verdict,
+                        feedback=r.judgement.feedback,
+                        evidence=r.draft.evidence,
+                        transcript=r.draft.transcript,
+                        usage=r.draft.usage + r.judgement.usage,
+                        critic_usage=r.judgement.usage,
+                    )
+                    for r in refined.rounds
+                ]
+                answer, outcome, error = refined.draft.answer, _OUTCOMES[refined.outcome], refined.error
             except BudgetExhausted as exc:
                 outcome, error = "budget_exhausted", str(exc)
             except ProviderError as exc:
                 turn.finish(outcome="error", error=str(exc))
                 return TurnResult(
-                    turn.node_id,
-                    self.name,
-                    prompt,
-                    answer,
-                    "error",
-                    budget.usage,
-                    [],
-                    rounds,
-                    error=str(exc),
-                    duration=clock.elapsed,
-                )
+                    turn.node_id, self.name, prompt, "", "error", budget.usage, [], rounds,
+                    error=str(exc), duration=clock.elapsed,
+                )  # fmt: skip
             added = [Message.user(prompt), Message.assistant(answer or f"[no answer: {error}]")]
             conversation.messages.extend(added)
             turn.finish(outcome=outcome, output=answer)
             return TurnResult(
-                turn.node_id,
-                self.name,
-                prompt,
-                answer,
-                outcome,
-                budget.usage,
-                added,
-                rounds,
-                error=error,
-                duration=clock.elapsed,
-            )
-
-    async def _round(
-        self,
-        index: int,
-        history: list[Message],
-        prompt: str,
-        previous: list[RoundRecord],
-        observer: TurnObserver,
-        budget: BudgetTracker,
-        turn_id: str,
-    ) -> RoundRecord | None:
-        """Run one round; None when the budget stopped the generator."""
-        with NodeScope(observer, "round", f"round {index}", turn_id, detail=prompt) as node:
-            blocks = [TextBlock(prompt)]
-            if previous:
-                last = previous[-1]
-                blocks.append(TextBlock(REVISION_TEMPLATE.format(answer=last.answer, feedback=last.feedback)))
-            task = Message("user", tuple(blocks))
-            toolbox = self.deps.toolbox_factory()
-            rt = self.deps.runtime(toolbox, observer, budget)
-            try:
-                generated = await run_agent(
-                    rt,
-                    [*history, task],
-                    parent_id=node.node_id,
-                    node_kind="generate",
-                    label="generate",
-                    stable_prefix=len(history),
-                )
-            finally:
-                await toolbox.aclose()
-            transcript = [task, *generated.messages]
-            if generated.outcome != "answered":
-                node.finish(outcome="budget_exhausted", output=generated.answer)
-                return None
-            judged = await critique(
-                provider=self.deps.provider,
-                observer=observer,
-                budget=budget,
-                system=self.deps.critic_prompt,
-                task=prompt,
-                evidence=rt.evidence,
-                answer=generated.answer,
-                round_index=index,
-                parent_id=node.node_id,
-            )
-            node.finish(outcome=judged.verdict, output=generated.answer)
-            return RoundRecord(
-                index=index,
-                answer=generated.answer,
-                verdict=judged.verdict,
-                feedback=judged.feedback,
-                evidence=rt.evidence,
-                transcript=transcript,
-                usage=generated.usage + judged.usage,
-                critic_usage=judged.usage,
-            )
+                turn.node_id, self.name, prompt, answer, outcome, budget.usage, added, rounds,
+                error=error, duration=clock.elapsed,
+            )  # fmt: skip
