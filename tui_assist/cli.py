@@ -83,6 +83,24 @@ def build_parser() -> argparse.ArgumentParser:
     stats = sub.add_parser("stats", parents=[common], help="outcomes and tokens by week")
     stats.add_argument("--json", action="store_true")
 
+    flow = sub.add_parser("flow", help="run built-in flows")
+    fsub = flow.add_subparsers(dest="flow_command", metavar="FLOW", required=True)
+    grounded = fsub.add_parser(
+        "grounded", parents=[common], help="answer from your documents, with citations"
+    )
+    grounded.add_argument("question")
+    grounded.add_argument(
+        "--corpus", metavar="DIR", type=Path, required=True, help="folder of Markdown/text files"
+    )
+    grounded.add_argument(
+        "--data", metavar="FILE", type=Path, help="SQLite file to answer data questions from"
+    )
+    grounded.add_argument("--json", action="store_true")
+    grounded.add_argument("--leaves", choices=("rules", "model"), default="rules")
+    approve = fsub.add_parser("approve", parents=[common], help="approve a run that awaits approval")
+    approve.add_argument("run_id", metavar="RUN_ID")
+    approve.add_argument("--json", action="store_true")
+
     bench = sub.add_parser("bench", help="reproducible benchmarks of control policies")
     bsub = bench.add_subparsers(dest="bench_command", metavar="BENCH", required=True)
     docs = bsub.add_parser("docs", parents=[common], help="docs tasks: keyword route vs workflow vs loops")
@@ -324,6 +342,35 @@ async def _bench_command(args: argparse.Namespace, settings: Settings) -> int:
     )
 
 
+async def _flow_command(args: argparse.Namespace, settings: Settings) -> int:
+    from tui_assist.flows import commands
+    from tui_assist.paths import data_dir
+    from tui_assist.store.db import Store
+
+    def provider_factory() -> Provider:
+        return make_provider(settings)
+
+    store = await Store.open(data_dir(settings.data_dir))
+    try:
+        if args.flow_command == "grounded":
+            return await commands.flow_grounded(
+                corpus=args.corpus,
+                data=args.data,
+                question=args.question,
+                as_json=args.json,
+                leaves=args.leaves,
+                store=store,
+                out=sys.stdout,
+                err=sys.stderr,
+                provider_factory=provider_factory,
+            )
+        return await commands.flow_approve(
+            run_id=args.run_id, store=store, out=sys.stdout, err=sys.stderr, as_json=args.json
+        )
+    finally:
+        await store.close()
+
+
 def configure_logging(settings: Settings) -> None:
     """Send library log records (the SDK's warnings among them) to a file, never to the terminal.
 
@@ -359,6 +406,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_store_command(args, settings))
         if args.command == "bench":
             return asyncio.run(_bench_command(args, settings))
+        if args.command == "flow":
+            return asyncio.run(_flow_command(args, settings))
         from tui_assist.ui.app import run
 
         return run(settings)

@@ -1,5 +1,5 @@
 # pyright: strict
-"""The `tui-assist bench ...` commands of the flows, minus argument parsing.
+"""The `tui-assist bench ...` and `tui-assist flow ...` commands of the flows, minus argument parsing.
 
 Each function takes its parameters and the stream to write to, and returns the exit code.
 """
@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
+    from tui_assist.flows.grounded import GroundedRun
     from tui_assist.providers.base import Provider
+    from tui_assist.store.db import Store
 
 
 async def bench_docs(
@@ -129,4 +131,165 @@ async def bench_helpdesk(
         else f"model leaves via {provider.name} / {provider.model} (separate from the rules scores)"
     )
     out.write(helpdesk.format_report(results, source, kind))
+    return 0
+
+
+async def flow_grounded(
+    *,
+    corpus: Path,
+    data: Path | None,
+    question: str,
+    as_json: bool,
+    leaves: str,
+    store: Store,
+    out: TextIO,
+    err: TextIO,
+    provider_factory: Callable[[], Provider] | None = None,
+) -> int:
+    """`tui-assist flow grounded`: answer a question from a folder of documents (and a database).
+
+    The corpus index lives under the store's data dir (one file per corpus folder) and is
+    refreshed incrementally before the run. The run, its state and its audit line are stored;
+    a run held for approval is completed later by `flow_approve`.
+
+    Prints the answer with its sources (or what stopped the run); with `as_json`, one JSON object:
+    the final state's fields plus `audit` (the audit line).
+
+    Args:
+        corpus: The folder of Markdown / text documents (an optional `glossary.json` inside).
+        data: A SQLite file for data questions, opened read-only.
+        question: The question.
+        as_json: Print JSON instead of text.
+        leaves: `rules` (deterministic) or `model` (the configured provider).
+        store: An open store.
+        out: Where the answer goes.
+        err: Where one-line errors and notes go.
+        provider_factory: Builds the configured provider; needed by `model` leaves.
+
+    Returns:
+        0 for every closed outcome but `error` (answered, unverified, out_of_scope,
+        no_relevant_documents, budget_exhausted, awaiting_approval); 1 when the run ended in
+        `error` or the provider cannot be built; 2 for a usage error (unknown leaves, a missing
+        corpus or data file, an empty question, an invalid glossary, `model` without a provider).
+    """
+    import sqlite3
+
+    from tui_assist.flows import grounded
+    from tui_assist.flows.grounded_index import CorpusIndex, default_index_path
+    from tui_assist.flows.grounded_sql import SqlSource
+
+    def usage(message: str) -> int:
+        print(f"flow grounded: {message}", file=err)
+        return 2
+
+    if leaves not in ("rules", "model"):
+        return usage(f"unknown leaves {leaves!r} (use rules or model)")
+    if not corpus.is_dir():
+        return usage(f"corpus {corpus} is not a directory")
+    if data is not None and not data.is_file():
+        return usage(f"data file {data} does not exist")
+    if not question.strip():
+        return usage("the question is empty")
+    if len(question) > grounded.MAX_QUESTION_CHARS:
+        return usage(f"the question is longer than {grounded.MAX_QUESTION_CHARS} characters")
+    try:
+        glossary = grounded.load_glossary(corpus)
+    except (OSError, ValueError) as exc:
+        return usage(f"invalid glossary: {exc}")
+    provider: Provider | None = None
+    if leaves == "model":
+        if provider_factory is None:
+            return usage("--leaves model needs a configured provider")
+        try:
+            provider = provider_factory()
+        except Exception as exc:  # the factory's own one-line setup errors
+            print(f"flow grounded: cannot start the provider: {exc}", file=err)
+            return 1
+    kind: grounded.Leaves = "model" if leaves == "model" else "rules"
+    sql: SqlSource | None = None
+    index: CorpusIndex | None = None
+    try:
+        if data is not None:
+            try:
+                sql = await SqlSource.open(data)
+            except (OSError, sqlite3.Error) as exc:
+                return usage(f"cannot open {data} as an SQLite database: {exc}")
+        index = await CorpusIndex.open(corpus, default_index_path(store.path.parent, corpus))
+        await index.refresh()
+        run = await grounded.run_grounded(
+            question,
+            index=index,
+            sql=sql,
+            glossary=glossary,
+            leaves=kind,
+            provider=provider,
+            store=store,
+            caller="cli",
+        )
+    finally:
+        if index is not None:
+            await index.close()
+        if sql is not None:
+            await sql.close()
+        if provider is not None:
+            await provider.aclose()
+    return _report_grounded(run, as_json=as_json, out=out, err=err, command="flow grounded")
+
+
+async def flow_approve(
+    *,
+    run_id: str,
+    store: Store,
+    out: TextIO,
+    err: TextIO,
+    provider_factory: Callable[[], Provider] | None = None,
+    as_json: bool = False,
+) -> int:
+    """`tui-assist flow approve RUN_ID`: release a grounded run held for approval.
+
+    The held draft becomes the answer, the run and its audit line are updated (one line per run,
+    now with the final outcome), and the answer is printed. Completing needs no model call, so
+    `provider_factory` is accepted for symmetry with the other flow commands and not used.
+
+    Args:
+        run_id: The run's id, or a unique prefix of it.
+        store: An open store.
+        out: Where the answer goes.
+        err: Where one-line errors go.
+        provider_factory: Unused (see above).
+        as_json: Print the final state's fields plus `audit` as one JSON object.
+
+    Returns:
+        0 when the run was completed; 2 when the id is unknown or ambiguous, or the run is not
+        awaiting approval (e.g. already approved).
+    """
+    from tui_assist.flows import grounded
+
+    del provider_factory
+    try:
+        run = await grounded.approve_run(run_id, store=store)
+    except grounded.ApprovalError as exc:
+        print(f"flow approve: {exc}", file=err)
+        return 2
+    return _report_grounded(run, as_json=as_json, out=out, err=err, command="flow approve")
+
+
+def _report_grounded(run: GroundedRun, *, as_json: bool, out: TextIO, err: TextIO, command: str) -> int:
+    """Print a grounded run (text or JSON) and return its exit code."""
+    import json
+
+    from tui_assist.flows.grounded import format_run
+
+    state = run.state
+    if as_json:
+        out.write(json.dumps(run.to_json(), ensure_ascii=False) + "\n")
+    else:
+        out.write(format_run(state))
+    if state.outcome == "error":
+        print(f"{command}: error: {state.error}", file=err)
+        return 1
+    if state.outcome == "awaiting_approval" and as_json:  # the text output says it already
+        print(f"{command}: awaiting approval: run `tui-assist flow approve {state.run_id}`", file=err)
+    elif state.outcome == "unverified":
+        print(f"{command}: unverified: {state.note}", file=err)
     return 0

@@ -11,6 +11,7 @@ from tui_assist.store.recorder import TurnRecorder
 from tui_assist.store.rows import (
     AuditLine,
     ConversationRow,
+    FlowRunRow,
     RoundRow,
     SearchHit,
     ToolCallRow,
@@ -22,6 +23,7 @@ __all__ = [
     "DB_FILENAME",
     "AuditLine",
     "ConversationRow",
+    "FlowRunRow",
     "MigrationError",
     "RoundRow",
     "SearchHit",

@@ -349,6 +349,9 @@ def _export_turn(t: TurnRow, rounds: list[RoundRow], calls: list[ToolCallRow], o
 async def stats(store: Store, out: TextIO, *, as_json: bool = False) -> int:
     """`tui-assist stats`: outcome counts and token sums per ISO week, from the audit lines.
 
+    Flow runs (`flow_runs`, `flow_outcomes` in JSON; a second table in text) are counted from
+    the flow audit lines, apart from turns.
+
     Args:
         store: An open store.
         out: Where to write.
@@ -388,7 +391,25 @@ async def stats(store: Store, out: TextIO, *, as_json: bool = False) -> int:
             *(cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)),
         ]
         print("  ".join(cells).rstrip(), file=out)
+    _flow_table(weeks, out)
     return EXIT_OK
+
+
+def _flow_table(weeks: list[WeekStats], out: TextIO) -> None:
+    """Flow runs per week and outcome, under the turns table (nothing when no flow ran)."""
+    flow_weeks = [w for w in weeks if w.flow_runs]
+    if not flow_weeks:
+        return
+    outcomes = sorted({name for w in flow_weeks for name in w.flow_outcomes})
+    table = [["WEEK", "FLOW RUNS", *(o.upper() for o in outcomes)]]
+    table += [
+        [w.week, str(w.flow_runs), *(str(w.flow_outcomes.get(o, 0)) for o in outcomes)] for w in flow_weeks
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    print(file=out)
+    for row in table:
+        cells = [row[0].ljust(widths[0]), *(c.rjust(n) for c, n in zip(row[1:], widths[1:], strict=True))]
+        print("  ".join(cells).rstrip(), file=out)
 
 
 def _week_dict(w: WeekStats) -> dict[str, Any]:
@@ -399,4 +420,6 @@ def _week_dict(w: WeekStats) -> dict[str, Any]:
         **_usage_dict(w.usage),
         "tool_calls": w.tool_calls,
         "rounds": w.rounds,
+        "flow_runs": w.flow_runs,
+        "flow_outcomes": w.flow_outcomes,
     }

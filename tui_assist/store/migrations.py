@@ -19,6 +19,11 @@ Schema notes:
   `UNIQUE (turn_id, ...)` index rather than `WITHOUT ROWID`: rows of a few KB spill into overflow
   pages much earlier in a `WITHOUT ROWID` b-tree, which tripled the file size in the benchmark.
 - `audit` has no foreign keys: it is an append-only ledger that outlives what it describes.
+- Flow runs (m002) are not turns: `flow_runs` keeps each run's final state (the JSON of the flow's
+  typed state, question and draft included), which is what a run stopped as `awaiting_approval`
+  is resumed from. `flow_audit` holds exactly one audit line per run (a JSON object with counts,
+  ids and sizes only, never question or answer text), keyed by `run_id` so completing an approved
+  run rewrites its line instead of adding a second one. Like `audit`, it has no foreign keys.
 """
 
 from __future__ import annotations
@@ -174,9 +179,40 @@ async def m001_initial(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m002_flow_runs(db: aiosqlite.Connection) -> None:
+    """Flow runs (their state, for runs awaiting approval) and one audit line per run."""
+    await _run(
+        db,
+        (
+            """
+            CREATE TABLE IF NOT EXISTS flow_runs (
+                run_id TEXT PRIMARY KEY,
+                flow TEXT NOT NULL,
+                outcome TEXT NOT NULL,
+                state TEXT NOT NULL,
+                created_at REAL NOT NULL,
+                updated_at REAL NOT NULL
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS flow_runs_by_outcome ON flow_runs (outcome, created_at)",
+            """
+            CREATE TABLE IF NOT EXISTS flow_audit (
+                id INTEGER PRIMARY KEY,
+                run_id TEXT NOT NULL UNIQUE,
+                flow TEXT NOT NULL,
+                at REAL NOT NULL,
+                outcome TEXT NOT NULL,
+                line TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS flow_audit_by_at ON flow_audit (at)",
+        ),
+    )
+
+
 Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
 
-MIGRATIONS: tuple[Migration, ...] = (m001_initial,)
+MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_flow_runs)
 """Every migration, in order: `MIGRATIONS[n - 1]` brings the schema to version n."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tui_assist.core.agent import ToolCallRecord
@@ -149,3 +149,24 @@ class WeekStats:
     usage: Usage
     tool_calls: int
     rounds: int
+    flow_runs: int = 0
+    """Flow runs (e.g. grounded answers) started this week, from the flow audit lines."""
+    flow_outcomes: dict[str, int] = field(default_factory=lambda: dict[str, int]())
+    """Flow runs per closed outcome (an approved run counts under its final outcome)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FlowRunRow:
+    """One stored flow run: its final (or pending) state and its audit line."""
+
+    run_id: str
+    flow: str
+    """Which flow ran (`grounded`, ...)."""
+    outcome: str
+    """The closed outcome; `awaiting_approval` while a person has yet to approve it."""
+    state: dict[str, Any]
+    """The flow's typed state as JSON data (question and draft included)."""
+    audit: dict[str, Any]
+    """The run's audit line (counts, ids and sizes only)."""
+    created_at: float
+    updated_at: float
