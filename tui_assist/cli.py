@@ -12,7 +12,7 @@ import json
 import logging
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,7 @@ from tui_assist import __version__
 from tui_assist.config import ConfigError, Settings, load_settings
 
 if TYPE_CHECKING:
+    from tui_assist.core.tooling import Tool
     from tui_assist.core.turns.base import TurnResult, TurnStrategy
     from tui_assist.providers.base import Provider
 
@@ -37,7 +38,14 @@ def _common_flags() -> argparse.ArgumentParser:
     p.add_argument("--rounds", type=int, metavar="N", help="refine round budget (default 3)")
     p.add_argument("--workdir", metavar="DIR", help="the anchored working directory for tools")
     p.add_argument("--data-dir", metavar="DIR", help="where conversations are stored")
-    p.add_argument("--provider", metavar="NAME", help="anthropic (default) or scripted")
+    p.add_argument(
+        "--provider",
+        metavar="NAME",
+        help="anthropic (default), scripted, openai, or a profile: ollama, vllm, llamacpp",
+    )
+    p.add_argument(
+        "--base-url", metavar="URL", help="endpoint (or profile name) of an OpenAI-compatible provider"
+    )
     p.add_argument("--model", metavar="NAME", help="model id (default claude-sonnet-4-6)")
     p.add_argument("--theme", metavar="NAME", help="TUI theme")
     p.add_argument("--script", metavar="FILE", help="script file for --provider scripted")
@@ -119,7 +127,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     """Settings from the config file, the environment, then the flags given."""
     flags: dict[str, Any] = {
         key: getattr(args, key, None)
-        for key in ("provider", "model", "rounds", "theme", "workdir", "data_dir", "script")
+        for key in ("provider", "model", "base_url", "rounds", "theme", "workdir", "data_dir", "script")
     }
     if getattr(args, "refine", False):
         flags["refine"] = True
@@ -155,11 +163,32 @@ def make_provider(settings: Settings) -> Provider:
             raise SetupError(MISSING_CREDENTIALS_HINT)
         from tui_assist.providers.anthropic import AnthropicProvider
 
-        return AnthropicProvider(settings.resolved_model)
-    raise SetupError(f"unknown provider {settings.provider!r}: use anthropic or scripted")
+        return AnthropicProvider(settings.resolved_model, base_url=settings.base_url)
+    from tui_assist.providers.profiles import EndpointError, is_openai_compatible, make_openai_provider
+
+    if is_openai_compatible(settings.provider, settings.profiles):
+        try:
+            return make_openai_provider(
+                settings.provider,
+                model=settings.model,
+                base_url=settings.base_url,
+                profiles=settings.profiles,
+            )
+        except EndpointError as exc:
+            raise SetupError(str(exc)) from exc
+    raise SetupError(
+        f"unknown provider {settings.provider!r}: use anthropic, scripted, openai, ollama, vllm, llamacpp "
+        "or a profile from config.toml"
+    )
 
 
-def make_strategy(settings: Settings, provider: Provider, *, yes: bool) -> TurnStrategy:
+def make_strategy(
+    settings: Settings,
+    provider: Provider,
+    *,
+    yes: bool,
+    extra_tools: Callable[[], Sequence[Tool]] | None = None,
+) -> TurnStrategy:
     """The turn strategy the settings ask for, with real tools."""
     from tui_assist.core.approval import ApprovalPolicy
     from tui_assist.core.budget import Budget
@@ -171,7 +200,9 @@ def make_strategy(settings: Settings, provider: Provider, *, yes: bool) -> TurnS
     approval = settings.approval
     deps = TurnDeps(
         provider=provider,
-        toolbox_factory=toolbox_factory(settings.workdir, bash_timeout=settings.bash_timeout),
+        toolbox_factory=toolbox_factory(
+            settings.workdir, bash_timeout=settings.bash_timeout, extra_tools=extra_tools or ()
+        ),
         approvals=ApprovalPolicy("allow" if yes else approval.default, {} if yes else approval.rules),
         budget=Budget(settings.max_model_requests, settings.max_tool_calls, settings.max_tokens_per_turn),
         system_prompt=settings.system_prompt,
@@ -235,10 +266,14 @@ async def _ask(args: argparse.Namespace, settings: Settings) -> int:
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
     if not prompt.strip():
         raise ConfigError("the prompt is empty")
+    from tui_assist.tools.mcp import McpManager
+
     provider = make_provider(settings)
-    strategy = make_strategy(settings, provider, yes=args.yes)
+    mcp = McpManager(settings.mcp_servers, cwd=settings.workdir, log_dir=data_dir(settings.data_dir) / "logs")
+    strategy = make_strategy(settings, provider, yes=args.yes, extra_tools=mcp.current_tools)
     store = await Store.open(data_dir(settings.data_dir))
     try:
+        await mcp.start()
         if args.conversation:
             try:
                 conversation_id = await store.resolve_conversation_id(args.conversation)
@@ -276,6 +311,7 @@ async def _ask(args: argparse.Namespace, settings: Settings) -> int:
                 loop.remove_signal_handler(sig)
     finally:
         await store.close()
+        await mcp.aclose()
         await provider.aclose()
 
     if args.json:

@@ -12,6 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tui_assist.core.prompts import CRITIC_PROMPT, SYSTEM_PROMPT
 from tui_assist.paths import config_file
 from tui_assist.providers.anthropic_info import DEFAULT_MODEL
+from tui_assist.providers.profiles import OpenAIProfile
+from tui_assist.tools.mcp import McpServerConfig
 
 ApprovalMode = Literal["ask", "allow", "deny"]
 
@@ -21,7 +23,7 @@ class ConfigError(Exception):
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class ApprovalSettings(_Section):
@@ -46,8 +48,15 @@ class Settings(_Section):
     """Everything configurable."""
 
     provider: str = "anthropic"
+    """`anthropic`, `scripted`, `openai`, or an OpenAI-compatible profile (`ollama`, `vllm`, ...)."""
     model: str | None = None
     """None: the provider's default."""
+    base_url: str | None = None
+    """For OpenAI-compatible providers: a URL or a profile name."""
+    profiles: dict[str, OpenAIProfile] = Field(default_factory=dict)
+    """Named OpenAI-compatible endpoints, beside the built-in `ollama`, `vllm` and `llamacpp`."""
+    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict, alias="mcpServers")
+    """MCP servers whose tools are offered to the model, in the usual `mcpServers` shape."""
     refine: bool = False
     rounds: int = Field(default=3, ge=1, le=20)
     """Refine round budget."""
@@ -76,6 +85,7 @@ class Settings(_Section):
 _ENV = {
     "TUI_ASSIST_PROVIDER": "provider",
     "TUI_ASSIST_MODEL": "model",
+    "TUI_ASSIST_BASE_URL": "base_url",
     "TUI_ASSIST_THEME": "theme",
     "TUI_ASSIST_ROUNDS": "rounds",
     "TUI_ASSIST_REFINE": "refine",

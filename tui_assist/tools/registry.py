@@ -6,7 +6,7 @@ call, which is what anchors every refine round in the workdir with a clean shell
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -14,6 +14,12 @@ from tui_assist.core.tooling import Tool, ToolboxFactory
 from tui_assist.tools.files import TextEditorTool
 from tui_assist.tools.shell import BashTool
 from tui_assist.tools.subagent import AgentTool
+
+ExtraTools = Sequence[Tool] | Callable[[], Sequence[Tool]]
+"""Tools to offer after the built-in ones, or a callable read each time a toolbox is made (so
+tools that appear later, such as those of MCP servers started after the factory was built, are
+offered from the next turn on). They are shared between toolboxes: a `Toolset` closes only those
+with an `aclose()`, so shared tools must not have one."""
 
 
 @runtime_checkable
@@ -76,31 +82,47 @@ class Toolset:
         await self.aclose()
 
 
-def default_toolbox(workdir: Path, *, bash_timeout: float = 120.0, max_output_chars: int = 30_000) -> Toolset:
-    """The standard tools: `bash`, `str_replace_based_edit_tool` and `agent`.
+def default_toolbox(
+    workdir: Path,
+    *,
+    bash_timeout: float = 120.0,
+    max_output_chars: int = 30_000,
+    extra_tools: ExtraTools = (),
+) -> Toolset:
+    """The standard tools: `bash`, `str_replace_based_edit_tool` and `agent`, then any extras.
 
     Args:
         workdir: The anchored working directory; the shell starts there and the editor is
             confined to it.
         bash_timeout: Per-command timeout of the shell, in seconds.
         max_output_chars: Longer tool output is truncated with a marker.
+        extra_tools: More tools (e.g. `McpManager.current_tools`), or a callable returning them.
 
     Returns:
         A fresh toolset with a shell that is not started yet.
+
+    Raises:
+        ValueError: if an extra tool's name is already taken.
     """
     workdir = workdir.resolve()
+    extras = extra_tools() if callable(extra_tools) else extra_tools
     return Toolset(
         workdir,
         [
             BashTool(workdir, timeout=bash_timeout, max_output_chars=max_output_chars),
             TextEditorTool(workdir, max_output_chars=max_output_chars),
             AgentTool(),
+            *extras,
         ],
     )
 
 
 def toolbox_factory(
-    workdir: Path, *, bash_timeout: float = 120.0, max_output_chars: int = 30_000
+    workdir: Path,
+    *,
+    bash_timeout: float = 120.0,
+    max_output_chars: int = 30_000,
+    extra_tools: ExtraTools = (),
 ) -> ToolboxFactory:
     """A factory that makes a fresh default toolbox on each call.
 
@@ -108,12 +130,15 @@ def toolbox_factory(
         workdir: The anchored working directory.
         bash_timeout: Per-command timeout of the shell, in seconds.
         max_output_chars: Longer tool output is truncated with a marker.
+        extra_tools: More tools, or a callable read on each call (see `ExtraTools`).
 
     Returns:
         A callable that returns a new `Toolset` each time.
     """
 
     def make() -> Toolset:
-        return default_toolbox(workdir, bash_timeout=bash_timeout, max_output_chars=max_output_chars)
+        return default_toolbox(
+            workdir, bash_timeout=bash_timeout, max_output_chars=max_output_chars, extra_tools=extra_tools
+        )
 
     return make
