@@ -19,7 +19,6 @@ turn wrote even though the final-message breakpoint moves on every call.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any, Final, Required, TypedDict, cast
 
@@ -50,6 +49,14 @@ from tui_assist.providers.anthropic_info import (
     supports_native_tools,
 )
 from tui_assist.providers.base import ModelRequest, ModelResponse, ProviderError, StreamSink, ToolSpec
+from tui_assist.providers.streaming import (
+    StreamBroke,
+    exc_text,
+    one_line,
+    plural,
+    retry_broken_stream,
+    sdk_attempts,
+)
 
 __all__ = [
     "BASH_TOOL_NAME",
@@ -82,7 +89,6 @@ _NOT_RETRYABLE_STREAM_ERRORS: Final = frozenset(
 )
 """SSE `error` types that a fresh attempt cannot fix; any other mid-stream error is retried."""
 
-_MAX_LINE: Final = 300
 
 _ContentParam = TextBlockParam | ToolUseBlockParam | ToolResultBlockParam
 
@@ -95,10 +101,6 @@ class StreamParams(TypedDict, total=False):
     messages: Required[list[MessageParam]]
     system: list[TextBlockParam]
     tools: list[ToolUnionParam]
-
-
-class _StreamBroke(Exception):
-    """A stream failed after its 200 response: worth another attempt."""
 
 
 class AnthropicProvider:
@@ -167,7 +169,7 @@ class AnthropicProvider:
             except anthropic.AnthropicError as e:
                 if not anthropic_credentials_available():
                     raise ProviderError(MISSING_CREDENTIALS_HINT) from e
-                raise ProviderError(_one_line(f"Anthropic credentials: {e}")) from e
+                raise ProviderError(one_line(f"Anthropic credentials: {e}")) from e
         return self._client
 
     async def complete(self, request: ModelRequest, sink: StreamSink) -> ModelResponse:
@@ -186,20 +188,14 @@ class AnthropicProvider:
         """
         params = build_stream_params(request, self.model, cache=self.prompt_caching)
         client = self.client
-        retries = 0
-        while True:
-            try:
-                final = await self._attempt(client, params, sink)
-            except _StreamBroke as e:
-                if retries >= self.stream_retries:
-                    raise ProviderError(
-                        _one_line(f"Anthropic API stream failed after {_plural(retries + 1, 'attempt')}: {e}")
-                    ) from e.__cause__
-                retries += 1
-                sink.retrying(retries, _one_line(str(e)))
-                await asyncio.sleep(self.stream_backoff * 2 ** (retries - 1))
-                continue
-            return _to_response(final)
+        final = await retry_broken_stream(
+            lambda: self._attempt(client, params, sink),
+            sink=sink,
+            retries=self.stream_retries,
+            backoff=self.stream_backoff,
+            what="Anthropic API",
+        )
+        return _to_response(final)
 
     async def _attempt(self, client: AsyncAnthropic, params: StreamParams, sink: StreamSink) -> ApiMessage:
         try:
@@ -209,23 +205,23 @@ class AnthropicProvider:
                     try:
                         event = await anext(stream)
                     except StopAsyncIteration:
-                        raise _StreamBroke("stream ended before message_stop") from None
+                        raise StreamBroke("stream ended before message_stop") from None
                     except anthropic.APIStatusError as e:
                         # An SSE `error` event: the response itself was a 200.
                         etype = e.type or "error"
                         text = f"{etype}: {e.api_message or e.message}"
                         if etype in _NOT_RETRYABLE_STREAM_ERRORS:
-                            raise ProviderError(_one_line(f"Anthropic API error mid-stream ({text})")) from e
-                        raise _StreamBroke(text) from e
+                            raise ProviderError(one_line(f"Anthropic API error mid-stream ({text})")) from e
+                        raise StreamBroke(text) from e
                     except httpx2.TimeoutException as e:
-                        raise _StreamBroke(
-                            f"no data from the API within the read timeout ({_exc_text(e)})"
+                        raise StreamBroke(
+                            f"no data from the API within the read timeout ({exc_text(e)})"
                         ) from e
                     except httpx2.HTTPError as e:
-                        raise _StreamBroke(f"connection broke mid-stream ({_exc_text(e)})") from e
+                        raise StreamBroke(f"connection broke mid-stream ({exc_text(e)})") from e
                     except ValueError as e:
                         # Undecodable SSE data or tool-input JSON the SDK cannot parse.
-                        raise _StreamBroke(f"malformed stream ({_exc_text(e)})") from e
+                        raise StreamBroke(f"malformed stream ({exc_text(e)})") from e
                     if event.type == "text":
                         sink.text(event.text)
                     elif event.type == "message_stop":
@@ -234,15 +230,15 @@ class AnthropicProvider:
         except anthropic.APIStatusError as e:
             raise ProviderError(_status_error_line(e)) from e
         except anthropic.APITimeoutError as e:
-            attempts = _attempts(e.request)
+            attempts = sdk_attempts(e.request)
             raise ProviderError(
-                f"Anthropic API at {_url(client)} did not answer in time ({_plural(attempts, 'attempt')})"
+                f"Anthropic API at {_url(client)} did not answer in time ({plural(attempts, 'attempt')})"
             ) from e
         except anthropic.APIConnectionError as e:
-            cause = _exc_text(e.__cause__) if e.__cause__ is not None else e.message
-            raise ProviderError(_one_line(f"could not reach Anthropic API at {_url(client)}: {cause}")) from e
+            cause = exc_text(e.__cause__) if e.__cause__ is not None else e.message
+            raise ProviderError(one_line(f"could not reach Anthropic API at {_url(client)}: {cause}")) from e
         except anthropic.AnthropicError as e:
-            raise ProviderError(_one_line(f"Anthropic API error: {e}")) from e
+            raise ProviderError(one_line(f"Anthropic API error: {e}")) from e
         except TypeError as e:
             # The SDK's way of saying no credential was found (raised when it builds headers).
             if "authentication" in str(e):
@@ -367,7 +363,7 @@ def _status_error_line(e: anthropic.APIStatusError) -> str:
     status = e.status_code
     etype = e.type or "error"
     message = e.api_message or e.message
-    attempts = _attempts(e.response.request)
+    attempts = sdk_attempts(e.response.request)
     after = f" after {attempts} attempts" if attempts > 1 else ""
     if status == 401:
         line = f"authentication failed: check ANTHROPIC_API_KEY (Anthropic API 401 {etype}: {message})"
@@ -377,30 +373,8 @@ def _status_error_line(e: anthropic.APIStatusError) -> str:
         line = f"Anthropic API rate limit (429){after}: {message}"
     else:
         line = f"Anthropic API error {status} ({etype}){after}: {message}"
-    return _one_line(line)
-
-
-def _attempts(request: httpx2.Request) -> int:
-    """How many HTTP attempts the SDK made: it numbers retries in a header."""
-    try:
-        return int(request.headers.get("x-stainless-retry-count", "0")) + 1
-    except ValueError:
-        return 1
+    return one_line(line)
 
 
 def _url(client: AsyncAnthropic) -> str:
     return str(client.base_url).rstrip("/")
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def _exc_text(e: BaseException) -> str:
-    text = str(e)
-    return f"{type(e).__name__}: {text}" if text else type(e).__name__
-
-
-def _one_line(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= _MAX_LINE else line[: _MAX_LINE - 1] + "…"

@@ -29,7 +29,6 @@ Only this module imports `openai`; `tui_assist.providers.profiles` resolves endp
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -50,10 +49,18 @@ from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 from tui_assist.core.conversation import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from tui_assist.providers.base import ModelRequest, ModelResponse, ProviderError, StreamSink, ToolSpec
 from tui_assist.providers.profiles import NO_KEY_PLACEHOLDER, MaxTokensParam
+from tui_assist.providers.streaming import (
+    StreamBroke,
+    clip,
+    exc_text,
+    one_line,
+    plural,
+    retry_broken_stream,
+    sdk_attempts,
+)
 
 __all__ = ["OpenAICompatProvider", "build_chat_params"]
 
-_MAX_LINE: Final = 300
 
 _STOP_REASONS: Final = {
     "stop": "end_turn",
@@ -75,10 +82,6 @@ _NO_TOOLS = re.compile(
     re.IGNORECASE,
 )
 """What servers say when the model or server has no native tool calling (Ollama, vLLM, llama.cpp)."""
-
-
-class _StreamBroke(Exception):
-    """A stream failed after its 200 response: worth another attempt."""
 
 
 class OpenAICompatProvider:
@@ -147,7 +150,7 @@ class OpenAICompatProvider:
                     timeout=openai.NOT_GIVEN if self._timeout is None else self._timeout,
                 )
             except openai.OpenAIError as e:
-                raise ProviderError(_one_line(f"OpenAI-compatible client: {e}")) from e
+                raise ProviderError(one_line(f"OpenAI-compatible client: {e}")) from e
         return self._client
 
     async def complete(self, request: ModelRequest, sink: StreamSink) -> ModelResponse:
@@ -168,20 +171,13 @@ class OpenAICompatProvider:
             request, self.model, max_tokens_param=self.max_tokens_param, include_usage=self.include_usage
         )
         client = self.client
-        retries = 0
-        while True:
-            try:
-                return await self._attempt(client, params, sink, has_tools=bool(request.tools))
-            except _StreamBroke as e:
-                if retries >= self.stream_retries:
-                    raise ProviderError(
-                        _one_line(
-                            f"{_server(client)} stream failed after {_plural(retries + 1, 'attempt')}: {e}"
-                        )
-                    ) from e.__cause__
-                retries += 1
-                sink.retrying(retries, _one_line(str(e)))
-                await asyncio.sleep(self.stream_backoff * 2 ** (retries - 1))
+        return await retry_broken_stream(
+            lambda: self._attempt(client, params, sink, has_tools=bool(request.tools)),
+            sink=sink,
+            retries=self.stream_retries,
+            backoff=self.stream_backoff,
+            what=_server(client),
+        )
 
     async def _attempt(
         self, client: AsyncOpenAI, params: dict[str, Any], sink: StreamSink, *, has_tools: bool
@@ -191,35 +187,35 @@ class OpenAICompatProvider:
         except openai.APIStatusError as e:
             raise ProviderError(_status_error_line(e, client, self.model, has_tools=has_tools)) from e
         except openai.APITimeoutError as e:
-            attempts = _attempts(e.request)
+            attempts = sdk_attempts(e.request)
             raise ProviderError(
-                f"{_server(client)} did not answer in time ({_plural(attempts, 'attempt')})"
+                f"{_server(client)} did not answer in time ({plural(attempts, 'attempt')})"
             ) from e
         except openai.APIConnectionError as e:
-            cause = _exc_text(e.__cause__) if e.__cause__ is not None else e.message
+            cause = exc_text(e.__cause__) if e.__cause__ is not None else e.message
             hint = " (is the server running?)" if _is_local(client) else ""
-            raise ProviderError(_one_line(f"could not reach {_server(client)}: {cause}{hint}")) from e
+            raise ProviderError(one_line(f"could not reach {_server(client)}: {cause}{hint}")) from e
         except openai.OpenAIError as e:
-            raise ProviderError(_one_line(f"{_server(client)} error: {e}")) from e
+            raise ProviderError(one_line(f"{_server(client)} error: {e}")) from e
         assembler = _Assembler(self.model)
         async with stream:
             try:
                 async for chunk in stream:
                     assembler.add(chunk, sink)
             except openai.APITimeoutError as e:
-                raise _StreamBroke("no data from the server within the read timeout") from e
+                raise StreamBroke("no data from the server within the read timeout") from e
             except openai.APIConnectionError as e:
-                cause = _exc_text(e.__cause__) if e.__cause__ is not None else e.message
-                raise _StreamBroke(f"connection broke mid-stream ({cause})") from e
+                cause = exc_text(e.__cause__) if e.__cause__ is not None else e.message
+                raise StreamBroke(f"connection broke mid-stream ({cause})") from e
             except openai.APIError as e:
                 # An error payload inside a 200 stream.
                 etype = e.type or e.code or "error"
                 text = f"{etype}: {e.message}"
                 if etype in _NOT_RETRYABLE_STREAM_ERRORS:
-                    raise ProviderError(_one_line(f"{_server(client)} error mid-stream ({text})")) from e
-                raise _StreamBroke(text) from e
+                    raise ProviderError(one_line(f"{_server(client)} error mid-stream ({text})")) from e
+                raise StreamBroke(text) from e
             except ValueError as e:
-                raise _StreamBroke(f"malformed stream ({_exc_text(e)})") from e
+                raise StreamBroke(f"malformed stream ({exc_text(e)})") from e
         return assembler.finish()
 
     async def aclose(self) -> None:
@@ -383,7 +379,7 @@ class _Assembler:
 
     def finish(self) -> ModelResponse:
         if self.finish_reason is None:
-            raise _StreamBroke("stream ended before the finish reason")
+            raise StreamBroke("stream ended before the finish reason")
         blocks: list[Block] = []
         text = "".join(self.text)
         if text:
@@ -391,13 +387,13 @@ class _Assembler:
         for n, index in enumerate(sorted(self.calls)):
             call = self.calls[index]
             if not call.name:
-                raise _StreamBroke("a streamed tool call had no function name")
+                raise StreamBroke("a streamed tool call had no function name")
             try:
                 arguments = _arguments(call)
-            except _StreamBroke as e:
+            except StreamBroke as e:
                 if self.finish_reason == "length":  # cut by the output limit: another try ends the same way
                     raise ProviderError(
-                        _one_line(f"the reply hit the output limit (max_tokens) inside a tool call: {e}")
+                        one_line(f"the reply hit the output limit (max_tokens) inside a tool call: {e}")
                     ) from e
                 raise
             blocks.append(ToolUseBlock(call.id or f"call_{n}", call.name, arguments))
@@ -418,12 +414,12 @@ def _arguments(call: _PendingCall) -> dict[str, Any]:
         if isinstance(value, str):  # some models double-encode the arguments
             value = json.loads(value)
     except ValueError as e:
-        raise _StreamBroke(
-            f"model sent invalid JSON arguments for tool {call.name!r} ({e}): {_clip(raw, 80)}"
+        raise StreamBroke(
+            f"model sent invalid JSON arguments for tool {call.name!r} ({e}): {clip(raw, 80)}"
         ) from e
     if not isinstance(value, dict):
-        raise _StreamBroke(
-            f"model sent tool arguments that are not a JSON object for {call.name!r}: {_clip(raw, 80)}"
+        raise StreamBroke(
+            f"model sent tool arguments that are not a JSON object for {call.name!r}: {clip(raw, 80)}"
         )
     return cast(dict[str, Any], value)
 
@@ -448,13 +444,13 @@ def _usage(chunk: ChatCompletionChunk) -> Usage:
 def _status_error_line(e: openai.APIStatusError, client: AsyncOpenAI, model: str, *, has_tools: bool) -> str:
     status = e.status_code
     message = _api_message(e)
-    attempts = _attempts(e.response.request)
+    attempts = sdk_attempts(e.response.request)
     after = f" after {attempts} attempts" if attempts > 1 else ""
     where = _server(client)
     if has_tools and status in (400, 404, 422, 500, 501) and _NO_TOOLS.search(message):
         line = (
             f"model {model!r} at {_url(client)} has no native tool calling "
-            f"({status}: {_clip(message, 100)}); "
+            f"({status}: {clip(message, 100)}); "
             "use a model with tool support, or enable it on the server "
             "(vLLM: --enable-auto-tool-choice --tool-call-parser NAME; llama.cpp: --jinja)"
         )
@@ -469,7 +465,7 @@ def _status_error_line(e: openai.APIStatusError, client: AsyncOpenAI, model: str
         line = f"{where} rate limit (429){after}: {message}"
     else:
         line = f"{where} error {status}{after}: {message}"
-    return _one_line(line)
+    return one_line(line)
 
 
 def _api_message(e: openai.APIStatusError) -> str:
@@ -483,14 +479,6 @@ def _api_message(e: openai.APIStatusError) -> str:
     return e.message
 
 
-def _attempts(request: Any) -> int:
-    """How many HTTP attempts the SDK made: it numbers retries in a header."""
-    try:
-        return int(request.headers.get("x-stainless-retry-count", "0")) + 1
-    except (AttributeError, ValueError):
-        return 1
-
-
 def _url(client: AsyncOpenAI) -> str:
     return str(client.base_url).rstrip("/")
 
@@ -502,21 +490,3 @@ def _server(client: AsyncOpenAI) -> str:
 def _is_local(client: AsyncOpenAI) -> bool:
     host = client.base_url.host
     return host in ("localhost", "::1", "[::1]") or host.startswith("127.")
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def _exc_text(e: BaseException) -> str:
-    text = str(e)
-    return f"{type(e).__name__}: {text}" if text else type(e).__name__
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _one_line(text: str) -> str:
-    return _clip(text, _MAX_LINE)
