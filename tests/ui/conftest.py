@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+import pytest
+
+from tests.ui.helpers import FixedClock
+
+
+@pytest.fixture
+def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> FixedClock:
+    """Pin the core's event stamps and tool durations, so timings on screen are deterministic."""
+    import tui_assist.core.agent as agent
+    import tui_assist.core.events as events
+
+    clock = FixedClock()
+    monkeypatch.setattr(events, "time", clock)
+    monkeypatch.setattr(agent, "time", clock)
+    return clock

@@ -1,0 +1,243 @@
+"""The session's store wiring (against a fake with the store's API), resume, export and palette."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.ui.helpers import BlockingProvider, FakeToolbox, make_app, screen_text, wait_until
+from tui_assist.config import Settings
+from tui_assist.core.conversation import Message
+from tui_assist.core.events import TurnEvent
+from tui_assist.core.observer import ApprovalDecision, ToolApproval
+from tui_assist.providers.scripted import ScriptedProvider
+from tui_assist.ui.app import TuiAssistApp
+from tui_assist.ui.screens.main import MainScreen
+from tui_assist.ui.screens.resume import ResumeScreen
+from tui_assist.ui.session import exchanges, export_markdown
+from tui_assist.ui.widgets.conversation import TurnView
+
+
+@dataclass
+class _Recorder:
+    events: list[TurnEvent] = field(default_factory=list)
+
+    def on_event(self, event: TurnEvent) -> None:
+        self.events.append(event)
+
+    async def approve(self, request: ToolApproval) -> ApprovalDecision:
+        return "deny"
+
+
+@dataclass
+class FakeStore:
+    """Records calls; holds one stored conversation to resume."""
+
+    calls: list[tuple[str, Any]] = field(default_factory=list)
+    recorders: list[_Recorder] = field(default_factory=list)
+
+    async def create_conversation(self, *, title: str, model: str, workdir: str) -> str:
+        self.calls.append(("create_conversation", title))
+        return "c-new"
+
+    async def begin_turn(self, *, conversation_id: str, turn_id: str, strategy: str, prompt: str) -> None:
+        self.calls.append(("begin_turn", (conversation_id, strategy, prompt)))
+
+    def recorder(self) -> _Recorder:
+        recorder = _Recorder()
+        self.recorders.append(recorder)
+        return recorder
+
+    async def commit_turn(self, conversation_id: str, result: Any, events: list[TurnEvent]) -> None:
+        self.calls.append(("commit_turn", (conversation_id, result.outcome, len(events))))
+
+    async def mark_cancelled(self, turn_id: str, events: list[TurnEvent]) -> None:
+        self.calls.append(("mark_cancelled", len(events)))
+
+    async def list_conversations(
+        self, limit: int, offset: int, query: str | None = None
+    ) -> list[dict[str, Any]]:
+        rows = [{"id": "c-old", "title": "how do I rebase", "updated_at": "2026-01-02"}]
+        return [r for r in rows if not query or query in r["title"]]
+
+    async def load_history(self, conversation_id: str) -> list[Message]:
+        return [Message.user("how do I rebase"), Message.assistant("Use `git rebase -i`.")]
+
+
+def _app(store: FakeStore, provider: Any) -> TuiAssistApp:
+    return TuiAssistApp(
+        Settings(provider="scripted", workdir=Path("/work/project")),
+        provider_factory=lambda: provider,
+        toolbox_factory=lambda: FakeToolbox(Path("/work/project")),
+        store=store,
+    )
+
+
+async def test_a_turn_is_recorded_and_committed() -> None:
+    store = FakeStore()
+    app = _app(store, ScriptedProvider(["Answer one.", "Answer two."]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.session.wait_ready()
+        for prompt in ("first question", "second"):
+            await pilot.press(*prompt, "enter")
+            await app.workers.wait_for_complete()
+        await pilot.pause()
+    names = [name for name, _ in store.calls]
+    assert names == ["create_conversation", "begin_turn", "commit_turn", "begin_turn", "commit_turn"]
+    assert store.calls[0] == ("create_conversation", "first question")
+    assert store.calls[2][1][:2] == ("c-new", "answered")
+    assert store.calls[2][1][2] == len(store.recorders[0].events) > 0
+
+
+async def test_a_cancelled_turn_is_marked_cancelled() -> None:
+    store = FakeStore()
+    provider = BlockingProvider()
+    app = _app(store, provider)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.session.wait_ready()
+        await pilot.press(*"go", "enter")
+        await asyncio.wait_for(provider.started.wait(), 5)
+        await pilot.press("escape")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    names = [name for name, _ in store.calls]
+    assert names == ["create_conversation", "begin_turn", "mark_cancelled"]
+
+
+async def test_resume_picker_lists_and_redraws_a_conversation() -> None:
+    store = FakeStore()
+    app = _app(store, ScriptedProvider(["Then squash."]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.session.wait_ready()
+        await app.workers.wait_for_complete()
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, ResumeScreen))
+        await wait_until(pilot, lambda: "how do I rebase" in screen_text(app))
+        await pilot.press("enter", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, MainScreen))
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "Use git rebase -i." in screen_text(app)
+        assert app.session.conversation_id == "c-old"
+        # The resumed history is what the next turn sends to the model.
+        await pilot.press(*"and then?", "enter")
+        await app.workers.wait_for_complete()
+        provider = app.session.provider
+        assert isinstance(provider, ScriptedProvider)
+        sent = [m.text for m in provider.requests[0].messages]
+        assert sent == ["how do I rebase", "Use `git rebase -i`.", "and then?"]
+
+
+async def test_without_a_store_resume_says_so() -> None:
+    app = make_app([])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.session.wait_ready()
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+        assert any("store is not available" in n.message for n in app._notifications)
+
+
+async def test_palette_commands_set_rounds_and_start_over(tmp_path: Path) -> None:
+    app = make_app(["An answer."])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.session.wait_ready()
+        await app.workers.wait_for_complete()
+        await pilot.press(*"hi", "enter")
+        await app.workers.wait_for_complete()
+        for command in ("refine: set rounds to 5", "session: new conversation"):
+            await pilot.press("ctrl+p")
+            await pilot.pause()
+            await pilot.press(*command)
+            await pilot.pause(0.3)
+            await pilot.press("enter")
+            await pilot.pause(0.1)
+        assert app.session.rounds == 5
+        assert "Refine OFF" in screen_text(app)
+        assert app.session.conversation.messages == []
+        assert not app.query(TurnView)
+
+
+async def test_export_writes_the_conversation_as_markdown() -> None:
+    app = make_app(["An **answer**."])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.session.wait_ready()
+        await app.workers.wait_for_complete()
+        await pilot.press(*"hi", "enter")
+        await app.workers.wait_for_complete()
+        app.main_screen.action_export_markdown()
+        await pilot.pause()
+    from tui_assist.paths import data_dir
+
+    files = list((data_dir() / "exports").glob("conversation-*.md"))
+    assert len(files) == 1
+    text = files[0].read_text()
+    assert "## You\n\nhi" in text and "An **answer**." in text
+
+
+def test_exchanges_skip_tool_traffic() -> None:
+    from tui_assist.core.conversation import ToolResultBlock, ToolUseBlock
+
+    messages = [
+        Message.user("q1"),
+        Message("assistant", (ToolUseBlock("t", "bash", {"command": "ls"}),)),
+        Message("user", (ToolResultBlock("t", "a b"),)),
+        Message.assistant("a1"),
+        Message.user("q2"),
+        Message.assistant("a2"),
+    ]
+    assert exchanges(messages) == [("q1", "a1"), ("q2", "a2")]
+    assert "> tool `bash`" in export_markdown(messages, title="t")
+
+
+async def test_panels_toggle() -> None:
+    app = make_app([])
+    async with app.run_test(size=(120, 30)) as pilot:
+        await app.session.wait_ready()
+        await pilot.press("f2")
+        await pilot.pause()
+        assert app.screen.has_class("-tree-hidden")
+        assert app.query_one("#tree").region.width == 0
+        await pilot.press("f3")
+        await pilot.pause()
+        assert app.query_one("#side").region.width == 0
+        await pilot.press("f2", "f3")
+        await pilot.pause()
+        assert app.query_one("#tree").region.width > 0
+
+
+async def test_resume_from_the_real_store_redraws_turns_and_their_tree(tmp_path: Path) -> None:
+    """A turn stored by one session is redrawn by the next one from its event log."""
+    from tui_assist.ui.widgets.agent_tree import AgentTree
+
+    def app_with_store(script: list[str]) -> TuiAssistApp:
+        return TuiAssistApp(
+            Settings(provider="scripted", workdir=tmp_path, refine=True),
+            provider_factory=lambda: ScriptedProvider(script),
+            toolbox_factory=lambda: FakeToolbox(tmp_path),
+        )
+
+    first = app_with_store(["Draft 41.", "REVISE\nIt is 42.", "It is **42**.", "PASS\nok"])
+    async with first.run_test(size=(110, 34)) as pilot:
+        await first.session.wait_ready()
+        assert first.session.store is not None
+        await pilot.press(*"the answer?", "enter")
+        await first.workers.wait_for_complete()
+        await pilot.pause()
+
+    second = app_with_store(["PASS"])
+    async with second.run_test(size=(110, 34)) as pilot:
+        await second.session.wait_ready()
+        await second.workers.wait_for_complete()
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: "the answer?" in screen_text(second))
+        await pilot.press("enter", "enter")
+        await wait_until(pilot, lambda: second.query_one(AgentTree).round_count == 2)
+        await second.workers.wait_for_complete()
+        await pilot.pause()
+        text = screen_text(second)
+        assert "It is 42." in text and "passed in round 2" in text
+        assert "round 1 · REVISE" in text and "round 2 · PASS" in text
+        assert [m.text for m in second.session.conversation.messages] == ["the answer?", "It is **42**."]

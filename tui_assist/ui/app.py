@@ -1,0 +1,123 @@
+"""The Textual app: themes, keymap, the command palette and the main screen.
+
+Start-up is kept light on purpose: this module imports Textual and the core only. The Anthropic
+SDK, the tools and the store are loaded by the main screen after its first frame is painted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.app import App
+from textual.binding import Binding
+from textual.command import Provider
+from textual.screen import Screen
+
+from tui_assist.config import Settings
+from tui_assist.core.tooling import ToolboxFactory
+from tui_assist.paths import themes_dir
+from tui_assist.ui.screens.main import MainScreen
+from tui_assist.ui.session import ChatSession, ProviderFactory
+from tui_assist.ui.themes import DEFAULT_THEME, discover_themes
+
+
+def _commands_provider() -> type[Provider]:
+    from tui_assist.ui.commands import TuiAssistCommands  # loaded when the palette first opens
+
+    return TuiAssistCommands
+
+
+class TuiAssistApp(App[int]):
+    """The chat assistant."""
+
+    TITLE = "tui-assist"
+    # The main screen is the default screen, whose own CSS_PATH Textual doesn't load: list it here.
+    CSS_PATH = [themes_dir() / "base.tcss", Path(__file__).parent / "screens" / "main.tcss"]
+    COMMANDS = App.COMMANDS | {_commands_provider}
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
+    ]
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        provider_factory: ProviderFactory | None = None,
+        toolbox_factory: ToolboxFactory | None = None,
+        store: Any | None = None,
+        use_store: bool = True,
+    ) -> None:
+        """Build the app.
+
+        Args:
+            settings: Everything configurable (model, refine, theme, keymap, prices, workdir...).
+            provider_factory: Makes the provider; None builds the one the settings name (after
+                the first paint, in a thread, since the Anthropic SDK is slow to import).
+            toolbox_factory: Makes each turn's (and round's) tools; None uses the tool registry.
+            store: A ready store; None opens the default one when `use_store` is true.
+            use_store: Whether to open the default store when none is given.
+        """
+        super().__init__()
+        self.settings = settings
+        self.session = ChatSession(
+            settings,
+            provider_factory=provider_factory,
+            toolbox_factory=toolbox_factory,
+            store=store,
+            use_store=use_store,
+        )
+        specs, self.theme_problems = discover_themes()
+        self._code_themes: dict[str, str] = {}
+        for spec in specs.values():
+            self.register_theme(spec.theme)
+            self._code_themes[spec.theme.name] = spec.code_theme
+        self.theme_names = sorted(specs)
+        wanted = settings.theme
+        if self.get_theme(wanted) is None:
+            self.theme_problems.append(f"unknown theme {wanted!r}; using {DEFAULT_THEME}")
+            wanted = DEFAULT_THEME if self.get_theme(DEFAULT_THEME) is not None else "textual-dark"
+        # Not `self.theme = wanted`: before the app runs, that schedules a full CSS reparse and
+        # restyle right after the first mount (~40 ms of startup). The first parse reads the
+        # current theme anyway, so set the value quietly and the classes its watcher would set.
+        self.set_reactive(TuiAssistApp.theme, wanted)
+        self.stylesheet.set_variables(self.get_css_variables())
+        dark = self.current_theme.dark
+        self.set_class(dark, "-dark-mode", update=False)
+        self.set_class(not dark, "-light-mode", update=False)
+
+    @property
+    def code_theme(self) -> str:
+        """The Pygments style for code blocks in the current theme."""
+        default = "monokai" if self.current_theme.dark else "friendly"
+        return self._code_themes.get(self.theme, default)
+
+    @property
+    def main_screen(self) -> MainScreen:
+        for screen in self.screen_stack:
+            if isinstance(screen, MainScreen):
+                return screen
+        raise RuntimeError("the main screen is not installed")
+
+    def get_default_screen(self) -> Screen[Any]:
+        return MainScreen(self.session)
+
+    def on_mount(self) -> None:
+        if self.settings.keymap:
+            self.set_keymap(self.settings.keymap)
+        for problem in self.theme_problems:
+            self.notify(problem, severity="warning", timeout=6)
+
+    async def on_unmount(self) -> None:
+        await self.session.aclose()
+
+    def switch_theme(self, name: str) -> None:
+        self.theme = name
+        self.settings.theme = name
+
+
+def run(settings: Settings) -> int:
+    """Run the chat TUI until the user quits; returns the process exit code."""
+    app = TuiAssistApp(settings)
+    app.run()
+    return app.return_code or 0

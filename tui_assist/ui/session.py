@@ -1,0 +1,393 @@
+"""The chat session behind the TUI: provider, tools, history, store and meters, without Textual.
+
+Heavy pieces (the Anthropic SDK, the tools, the store) are loaded by `load()`, which the app
+calls after its first paint; nothing here imports them at module level. The store and the tool
+registry are optional: when they can't be imported the session still runs (turns aren't
+persisted; the model gets no tools) and says so once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tui_assist.config import Price, Settings
+from tui_assist.core.approval import ApprovalPolicy
+from tui_assist.core.conversation import Conversation, Message, TextBlock, ToolUseBlock, Usage
+from tui_assist.core.nodes import new_id
+from tui_assist.core.observer import FanOutObserver, TurnObserver
+from tui_assist.core.tooling import Tool, ToolboxFactory
+from tui_assist.providers.base import Provider
+
+if TYPE_CHECKING:
+    from tui_assist.core.turns.base import TurnResult, TurnStrategy
+
+log = logging.getLogger(__name__)
+
+ProviderFactory = Callable[[], Provider]
+
+NO_PROVIDER_HELP = """\
+**No model provider is configured yet.**
+
+Claude is reached through the Anthropic SDK, which found no credentials. To chat with Claude:
+
+- set `ANTHROPIC_API_KEY` (or `ANTHROPIC_AUTH_TOKEN`) in your environment and start again, or
+- put `provider = "anthropic"` and a `model` in `{config}`.
+
+**Offline**, everything but the model works: run `tui-assist --provider scripted --script FILE`,
+where FILE is a JSON list of assistant messages (each a list of content blocks, as in the
+Messages API), replayed one per model request. Themes, Refine mode, the agent tree and the round
+review all work with it."""
+
+
+class ProviderUnavailable(Exception):
+    """No provider could be made; the message tells the user what to do."""
+
+
+@dataclass(slots=True)
+class _EmptyToolbox:
+    workdir: Path
+    tools: Sequence[Tool] = ()
+
+    async def aclose(self) -> None:
+        return None
+
+
+def default_provider_factory(settings: Settings) -> ProviderFactory:
+    """The provider the settings ask for. Building it may import an SDK (slow): call it in a thread."""
+
+    def make() -> Provider:
+        if settings.provider == "anthropic":
+            from tui_assist.providers.anthropic_info import anthropic_credentials_available
+
+            if not anthropic_credentials_available():
+                raise ProviderUnavailable(NO_PROVIDER_HELP)
+        from tui_assist.cli import SetupError, make_provider  # the one place providers are chosen
+
+        try:
+            return make_provider(settings)
+        except SetupError as exc:
+            raise ProviderUnavailable(f"**The provider can't start:** {exc}") from exc
+
+    return make
+
+
+def default_toolbox_factory(
+    settings: Settings, extra_tools: Callable[[], Sequence[Tool]] | None = None
+) -> tuple[ToolboxFactory, str | None]:
+    """The tool registry's factory, or an empty toolbox and a reason when it can't be loaded."""
+    workdir = settings.workdir
+    try:
+        from tui_assist.tools.registry import toolbox_factory
+
+        factory = toolbox_factory(workdir, bash_timeout=settings.bash_timeout, extra_tools=extra_tools or ())
+        return factory, None
+    except Exception as exc:  # a broken tool must not keep the chat from opening
+        log.exception("tools unavailable")
+        return (lambda: _EmptyToolbox(workdir)), f"tools are unavailable ({exc}); the model gets no tools"
+
+
+async def open_store(settings: Settings) -> tuple[Any | None, str | None]:
+    """Open the store; (None, reason) when it can't be opened (the chat still works, unsaved)."""
+    from tui_assist.paths import data_dir
+
+    try:
+        from tui_assist.store import Store
+
+        return await Store.open(data_dir(settings.data_dir)), None
+    except Exception as exc:
+        log.exception("cannot open the store")
+        return None, f"history is not saved: cannot open the store ({exc})"
+
+
+def price_for(prices: dict[str, Price], model: str) -> Price | None:
+    """The price entry for `model` (exact, then by prefix)."""
+    if model in prices:
+        return prices[model]
+    for name, price in prices.items():
+        if model.startswith(name):
+            return price
+    return None
+
+
+def cost_of(usage: Usage, price: Price | None) -> float | None:
+    """USD for `usage`, or None without a price."""
+    if price is None:
+        return None
+    return (
+        usage.input_tokens * price.input
+        + usage.output_tokens * price.output
+        + usage.cache_creation_input_tokens * price.cache_write
+        + usage.cache_read_input_tokens * price.cache_read
+    ) / 1_000_000
+
+
+@dataclass
+class Meter:
+    """Tokens and cost of the session."""
+
+    usage: Usage = field(default_factory=Usage)
+    cost: float | None = 0.0
+
+    def add(self, usage: Usage, price: Price | None) -> None:
+        self.usage = self.usage + usage
+        spent = cost_of(usage, price)
+        self.cost = None if spent is None or self.cost is None else self.cost + spent
+
+
+class ChatSession:
+    """One conversation with a model, as the TUI runs it."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        provider_factory: ProviderFactory | None = None,
+        toolbox_factory: ToolboxFactory | None = None,
+        store: Any | None = None,
+        use_store: bool = True,
+    ) -> None:
+        self.settings = settings
+        self.refine = settings.refine
+        self.rounds = settings.rounds
+        self.approvals = ApprovalPolicy(settings.approval.default, settings.approval.rules)
+        self.conversation = Conversation()
+        self.conversation_id: str | None = None
+        self.meter = Meter()
+        self.provider: Provider | None = None
+        self.provider_problem: str | None = None
+        self.notes: list[str] = []
+        """Things the user should know about what was loaded (shown once)."""
+        self.store = store
+        self._use_store = use_store and store is None
+        self._owns_store = False
+        self._mcp: Any | None = None
+        self._provider_factory = provider_factory
+        self._toolbox_factory = toolbox_factory
+        self._ready = asyncio.Event()
+        self.model = settings.resolved_model
+
+    @property
+    def ready(self) -> bool:
+        return self._ready.is_set()
+
+    async def load(self) -> None:
+        """Load the provider, the tools and the store (in threads where imports are slow)."""
+        try:
+            if self._provider_factory is not None:
+                self.provider = self._provider_factory()
+            else:
+                self.provider = await asyncio.to_thread(default_provider_factory(self.settings))
+            self.model = getattr(self.provider, "model", self.model)
+        except ProviderUnavailable as exc:
+            self.provider_problem = str(exc)
+        except Exception as exc:
+            log.exception("provider failed to load")
+            self.provider_problem = f"The provider could not be started: {exc}"
+        if self._toolbox_factory is None:
+            extra = await self._start_mcp()
+            factory, problem = await asyncio.to_thread(default_toolbox_factory, self.settings, extra)
+            self._toolbox_factory = factory
+            if problem:
+                self.notes.append(problem)
+        if self._use_store:
+            self.store, problem = await open_store(self.settings)
+            self._owns_store = self.store is not None
+            if problem:
+                self.notes.append(problem)
+            recovered = getattr(self.store, "recovered", None)
+            if recovered:
+                self.notes.append(
+                    f"{len(recovered)} turn(s) cut by an earlier crash were stored as cancelled"
+                )
+        self._ready.set()
+
+    async def _start_mcp(self) -> Callable[[], Sequence[Tool]] | None:
+        """Start the configured MCP servers (if any); their tools join every toolbox."""
+        if not self.settings.mcp_servers:
+            return None
+        try:
+            from tui_assist.paths import data_dir
+            from tui_assist.tools.mcp import McpManager
+
+            self._mcp = McpManager(
+                self.settings.mcp_servers,
+                cwd=self.settings.workdir,
+                log_dir=data_dir(self.settings.data_dir) / "logs",
+            )
+            await self._mcp.start()
+            return self._mcp.current_tools
+        except Exception as exc:
+            log.exception("MCP servers failed to start")
+            self.notes.append(f"MCP tools are unavailable: {exc}")
+            return None
+
+    async def aclose(self) -> None:
+        """Release what `load` opened: MCP servers, the provider's connections, the store."""
+        for closer in (
+            getattr(self._mcp, "aclose", None),
+            getattr(self.provider, "aclose", None),
+            getattr(self.store, "close", None) if self._owns_store else None,
+        ):
+            if closer is None:
+                continue
+            try:
+                await closer()
+            except Exception:
+                log.exception("error while closing the session")
+
+    async def wait_ready(self) -> None:
+        await self._ready.wait()
+
+    def strategy(self) -> TurnStrategy:
+        # The strategies pull in the whole agent loop: imported at the first turn, not at startup.
+        from tui_assist.core.budget import Budget
+        from tui_assist.core.turns.agent import AgentTurn
+        from tui_assist.core.turns.base import TurnDeps
+        from tui_assist.core.turns.refine import RefineTurn
+
+        if self.provider is None:
+            raise RuntimeError(self.provider_problem or "no provider")
+        s = self.settings
+        deps = TurnDeps(
+            provider=self.provider,
+            toolbox_factory=self._toolbox_factory or (lambda: _EmptyToolbox(s.workdir)),
+            approvals=self.approvals,
+            budget=Budget(s.max_model_requests, s.max_tool_calls, s.max_tokens_per_turn),
+            system_prompt=s.system_prompt,
+            critic_prompt=s.critic_prompt,
+        )
+        return RefineTurn(deps, max_rounds=self.rounds) if self.refine else AgentTurn(deps)
+
+    def price(self, model: str | None = None) -> Price | None:
+        return price_for(self.settings.prices, model or self.model)
+
+    async def run_turn(self, prompt: str, observer: TurnObserver) -> TurnResult:
+        """Run one turn; with a store, record it and commit it before returning."""
+        strategy = self.strategy()
+        turn_id = new_id()
+        recorder: Any | None = None
+        store = self.store
+        if store is not None:
+            try:
+                if self.conversation_id is None:
+                    created = await store.create_conversation(
+                        title=" ".join(prompt.split())[:80],
+                        model=self.model,
+                        workdir=str(self.settings.workdir),
+                    )
+                    self.conversation_id = str(getattr(created, "id", created))
+                await store.begin_turn(
+                    conversation_id=self.conversation_id,
+                    turn_id=turn_id,
+                    strategy=strategy.name,
+                    prompt=prompt,
+                )
+                recorder = store.recorder()
+                if recorder is not None:
+                    observer = FanOutObserver(observer, recorder)
+            except Exception as exc:
+                log.exception("store: cannot begin the turn")
+                self.notes.append(f"this turn is not saved: {exc}")
+                recorder = None
+        try:
+            result = await strategy.run(self.conversation, prompt, observer, turn_id=turn_id)
+        except asyncio.CancelledError:
+            if store is not None and recorder is not None:
+                try:
+                    await asyncio.shield(store.mark_cancelled(turn_id, _recorded(recorder)))
+                except Exception:
+                    log.exception("store: cannot mark the turn cancelled")
+            raise
+        if store is not None and recorder is not None and self.conversation_id is not None:
+            try:
+                await store.commit_turn(self.conversation_id, result, _recorded(recorder))
+            except Exception as exc:
+                log.exception("store: cannot commit the turn")
+                self.notes.append(f"this turn could not be saved: {exc}")
+        return result
+
+    def new_conversation(self) -> None:
+        self.conversation = Conversation()
+        self.conversation_id = None
+
+    async def resume(self, conversation_id: str) -> list[StoredTurn]:
+        """Load a stored conversation: its history for the model, and its turns to redraw.
+
+        Each stored turn comes back with its event log, so the UI replays it into the same
+        views a live turn builds (conversation, tree, rounds). Without turn listings in the
+        store, the (prompt, answer) pairs of the history are returned instead.
+        """
+        if self.store is None:
+            return []
+        history = await self.store.load_history(conversation_id)
+        messages = list(getattr(history, "messages", history))
+        self.conversation = Conversation(id=conversation_id, messages=messages)
+        self.conversation_id = conversation_id
+        turns_page = getattr(self.store, "turns_page", None)
+        if turns_page is None:
+            return [StoredTurn(prompt, "agent", answer, []) for prompt, answer in exchanges(messages)]
+        turns: list[StoredTurn] = []
+        for row in await turns_page(conversation_id, limit=RESUME_TURNS):
+            events = await self.store.turn_events(row.id)
+            turns.append(StoredTurn(row.prompt, row.strategy, row.answer, list(events)))
+        return turns
+
+    def export_markdown(self) -> str:
+        return export_markdown(self.conversation.messages, title=self.conversation_id or "conversation")
+
+
+RESUME_TURNS = 50
+"""Turns redrawn when a conversation is resumed (the newest; the history sent is complete)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTurn:
+    """A stored turn to redraw: its prompt, strategy, answer and event log (may be empty)."""
+
+    prompt: str
+    strategy: str
+    answer: str
+    events: list[Any]
+
+
+def exchanges(messages: Sequence[Message]) -> list[tuple[str, str]]:
+    """(prompt, final answer) pairs of a history; tool traffic is skipped."""
+    pairs: list[tuple[str, str]] = []
+    prompt: str | None = None
+    answer = ""
+    for message in messages:
+        if message.role == "user" and any(isinstance(b, TextBlock) for b in message.content):
+            if prompt is not None:
+                pairs.append((prompt, answer))
+            prompt, answer = message.text, ""
+        elif message.role == "assistant" and message.text:
+            answer = message.text
+    if prompt is not None:
+        pairs.append((prompt, answer))
+    return pairs
+
+
+def export_markdown(messages: Sequence[Message], *, title: str) -> str:
+    """The conversation as a Markdown document (prompts, answers, tool calls in brief)."""
+    lines = [f"# {title}", ""]
+    for message in messages:
+        if message.role == "user":
+            if message.text:
+                lines += ["## You", "", message.text, ""]
+            continue
+        for block in message.content:
+            if isinstance(block, ToolUseBlock):
+                lines += [f"> tool `{block.name}` {block.input}", ""]
+        if message.text:
+            lines += ["## Assistant", "", message.text, ""]
+    return "\n".join(lines)
+
+
+def _recorded(recorder: Any) -> list[Any]:
+    events = getattr(recorder, "events", None)
+    return list(events) if events is not None else []

@@ -1,0 +1,213 @@
+"""The live agent tree: turn → round → generate / critic → tool calls and sub-agents.
+
+Nodes are added and restyled as events arrive. Labels are drawn from the `NodeLog` records at
+render time, so a state change only refreshes one line, and colours come from component classes
+(theme variables), never from the labels themselves.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rich.style import Style
+from rich.text import Text
+from textual.message import Message
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from tui_assist.core.events import NodeStarted, ToolCallStarted, TurnEvent
+from tui_assist.ui.node_log import NodeLog, NodeRecord
+from tui_assist.ui.widgets.conversation import key_argument
+
+_ICONS = {"running": "◌", "done": "✓", "failed": "✗", "cancelled": "⊘"}
+
+
+def _short(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _seconds(value: float | None) -> str:
+    return "" if value is None else f"{value:.1f}s"
+
+
+class AgentTree(Tree[str]):
+    """One tree node per core node; data is the node id."""
+
+    DEFAULT_CSS = """
+    AgentTree {
+        background: $surface;
+        padding: 0 1;
+    }
+    AgentTree > .agent-tree--running { color: $warning; }
+    AgentTree > .agent-tree--done { color: $success; }
+    AgentTree > .agent-tree--failed { color: $error; }
+    AgentTree > .agent-tree--cancelled { color: $error 70%; }
+    AgentTree > .agent-tree--pass { color: $success; text-style: bold; }
+    AgentTree > .agent-tree--revise { color: $warning; text-style: bold; }
+    AgentTree > .agent-tree--muted { color: $foreground 55%; }
+    AgentTree > .agent-tree--round { color: $secondary; text-style: bold; }
+    AgentTree > .agent-tree--turn { color: $primary; text-style: bold; }
+    """
+    COMPONENT_CLASSES = {
+        "agent-tree--running",
+        "agent-tree--done",
+        "agent-tree--failed",
+        "agent-tree--cancelled",
+        "agent-tree--pass",
+        "agent-tree--revise",
+        "agent-tree--muted",
+        "agent-tree--round",
+        "agent-tree--turn",
+    }
+
+    class RoundChosen(Message):
+        """The user picked a round (or a node inside one) to review."""
+
+        def __init__(self, round_id: str) -> None:
+            super().__init__()
+            self.round_id = round_id
+
+    def __init__(self, log: NodeLog, *, id: str | None = None) -> None:
+        super().__init__("turns", id=id)
+        self.node_log = log
+        self.show_root = False
+        self.guide_depth = 3
+        self._by_node_id: dict[str, TreeNode[str]] = {}
+        self.clock = time.time
+        """Where elapsed times of running nodes come from (tests pin it)."""
+
+    @property
+    def round_count(self) -> int:
+        return sum(
+            1 for r in self.node_log.nodes.values() if r.kind == "round" and r.node_id in self._by_node_id
+        )
+
+    def node_for(self, node_id: str) -> TreeNode[str] | None:
+        return self._by_node_id.get(node_id)
+
+    def apply(self, event: TurnEvent, record: NodeRecord | None) -> None:
+        """Reflect one event whose record the NodeLog already updated."""
+        if record is None:
+            return
+        if isinstance(event, NodeStarted | ToolCallStarted):
+            parent = self._by_node_id.get(record.parent_id or "")
+            if parent is None and record.parent_id is not None:
+                return
+            under = parent if parent is not None else self.root
+            leaf = record.kind == "tool" and not record.children
+            node = under.add(record.label, data=record.node_id, expand=True, allow_expand=not leaf)
+            if record.kind == "tool":
+                node.allow_expand = True
+            self._by_node_id[record.node_id] = node
+            if record.parent_id is None:
+                self._collapse_older_turns(record.node_id)
+            if (
+                isinstance(event, NodeStarted)
+                and event.node_kind in ("agent", "generate")
+                and parent is not None
+            ):
+                parent.allow_expand = True
+            self._track_cursor(node)
+            return
+        node = self._by_node_id.get(record.node_id)
+        if node is not None:
+            node.refresh()
+        if record.parent_id and record.kind == "critic":
+            parent = self._by_node_id.get(record.parent_id)
+            if parent is not None:
+                parent.refresh()
+
+    def _collapse_older_turns(self, keep: str) -> None:
+        for node_id, node in self._by_node_id.items():
+            if node.parent is self.root and node_id != keep:
+                node.collapse()
+        while len(self.root.children) > self.node_log.max_turns:
+            oldest = self.root.children[0]
+            for record_id in [n for n, tn in self._by_node_id.items() if self._is_under(tn, oldest)]:
+                self._by_node_id.pop(record_id, None)
+            oldest.remove()
+
+    @staticmethod
+    def _is_under(node: TreeNode[str], ancestor: TreeNode[str]) -> bool:
+        current: TreeNode[str] | None = node
+        while current is not None:
+            if current is ancestor:
+                return True
+            current = current.parent
+        return False
+
+    def _track_cursor(self, node: TreeNode[str]) -> None:
+        if not self.has_focus:
+            self.call_after_refresh(self.scroll_to_node, node, animate=False)
+
+    def tick(self) -> None:
+        """Redraw running nodes (their elapsed time)."""
+        for record_id, node in self._by_node_id.items():
+            record = self.node_log.nodes.get(record_id)
+            if record is not None and record.state == "running":
+                node.refresh()
+
+    def clear_turns(self) -> None:
+        self._by_node_id.clear()
+        self.clear()
+
+    # -- rendering -------------------------------------------------------------------------------
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(f"agent-tree--{name}", partial=True)
+
+    def label_text(self, record: NodeRecord) -> Text:
+        state = record.state
+        text = Text()
+        text.append(_ICONS[state] + " ", self._style(state))
+        match record.kind:
+            case "turn":
+                text.append(record.label, self._style("turn"))
+            case "round":
+                text.append(record.label, self._style("round"))
+                if record.verdict:
+                    text.append(f" · {record.verdict.upper()}", self._style(record.verdict))
+            case "critic":
+                text.append("critic")
+                if record.verdict:
+                    text.append(f" {record.verdict.upper()}", self._style(record.verdict))
+            case "tool":
+                text.append(record.tool_name)
+                argument = key_argument(record.tool_name, record.tool_input)
+                if argument:
+                    text.append(" " + _short(argument, 40), self._style("muted"))
+            case _:
+                text.append(_short(record.label, 40))
+        if state == "running":
+            text.append(f" {_seconds(max(0.0, self.clock() - record.started_at))}", self._style("muted"))
+        else:
+            elapsed = record.elapsed
+            if elapsed is not None:
+                text.append(f" {_seconds(elapsed)}", self._style("muted"))
+            if state == "failed" and record.error:
+                text.append(" " + _short(record.error, 40), self._style("failed"))
+        return text
+
+    def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
+        record = self.node_log.nodes.get(node.data or "")
+        if record is None:
+            return super().render_label(node, base_style, style)
+        label = self.label_text(record)
+        label.stylize(style)
+        if node.allow_expand and node.children:
+            prefix = (self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE, base_style)
+        else:
+            prefix = ("  ", base_style)
+        return Text.assemble(prefix, label)
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
+        record = self.node_log.nodes.get(event.node.data or "")
+        if record is None:
+            return
+        target = record if record.kind == "round" else None
+        if target is None:
+            target = next((a for a in self.node_log.ancestors(record.node_id) if a.kind == "round"), None)
+        if target is not None:
+            event.stop()
+            self.post_message(self.RoundChosen(target.node_id))

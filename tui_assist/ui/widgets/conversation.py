@@ -1,0 +1,494 @@
+"""The conversation pane: prompts, streamed answers, compact tool calls and turn badges.
+
+Only the main generator's output is shown here (the turn's agent, or each refine round's
+generator); sub-agents and critics live in the agent tree, with one verdict line per round.
+Finished text is static (`StreamingMarkdown` commits it), and old turns are unmounted beyond a
+cap, so neither a long answer nor a long session makes frames slower.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Static
+
+from tui_assist.core.events import (
+    NodeFinished,
+    NodeStarted,
+    StreamRetried,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnEvent,
+    VerdictReached,
+)
+from tui_assist.ui.widgets.streaming_markdown import StreamingMarkdown
+
+MAX_TURN_VIEWS = 100
+"""Turns kept mounted; older ones are removed (they stay in the store and the export)."""
+_BODY_LIMIT = 6_000
+_STATE_ICONS = {"running": "…", "done": "✓", "failed": "✗", "cancelled": "⊘"}
+
+
+def key_argument(name: str, tool_input: dict[str, Any]) -> str:
+    """The one argument that says what a tool call does (a command, a path, a description)."""
+    for key in ("command", "path", "description", "prompt", "query"):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            if key == "command" and name != "bash" and isinstance(tool_input.get("path"), str):
+                return f"{value} {tool_input['path']}"
+            return value
+    for value in tool_input.values():
+        if isinstance(value, str):
+            return value
+    return ""
+
+
+def _one_line(text: str, limit: int = 80) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+class UserMessage(Static):
+    """What the user sent."""
+
+    DEFAULT_CSS = """
+    UserMessage {
+        padding: 0 1;
+        margin: 1 0 0 0;
+        background: $boost;
+        color: $foreground;
+    }
+    """
+
+    def __init__(self, text: str) -> None:
+        super().__init__(Content(text))
+        self.text = text
+
+
+class Notice(StreamingMarkdown):
+    """An app message in the conversation (how to configure a provider, errors, hints)."""
+
+    DEFAULT_CSS = """
+    Notice {
+        padding: 0 1;
+        margin: 1 0 0 0;
+        background: $surface;
+    }
+    """
+
+    def __init__(self, markdown: str, *, classes: str | None = None) -> None:
+        super().__init__(markdown, classes=classes, finished=True)
+
+
+class AnswerText(StreamingMarkdown):
+    """A run of text one generator node streamed."""
+
+    DEFAULT_CSS = """
+    AnswerText {
+        padding: 0 1;
+        margin: 1 0 0 0;
+    }
+    """
+
+    def __init__(self, node_id: str, text: str = "", *, finished: bool = False) -> None:
+        super().__init__(text, finished=finished)
+        self.node_id = node_id
+
+
+class ToolCallView(Vertical, can_focus=True):
+    """One tool call: name, key argument, status and duration; enter or a click shows it all."""
+
+    DEFAULT_CSS = """
+    ToolCallView {
+        height: auto;
+        padding: 0 1;
+        margin: 1 0 0 0;
+    }
+    ToolCallView:focus {
+        background: $boost;
+    }
+    ToolCallView > .tool-call--body {
+        display: none;
+        color: $foreground 80%;
+        padding: 0 0 0 2;
+    }
+    ToolCallView.-expanded > .tool-call--body {
+        display: block;
+    }
+    """
+    BINDINGS = [Binding("enter,space", "toggle_details", "Details", id="toggle-details")]
+
+    class Toggled(Message):
+        """The details were shown or hidden."""
+
+        def __init__(self, view: ToolCallView) -> None:
+            super().__init__()
+            self.view = view
+
+    def __init__(self, node_id: str, name: str, tool_input: dict[str, Any]) -> None:
+        super().__init__(classes="-running")
+        self.node_id = node_id
+        self.tool_name = name
+        self.tool_input = tool_input
+        self.state = "running"
+        self.output = ""
+        self.duration: float | None = None
+        self._header = Static(self._header_content(), classes="tool-call--header")
+        self._body = Static("", classes="tool-call--body")
+
+    def compose(self) -> ComposeResult:
+        yield self._header
+        yield self._body
+
+    def _header_content(self) -> Content:
+        style = {"running": "$warning", "done": "$success", "failed": "$error", "cancelled": "$error"}[
+            self.state
+        ]
+        parts: list[Content | tuple[str, str] | str] = [
+            (_STATE_ICONS[self.state], style),
+            " ",
+            (self.tool_name, "bold"),
+        ]
+        argument = key_argument(self.tool_name, self.tool_input)
+        if argument:
+            parts += ["  ", (_one_line(argument, 70), "italic")]
+        if self.duration is not None:
+            parts += ["  ", (f"{self.duration:.2f}s", "dim")]
+        elif self.state == "cancelled":
+            parts += ["  ", ("cancelled", "dim")]
+        return Content.assemble(*parts)
+
+    def finish(self, output: str, is_error: bool, duration: float) -> None:
+        self.state = "failed" if is_error else "done"
+        self.output = output
+        self.duration = duration
+        self._update()
+
+    def cancel(self) -> None:
+        if self.state == "running":
+            self.state = "cancelled"
+            self._update()
+
+    def _update(self) -> None:
+        self.set_class(self.state == "running", "-running")
+        self.set_class(self.state == "failed", "-failed")
+        self.set_class(self.state == "cancelled", "-cancelled")
+        self._header.update(self._header_content())
+        if self.has_class("-expanded"):
+            self._body.update(self._body_content())
+
+    def _body_content(self) -> Content:
+        shown = json.dumps(self.tool_input, indent=2, ensure_ascii=False)
+        output = (
+            self.output if len(self.output) <= _BODY_LIMIT else self.output[:_BODY_LIMIT] + "\n[… truncated]"
+        )
+        return Content.assemble(("input\n", "bold"), shown, ("\noutput\n", "bold"), output or "(none yet)")
+
+    def action_toggle_details(self) -> None:
+        expanded = not self.has_class("-expanded")
+        self.set_class(expanded, "-expanded")
+        if expanded:
+            self._body.update(self._body_content())
+        self.post_message(self.Toggled(self))
+
+    def on_click(self) -> None:
+        self.action_toggle_details()
+
+
+class VerdictLine(Static):
+    """A critic's verdict on one round."""
+
+    DEFAULT_CSS = """
+    VerdictLine {
+        padding: 0 1;
+        margin: 1 0 0 0;
+    }
+    """
+
+
+class RoundHeader(Static):
+    """The heading of one refine round."""
+
+    DEFAULT_CSS = """
+    RoundHeader {
+        margin: 1 0 0 0;
+        padding: 0 1;
+        color: $secondary;
+        text-style: bold;
+    }
+    """
+
+
+class TurnBadge(Static):
+    """How a turn ended: passed in round k, unverified, cancelled, error..."""
+
+    DEFAULT_CSS = """
+    TurnBadge {
+        padding: 0 1;
+        margin: 1 0 0 0;
+        text-style: bold;
+    }
+    """
+
+
+class RoundView(Vertical):
+    """One refine round's drafts; earlier rounds fold to their header once the turn ends."""
+
+    DEFAULT_CSS = """
+    RoundView {
+        height: auto;
+    }
+    RoundView.-folded > * {
+        display: none;
+    }
+    RoundView.-folded > RoundHeader, RoundView.-folded > VerdictLine {
+        display: block;
+    }
+    """
+
+    def __init__(self, node_id: str, index: int) -> None:
+        super().__init__()
+        self.node_id = node_id
+        self.index = index
+        self.foldable = False
+
+    def fold(self, folded: bool = True) -> None:
+        """Show only the header and verdict (the turn moved on), or everything again."""
+        self.foldable = True
+        self.set_class(folded, "-folded")
+        marker = "▸" if folded else "▾"
+        hint = "  (draft hidden: click to show)" if folded else ""
+        for header in self.query(RoundHeader):
+            header.update(f"{marker} round {self.index}{hint}")
+
+    def on_click(self) -> None:
+        if self.foldable:
+            self.fold(not self.has_class("-folded"))
+
+
+class TurnView(Vertical):
+    """One exchange: the prompt, then everything the turn showed."""
+
+    DEFAULT_CSS = """
+    TurnView {
+        height: auto;
+    }
+    """
+
+    def __init__(self, prompt: str, strategy: str, *, answer: str | None = None) -> None:
+        super().__init__()
+        self.prompt = prompt
+        self.strategy = strategy
+        self.turn_id: str | None = None
+        self.answer = answer or ""
+        self.outcome: str | None = None if answer is None else "answered"
+        self._containers: dict[str, Vertical] = {}
+        """Generator node id -> where its text and tool calls go."""
+        self._last_text: dict[str, AnswerText] = {}
+        self._tools: dict[str, ToolCallView] = {}
+        self._rounds: dict[str, RoundView] = {}
+
+    @property
+    def running(self) -> bool:
+        return self.turn_id is not None and self.outcome is None
+
+    def apply(self, event: TurnEvent) -> None:
+        """Show one event of this turn."""
+        match event:
+            case NodeStarted(parent_id=None):
+                self.turn_id = event.node_id
+            case NodeStarted(node_kind="round"):
+                view = RoundView(event.node_id, len(self._rounds) + 1)
+                self._rounds[event.node_id] = view
+                self.mount(view)
+                view.mount(RoundHeader(f"round {view.index}"))
+            case NodeStarted(node_kind="agent" | "generate") if self._is_main(event.parent_id):
+                where = self._rounds.get(event.parent_id or "")
+                self._containers[event.node_id] = where if where is not None else self
+            case TextDelta(node_id=node_id) if node_id in self._containers:
+                text = self._last_text.get(node_id)
+                if text is None or text.finished:
+                    text = AnswerText(node_id)
+                    self._last_text[node_id] = text
+                    self._containers[node_id].mount(text)
+                text.append(event.text)
+            case StreamRetried(node_id=node_id) if node_id in self._last_text:
+                text = self._last_text[node_id]
+                if not text.finished:
+                    text.reset()
+            case ToolCallStarted(parent_id=parent) if parent in self._containers:
+                self._finish_text(parent)
+                view = ToolCallView(event.node_id, event.name, event.input)
+                self._tools[event.node_id] = view
+                self._containers[parent].mount(view)
+            case ToolCallFinished(node_id=node_id) if node_id in self._tools:
+                self._tools[node_id].finish(event.output, event.is_error, event.duration)
+            case VerdictReached():
+                round_view = self._round_of_critic(event)
+                label = "PASS" if event.verdict == "pass" else "REVISE"
+                feedback = _one_line(event.feedback, 120)
+                line = VerdictLine(
+                    Content.assemble(
+                        ("critic: ", "bold"),
+                        (label, "$success bold" if event.verdict == "pass" else "$warning bold"),
+                        (f" — {feedback}" if feedback else "", ""),
+                    ),
+                    classes=f"-{event.verdict}",
+                )
+                (round_view or self).mount(line)
+            case NodeFinished(node_id=node_id) if node_id in self._containers:
+                self._finish_text(node_id)
+            case NodeFinished(node_id=node_id) if node_id == self.turn_id:
+                self._end(event)
+            case _:
+                pass
+
+    def _is_main(self, parent_id: str | None) -> bool:
+        return parent_id is not None and (parent_id == self.turn_id or parent_id in self._rounds)
+
+    def _round_of_critic(self, event: VerdictReached) -> RoundView | None:
+        for view in self._rounds.values():
+            if view.index == event.round:
+                return view
+        return None
+
+    def _finish_text(self, node_id: str | None) -> None:
+        text = self._last_text.get(node_id or "")
+        if text is not None and not text.finished:
+            text.finish()
+
+    def _end(self, event: NodeFinished) -> None:
+        if self.outcome is not None:
+            return
+        for node_id in list(self._last_text):
+            self._finish_text(node_id)
+        for tool in self._tools.values():
+            tool.cancel()
+        self.outcome = event.outcome or ("cancelled" if event.status == "cancelled" else "error")
+        self.answer = event.output
+        rounds = list(self._rounds.values())
+        for view in rounds[:-1]:
+            view.fold()
+        badge, state = self._badge(event, len(rounds))
+        if badge:
+            self.mount(TurnBadge(badge, classes=f"-{state}"))
+
+    def _badge(self, event: NodeFinished, rounds: int) -> tuple[str, str]:
+        if event.status == "cancelled":
+            return "⊘ cancelled: anything already stored is kept", "cancelled"
+        if event.status == "failed" or self.outcome == "error":
+            return f"✗ error: {_one_line(event.error or 'the turn failed', 200)}", "error"
+        if self.outcome == "budget_exhausted":
+            return "⚠ budget exhausted: the answer may be incomplete", "budget_exhausted"
+        if self.strategy == "refine":
+            if self.outcome == "answered":
+                return f"✓ passed in round {rounds}", "pass"
+            return f"⚠ unverified: no PASS in {rounds} round{'s' if rounds != 1 else ''}", "unverified"
+        return "", ""
+
+    def mark_unsent(self) -> None:
+        """The prompt never reached a model."""
+        if self.outcome is None:
+            self.outcome = "unsent"
+            self.mount(TurnBadge("not sent", classes="-error"))
+
+    def mark_cancelled(self) -> None:
+        """The worker ended without the core reporting the turn's end (cancelled early)."""
+        if self.outcome is None:
+            self._end(NodeFinished(node_id=self.turn_id or "", status="cancelled", outcome="cancelled"))
+
+
+class Conversation(VerticalScroll):
+    """The scrolling conversation; stays anchored to the bottom while answers stream."""
+
+    DEFAULT_CSS = """
+    Conversation {
+        height: 1fr;
+        padding: 0 1 1 1;
+        scrollbar-size-vertical: 1;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._by_turn: dict[str, TurnView] = {}
+        self._current: TurnView | None = None
+
+    # Textual's `anchor()` keeps the bottom in view while content grows, without an extra frame,
+    # but bottom-aligns content shorter than the viewport (a negative scroll offset), which leaves
+    # a fresh conversation hanging at the bottom. So anchor only once the content overflows.
+    def watch_virtual_size(self) -> None:
+        overflow = self.virtual_size.height > self.scrollable_content_region.height
+        if overflow and not self.is_anchored:
+            self.anchor()
+        elif not overflow and self.is_anchored:
+            self.anchor(False)
+            self.scroll_home(animate=False, immediate=True)
+
+    def add_notice(self, markdown: str, *, classes: str | None = None) -> Notice:
+        notice = Notice(markdown, classes=classes)
+        self._mount_child(notice)
+        return notice
+
+    def begin_turn(self, prompt: str, strategy: str) -> TurnView:
+        """Show the user's prompt; the turn's events will follow."""
+        view = TurnView(prompt, strategy)
+        self._current = view
+        self._mount_child(view)
+        # Mounted explicitly (not composed) so it comes before anything the turn mounts.
+        view.mount(UserMessage(prompt))
+        return view
+
+    def apply(self, event: TurnEvent) -> None:
+        """Route an event to its turn."""
+        view = self._current
+        if isinstance(event, NodeStarted) and event.parent_id is None:
+            if view is None or view.turn_id is not None:
+                return
+            view.apply(event)
+            self._by_turn[event.node_id] = view
+            return
+        if view is not None and view.turn_id is not None:
+            view.apply(event)
+
+    def _mount_child(self, widget: Any) -> None:
+        self.mount(widget)
+        turns = [c for c in self.children if isinstance(c, TurnView | Notice)]
+        excess = len(turns) - MAX_TURN_VIEWS
+        if excess > 0:
+            for old in turns[:excess]:
+                if isinstance(old, TurnView) and old.turn_id:
+                    self._by_turn.pop(old.turn_id, None)
+                old.remove()
+
+    @property
+    def last_answer(self) -> str:
+        for view in reversed(list(self.query(TurnView))):
+            if view.answer:
+                return view.answer
+        return ""
+
+    @property
+    def current(self) -> TurnView | None:
+        return self._current
+
+    def clear_all(self) -> None:
+        self._by_turn.clear()
+        self._current = None
+        self.remove_children()
+
+    def show_history(self, pairs: list[tuple[str, str]]) -> None:
+        """Redraw a resumed conversation: (prompt, answer) pairs, rendered once."""
+        for prompt, answer in pairs:
+            view = TurnView(prompt, "agent", answer=answer)
+            self._mount_child(view)
+            view.mount(UserMessage(prompt))
+            if answer:
+                view.mount(AnswerText("", answer, finished=True))

@@ -1,0 +1,126 @@
+"""The flow panel: the composition of the current turn or flow, with states and a timeline.
+
+Each row is one node (nested as it ran: Refine → rounds → generate / critic → tools, or a
+workflow's Chain / Route / Parallel nodes), its state, and a bar on a shared time axis that shows
+when it ran. Clicking a round row opens its review.
+"""
+
+from __future__ import annotations
+
+import time
+
+from textual.content import Content
+from textual.events import Click
+from textual.message import Message
+from textual.widget import Widget
+
+from tui_assist.ui.node_log import NodeLog, NodeRecord
+
+_STATE_STYLE = {"running": "$warning", "done": "$success", "failed": "$error", "cancelled": "$error 70%"}
+_ICONS = {"running": "◌", "done": "✓", "failed": "✗", "cancelled": "⊘"}
+_LABEL_WIDTH = 24
+
+
+class FlowPanel(Widget):
+    """Rows of the latest turn's nodes with a timeline bar each."""
+
+    DEFAULT_CSS = """
+    FlowPanel {
+        height: auto;
+        min-height: 3;
+        background: $surface;
+        padding: 0 1;
+    }
+    """
+
+    class RoundChosen(Message):
+        """A round row was clicked."""
+
+        def __init__(self, round_id: str) -> None:
+            super().__init__()
+            self.round_id = round_id
+
+    def __init__(self, log: NodeLog, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.node_log = log
+        self.turn_id: str | None = None
+        self.clock = time.time
+        self._rows: list[NodeRecord] = []
+
+    def show_turn(self, turn_id: str | None) -> None:
+        self.turn_id = turn_id
+        self.refresh(layout=True)
+
+    def changed(self) -> None:
+        self.refresh(layout=True)
+
+    def _records(self) -> list[NodeRecord]:
+        if self.turn_id is None:
+            return []
+        return list(self.node_log.walk(self.turn_id))
+
+    def render(self) -> Content:
+        rows = self._records()
+        self._rows = rows
+        if not rows:
+            return Content.styled(
+                "No turn yet. The composition of a running turn shows here.", "$foreground 55%"
+            )
+        turn = rows[0]
+        start = turn.started_at
+        end = max(
+            [r.finished_at for r in rows if r.finished_at is not None]
+            + [self.clock() if any(r.state == "running" for r in rows) else start + 0.001]
+        )
+        span = max(end - start, 1e-3)
+        width = max(10, self.content_region.width or 60)
+        bar_width = max(4, width - _LABEL_WIDTH - 10)
+        lines: list[Content] = []
+        for record in rows:
+            depth = self.node_log.depth(record.node_id)
+            label = self._label(record)
+            text = ("  " * depth + label)[:_LABEL_WIDTH].ljust(_LABEL_WIDTH)
+            begin = int((record.started_at - start) / span * bar_width)
+            stop_at = record.finished_at if record.finished_at is not None else self.clock()
+            finish = max(begin + 1, int((stop_at - start) / span * bar_width))
+            finish = min(finish, bar_width)
+            begin = min(begin, bar_width - 1)
+            elapsed = record.elapsed
+            seconds = f"{elapsed:5.1f}s" if elapsed is not None else "  …  "
+            lines.append(
+                Content.assemble(
+                    (text, "bold" if record.kind in ("turn", "round") else ""),
+                    " ",
+                    (_ICONS[record.state], _STATE_STYLE[record.state]),
+                    " ",
+                    " " * begin,
+                    ("━" * (finish - begin), _STATE_STYLE[record.state]),
+                    " " * (bar_width - finish),
+                    (f" {seconds}", "$foreground 55%"),
+                )
+            )
+        return Content("\n").join(lines)
+
+    def _label(self, record: NodeRecord) -> str:
+        match record.kind:
+            case "turn":
+                return "Refine" if self.node_log.rounds(record.node_id) else "Agent"
+            case "round":
+                verdict = f" {record.verdict.upper()}" if record.verdict else ""
+                return f"{record.label}{verdict}"
+            case "critic":
+                return f"critic {record.verdict.upper()}" if record.verdict else "critic"
+            case "tool":
+                return record.tool_name
+            case _:
+                return record.label
+
+    def on_click(self, event: Click) -> None:
+        row = event.y - self.styles.padding.top
+        if 0 <= row < len(self._rows):
+            record = self._rows[row]
+            target = record if record.kind == "round" else None
+            if target is None:
+                target = next((a for a in self.node_log.ancestors(record.node_id) if a.kind == "round"), None)
+            if target is not None:
+                self.post_message(self.RoundChosen(target.node_id))

@@ -1,0 +1,81 @@
+"""The status bar: running state, Refine mode and its round budget, model, tokens, cost, workdir.
+
+Refine comes first so that it stays visible however narrow the terminal is.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from tui_assist.core.conversation import Usage
+
+
+def _count(value: int) -> str:
+    if value >= 1_000_000:
+        return f"{value / 1_000_000:.1f}M"
+    if value >= 10_000:
+        return f"{value / 1000:.0f}k"
+    if value >= 1_000:
+        return f"{value / 1000:.1f}k"
+    return str(value)
+
+
+def _home(path: Path) -> str:
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)
+
+
+class StatusBar(Widget):
+    """One line of session state, docked at the bottom."""
+
+    DEFAULT_CSS = """
+    StatusBar {
+        height: 1;
+        background: $panel;
+        color: $foreground;
+        padding: 0 1;
+    }
+    """
+
+    refine: reactive[bool] = reactive(False)
+    rounds: reactive[int] = reactive(3)
+    model: reactive[str] = reactive("")
+    state: reactive[str] = reactive("idle")
+    usage: reactive[Usage] = reactive(Usage, always_update=True)
+    cost: reactive[float | None] = reactive(0.0)
+    workdir: reactive[Path] = reactive(Path.cwd)
+
+    def render(self) -> Content:
+        sep = (" │ ", "$foreground 40%")
+        state_style = {"idle": "$foreground 60%", "running": "$warning bold", "loading": "$accent"}.get(
+            self.state, "$error bold"
+        )
+        refine = (
+            (f" Refine ON ×{self.rounds} ", "$background on $success bold")
+            if self.refine
+            else (" Refine OFF ", "$foreground 70% on $boost")
+        )
+        usage = self.usage
+        tokens = f"in {_count(usage.input_tokens)} out {_count(usage.output_tokens)}"
+        tokens += f" cache {_count(usage.cache_read_input_tokens)}"
+        cost = "$–" if self.cost is None else f"${self.cost:.4f}"
+        icon = {"running": "● ", "idle": "○ ", "loading": "◌ "}.get(self.state, "✗ ")
+        return Content.assemble(
+            (icon + self.state, state_style),
+            " ",
+            refine,
+            sep,
+            (self.model, "$primary"),
+            sep,
+            tokens,
+            " ",
+            (cost, "$accent"),
+            sep,
+            (_home(self.workdir), "$foreground 60%"),
+        )

@@ -1,0 +1,381 @@
+"""Markdown that streams in without re-rendering what is already finished.
+
+Textual's own streaming Markdown lays out every block of the answer on every frame, so a frame's
+cost grows with the answer. This widget splits the text at block boundaries instead: everything
+before the last safe boundary is *committed* (rendered once into cached strips, re-rendered only
+when the width or theme changes) and only the unfinished *tail* is rendered again when deltas
+arrive. Deltas are merged and flushed at most once per frame, and the widget draws through the
+line API, so a frame costs O(tail + visible lines) however long the answer grows.
+
+A boundary is a blank line outside a code fence that is followed by an unindented line: splitting
+there cannot change how the text before it parses (indented continuations of list items and
+indented code stay with their block).
+
+Committed chunks keep only their source and their height at the current width; their strips live
+in a small LRU cache and are rendered again on demand when scrolled back into view. So the number
+of live objects (and the cost of Python's full garbage collections, which stalled the loop for
+100 ms and more when every line of a long answer was kept as strips) stays bounded however long
+the answer or the session grows.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import weakref
+from bisect import bisect_right
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.style import Style
+from textual.app import App
+from textual.geometry import Region, Size
+from textual.strip import Strip
+from textual.timer import Timer
+from textual.widget import Widget
+
+from tui_assist.ui.themes import markdown_rich_theme
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+FRAME_INTERVAL = 1 / 20
+"""Seconds between flushes of merged deltas (30 frames a second reads smoothly in a terminal)."""
+FRAME_BUDGET = 4_000
+"""Characters taken from the queue per frame: a burst (or one huge append) is drawn over several
+frames instead of stalling the event loop while all of it is parsed at once."""
+CHUNK_TARGET = 1_500
+"""Characters per committed chunk (whole blocks are never split, so chunks may be larger)."""
+CACHED_CHUNKS = 6
+"""Rendered chunks kept per widget; the rest are rendered again when scrolled into view."""
+
+
+@dataclass(slots=True)
+class _Renderer:
+    key: tuple[str, str]
+    console: Console
+    code_theme: str
+
+    def render(self, text: str, width: int) -> list[Strip]:
+        if not text.strip():
+            return []
+        from rich.markdown import Markdown  # markdown-it is slow to import: not before first paint
+
+        options = self.console.options.update(width=width, max_width=width)
+        lines = self.console.render_lines(
+            Markdown(text, code_theme=self.code_theme, hyperlinks=False), options, pad=False
+        )
+        strips = [Strip(line) for line in lines]
+        while strips and not _has_content(strips[0]):
+            strips.pop(0)
+        while strips and not _has_content(strips[-1]):
+            strips.pop()
+        return strips
+
+
+def _has_content(strip: Strip) -> bool:
+    return any(segment.text.strip("\n") for segment in strip)
+
+
+_renderers: weakref.WeakKeyDictionary[App[object], _Renderer] = weakref.WeakKeyDictionary()
+
+
+def markdown_renderer(app: App[object]) -> _Renderer:
+    """The Rich renderer for `app`'s current theme (shared by every widget of the app)."""
+    code_theme = str(getattr(app, "code_theme", "monokai"))
+    key = (app.theme, code_theme)
+    renderer = _renderers.get(app)
+    if renderer is None or renderer.key != key:
+        variables = app.theme_variables or app.get_css_variables()
+        console = Console(
+            file=io.StringIO(),
+            force_terminal=True,
+            color_system="truecolor",
+            theme=markdown_rich_theme(variables),
+            highlight=False,
+            emoji=False,
+            legacy_windows=False,
+            width=80,
+        )
+        renderer = _renderers[app] = _Renderer(key, console, code_theme)
+    return renderer
+
+
+class StreamingMarkdown(Widget):
+    """Markdown that can grow by `append` (merged per frame) and be finished with `finish`."""
+
+    DEFAULT_CSS = """
+    StreamingMarkdown {
+        height: auto;
+        width: 1fr;
+    }
+    """
+
+    def __init__(
+        self,
+        markdown: str = "",
+        *,
+        finished: bool = False,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._chunks: list[str] = []
+        """Committed source chunks, in order."""
+        self._starts: list[int] = []
+        """First line of each chunk at the current width (chunks after the first follow a blank line)."""
+        self._committed_height = 0
+        self._cache: OrderedDict[int, list[Strip]] = OrderedDict()
+        """Chunk index -> its styled strips, least recently used first."""
+        self._tail = ""
+        self._tail_lines: list[Strip] = []
+        self._pending: list[str] = []
+        self._scan = 0
+        """Offset in the tail up to which complete lines were scanned."""
+        self._fence: str | None = None
+        self._blank_at: int | None = None
+        self._width = 0
+        self._theme_key: tuple[str, str] | None = None
+        self._base_style: Style | None = None
+        self._tail_dirty = False
+        self._timer: Timer | None = None
+        self.finished = finished
+        """No more text will come: the tail is committed on mount or on `finish`."""
+        if markdown:
+            self._pending.append(markdown)
+
+    # -- public API -------------------------------------------------------------------------
+
+    @property
+    def source(self) -> str:
+        """The whole text so far (flushed or not)."""
+        return "\n\n".join(self._chunks + ([self._tail] if self._tail else [])) + "".join(self._pending)
+
+    @property
+    def line_count(self) -> int:
+        """Rendered lines at the current width."""
+        return self._committed_height + self._gap + len(self._tail_lines)
+
+    def append(self, text: str) -> None:
+        """Queue a delta; queued deltas are merged and drawn on the next frame."""
+        if not text:
+            return
+        self._pending.append(text)
+        if self._timer is None and self.is_mounted:
+            self._timer = self.set_timer(FRAME_INTERVAL, self._on_frame)
+
+    def reset(self, text: str = "") -> None:
+        """Throw away everything (a retried stream) and start again with `text`."""
+        self._chunks.clear()
+        self._starts.clear()
+        self._committed_height = 0
+        self._cache.clear()
+        self._tail = ""
+        self._tail_lines = []
+        self._pending = [text] if text else []
+        self._scan, self._fence, self._blank_at = 0, None, None
+        self.finished = False
+        self._flush()
+
+    def finish(self) -> None:
+        """No more deltas: commit the tail so the whole text is static."""
+        self._flush(final=True)
+        self.finished = True
+
+    def flush(self) -> None:
+        """Draw queued deltas now instead of on the next frame."""
+        self._flush()
+
+    # -- internals ----------------------------------------------------------------------------
+
+    @property
+    def _gap(self) -> int:
+        return 1 if self._committed_height and self._tail_lines else 0
+
+    def _on_frame(self) -> None:
+        self._timer = None
+        self._flush()
+
+    def on_mount(self) -> None:
+        if self._pending:
+            self._flush(final=self.finished)
+
+    def on_unmount(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+
+    def notify_style_update(self) -> None:
+        # A theme change restyles every widget; re-render if it changed the Markdown styles. (Not
+        # `self.watch(app, "theme")`: those watchers outlive removed widgets and keep them alive.)
+        super().notify_style_update()
+        if (
+            self._theme_key is not None
+            and self._width > 0
+            and markdown_renderer(self.app).key != self._theme_key
+        ):
+            self._width = 0
+            self.refresh(layout=True)
+
+    def _flush(self, final: bool = False) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        before = self.line_count
+        if self._pending:
+            queued = "".join(self._pending)
+            self._pending.clear()
+            if len(queued) > FRAME_BUDGET:
+                queued, rest = self._split_for_budget(queued)
+                self._pending.append(rest)
+            self._tail += queued
+            self._tail_dirty = True
+            self._commit_ready()
+        if self._pending:
+            if self.is_attached:
+                self._timer = self.set_timer(FRAME_INTERVAL, lambda: self._flush(final))
+            final = False
+        if final and self._tail:
+            self._commit_tail()
+        if self._tail_dirty and self._width > 0:
+            self._tail_lines = self._style_lines(self._renderer().render(self._tail, self._width))
+        self._tail_dirty = self._width <= 0
+        self.refresh(layout=self._width <= 0 or self.line_count != before)
+
+    @staticmethod
+    def _split_for_budget(queued: str) -> tuple[str, str]:
+        """About one frame's worth of `queued`, cut after a newline when there is one."""
+        cut = queued.rfind("\n", 0, FRAME_BUDGET)
+        cut = cut + 1 if cut > 0 else FRAME_BUDGET
+        return queued[:cut], queued[cut:]
+
+    def _commit_ready(self) -> None:
+        """Find block boundaries in the newly completed lines of the tail and commit up to the last."""
+        tail = self._tail
+        boundaries: list[tuple[int, int]] = []
+        pos = self._scan
+        while (end := tail.find("\n", pos)) != -1:
+            line = tail[pos:end]
+            if self._fence is not None:
+                stripped = line.strip()
+                if stripped.startswith(self._fence) and not stripped.strip(self._fence[0]):
+                    self._fence = None
+            elif match := _FENCE.match(line):
+                if self._blank_at is not None and pos > 0:
+                    boundaries.append((self._blank_at, pos))
+                self._fence = match.group(1)[:3]
+                self._blank_at = None
+            elif not line.strip():
+                if self._blank_at is None:
+                    self._blank_at = pos
+            else:
+                if self._blank_at is not None and not line[:1].isspace():
+                    boundaries.append((self._blank_at, pos))
+                self._blank_at = None
+            pos = end + 1
+        self._scan = pos
+        if not boundaries:
+            return
+        # Group blocks into chunks of about CHUNK_TARGET characters: small enough that scrolling
+        # back re-renders little, large enough that there aren't thousands of them.
+        start = 0
+        for i, (cut, resume) in enumerate(boundaries):
+            if cut - start >= CHUNK_TARGET or i == len(boundaries) - 1:
+                self._commit_source(tail[start:cut])
+                start = resume
+        self._tail = tail[start:]
+        self._scan -= start
+        if self._blank_at is not None:
+            self._blank_at -= start
+        self._tail_dirty = True
+
+    def _commit_tail(self) -> None:
+        self._commit_source(self._tail)
+        self._tail = ""
+        self._scan, self._fence, self._blank_at = 0, None, None
+        self._tail_dirty = True
+
+    def _commit_source(self, chunk: str) -> None:
+        if not chunk.strip():
+            return
+        self._chunks.append(chunk)
+        if self._width > 0:
+            self._add_chunk(len(self._chunks) - 1, self._renderer().render(chunk, self._width))
+
+    def _add_chunk(self, index: int, lines: list[Strip]) -> None:
+        """Place chunk `index` (rendered as `lines`) after the committed ones and cache it."""
+        start = self._committed_height + (1 if self._committed_height and lines else 0)
+        self._starts.append(start)
+        self._committed_height = start + len(lines) if lines else self._committed_height
+        self._remember(index, self._style_lines(lines))
+
+    def _remember(self, index: int, lines: list[Strip]) -> list[Strip]:
+        self._cache[index] = lines
+        self._cache.move_to_end(index)
+        while len(self._cache) > CACHED_CHUNKS:
+            self._cache.popitem(last=False)
+        return lines
+
+    def _chunk_lines(self, index: int) -> list[Strip]:
+        lines = self._cache.get(index)
+        if lines is not None:
+            self._cache.move_to_end(index)
+            return lines
+        rendered = self._renderer().render(self._chunks[index], self._width)
+        return self._remember(index, self._style_lines(rendered))
+
+    def _style_lines(self, lines: list[Strip]) -> list[Strip]:
+        style = self._base_style
+        return [line.apply_style(style) for line in lines] if style else lines
+
+    def _renderer(self) -> _Renderer:
+        renderer = markdown_renderer(self.app)
+        if renderer.key != self._theme_key:
+            self._theme_key = renderer.key
+            if self._width > 0:
+                self._width = 0
+        return renderer
+
+    def _ensure_width(self, width: int) -> None:
+        renderer = self._renderer()
+        if width == self._width or width <= 0:
+            return
+        self._width = width
+        self._starts.clear()
+        self._committed_height = 0
+        self._cache.clear()
+        for index, chunk in enumerate(self._chunks):
+            self._add_chunk(index, renderer.render(chunk, width))
+        self._tail_lines = self._style_lines(renderer.render(self._tail, width))
+        self._tail_dirty = False
+
+    def _check_style(self) -> None:
+        style = self.rich_style
+        if style != self._base_style:
+            self._base_style = style
+            self._cache.clear()
+            if self._width > 0:
+                self._tail_lines = self._style_lines(self._renderer().render(self._tail, self._width))
+
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        return container.width
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        self._ensure_width(width)
+        return self.line_count
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._check_style()
+        width = self.content_region.width
+        if width != self._width:
+            self._ensure_width(width)
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        if y < self._committed_height:
+            index = bisect_right(self._starts, y) - 1
+            offset = y - self._starts[index]
+            lines = self._chunk_lines(index)
+            return lines[offset] if 0 <= offset < len(lines) else Strip.blank(0)
+        y -= self._committed_height + self._gap
+        return self._tail_lines[y] if 0 <= y < len(self._tail_lines) else Strip.blank(0)
