@@ -11,7 +11,10 @@ import pytest
 from tests.fake_anthropic import FakeAnthropic, Reply
 from tests.tmux_harness import TmuxApp
 
-pytestmark = [pytest.mark.tmux, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
+pytestmark = [
+    pytest.mark.tmux,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
 
 
 def test_refine_turn_in_tmux(fake: FakeAnthropic, tmp_path: Path) -> None:

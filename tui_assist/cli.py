@@ -72,6 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     resume.add_argument("--conversation", metavar="ID", help="append to conversation ID")
 
+    sub.add_parser(
+        "explore",
+        parents=[common],
+        help="open the Workflow Explorer: watch the help-desk patterns run (offline)",
+    )
+
     history = sub.add_parser("history", parents=[common], help="list, show, search and export conversations")
     hsub = history.add_subparsers(dest="history_command", metavar="ACTION", required=True)
     hl = hsub.add_parser("list", help="recent conversations")
@@ -446,7 +452,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_flow_command(args, settings))
         from tui_assist.ui.app import run
 
-        return run(settings)
+        return run(settings, screen="explore" if args.command == "explore" else "chat")
     except ConfigError as exc:
         print(f"tui-assist: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -13,14 +13,14 @@ from tui_assist.core.events import (
     UsageRecorded,
     VerdictReached,
 )
-from tui_assist.core.tree import TreeNode, build_tree
+from tui_assist.core.tree import NodeRecord, build_tree
 from tui_assist.store import Store
 from tui_assist.store.db import coalesce_text
 
 from .helpers import REFINE_ANSWER, run_agent_turn, run_refine
 
 
-def _shape(node: TreeNode) -> tuple:
+def _shape(node: NodeRecord) -> tuple:
     return (
         node.kind,
         node.label,
@@ -52,7 +52,7 @@ async def test_stored_events_rebuild_the_live_tree(store: Store, tmp_path: Path)
                 "round 1",
                 "done",
                 "revise",
-                None,
+                "revise",
                 [
                     (
                         "generate",
@@ -72,7 +72,7 @@ async def test_stored_events_rebuild_the_live_tree(store: Store, tmp_path: Path)
                 "round 2",
                 "done",
                 "pass",
-                None,
+                "pass",
                 [
                     (
                         "generate",
@@ -101,6 +101,11 @@ async def test_stored_events_rebuild_the_live_tree(store: Store, tmp_path: Path)
     assert turn.output == REFINE_ANSWER
     critic = turn.children[0].children[1]
     assert critic.feedback == "Add the numbers."
+    # A round carries its critic's verdict and feedback, and knows its place in the turn.
+    assert [(r.round_index, r.verdict, r.feedback) for r in turn.children] == [
+        (1, "revise", "Add the numbers."),
+        (2, "pass", turn.children[1].children[1].feedback),
+    ]
     generate = turn.children[1].children[0]
     assert generate.text.endswith(REFINE_ANSWER)
     assert generate.children[0].tool_input == {"description": "count", "prompt": "count to 3"}
@@ -140,6 +145,23 @@ def test_build_tree_folds_tools_verdicts_retries_and_failures() -> None:
     assert (tool.kind, tool.status, tool.output, tool.duration) == ("tool", "failed", "exit 1", 0.5)
     assert (critic.verdict, critic.feedback, critic.status) == ("revise", "try again", "done")
     assert [n.node_id for n in turn.walk()] == ["t", "g", "x", "c"]
+
+
+def test_a_retry_voids_only_the_text_of_the_call_it_retried() -> None:
+    events = [
+        NodeStarted(node_id="t", parent_id=None, node_kind="turn", label="turn"),
+        NodeStarted(node_id="g", parent_id="t", node_kind="generate", label="generate"),
+        TextDelta(node_id="g", text="first call. "),
+        UsageRecorded(node_id="g", usage=Usage(1, 1)),
+        ToolCallStarted(node_id="x", parent_id="g", call_id="c", name="bash", input={"command": "ls"}),
+        ToolCallFinished(node_id="x", call_id="c", name="bash", output="a", is_error=False, duration=0.1),
+        TextDelta(node_id="g", text="cut"),
+        StreamRetried(node_id="g", attempt=1, error="cut"),
+        TextDelta(node_id="g", text="second call."),
+    ]
+    [turn] = build_tree(events)
+    [generate] = turn.children
+    assert generate.text == "first call. second call."
 
 
 def test_coalescing_keeps_retries_and_node_boundaries() -> None:

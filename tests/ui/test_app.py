@@ -96,7 +96,7 @@ async def test_escape_cancels_the_running_turn_and_keeps_the_conversation() -> N
         await pilot.pause(0.05)
         assert provider.cancelled
         assert not main.running
-        states = {r.kind: r.state for r in main.log_model.nodes.values()}
+        states = {r.kind: r.status for r in main.log_model.nodes.values()}
         assert states["turn"] == "cancelled" and states["agent"] == "cancelled"
         assert "cancelled" in screen_text(app)
         assert app.query_one(StatusBar).state == "idle"

@@ -1,14 +1,19 @@
-"""Fold a turn's events into its node tree.
+"""Fold events into the node tree of every turn and flow: one model for the live run and the log.
 
-One function serves the live run and the stored log alike: the TUI applies events as they arrive
-and the history viewer replays a stored turn's events through the same `TreeBuilder`, so a turn
-redrawn tomorrow has exactly the shape it had while it ran. The tree is plain data; how a node is
-drawn (a widget, a Markdown heading, a log line) is the host's business.
+Every view of a turn (the TUI's agent tree, flow panel and round review, the history viewer, a
+test) reads this one model, and it is built only by `NodeLog.apply(event)`. Live events and
+events replayed from the store therefore make the same records, so a turn redrawn tomorrow has
+exactly the shape it had while it ran. The tree is plain data; how a node is drawn (a widget, a
+Markdown heading, a log line) is the host's business.
+
+Streamed text is merged into segments as it arrives, so memory grows with the text, not with
+the number of deltas; the per-turn timeline keeps the order things happened in, which is what a
+round's transcript is read from.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -26,12 +31,20 @@ from tui_assist.core.events import (
     VerdictReached,
 )
 
-TreeStatus = Literal["running", "done", "failed", "cancelled"]
+NodeStatus = Literal["running", "done", "failed", "cancelled"]
 
 
 @dataclass(slots=True)
-class TreeNode:
-    """One node of a turn's tree, as far as the events so far tell."""
+class TextSegment:
+    """Text one node streamed between two other happenings (tool calls, other nodes)."""
+
+    node_id: str
+    text: str = ""
+
+
+@dataclass(slots=True)
+class NodeRecord:
+    """One node (a turn, round, model call, tool call or workflow step), as far as events tell."""
 
     node_id: str
     parent_id: str | None
@@ -39,117 +52,302 @@ class TreeNode:
     """The node kind (`turn`, `round`, `generate`, `critic`, `agent`, `tool`, a combinator...)."""
     label: str
     """The node's label; a tool call's label is the tool's name."""
-    status: TreeStatus = "running"
-    outcome: str | None = None
-    """The closed outcome a node finished with (`answered`, `pass`, `budget_exhausted`...)."""
-    verdict: Verdict | None = None
-    """For critic nodes: the verdict they reached."""
-    feedback: str = ""
-    """For critic nodes: the feedback that came with the verdict."""
     detail: str = ""
     """What the node was given (a prompt, an input summary)."""
-    text: str = ""
-    """Model text streamed under this node (reset when a broken stream is retried)."""
+    status: NodeStatus = "running"
+    started_at: float = 0.0
+    finished_at: float | None = None
+    outcome: str | None = None
+    """The closed outcome a node finished with (`answered`, `pass`, `budget_exhausted`...)."""
     output: str = ""
     """What the node produced: its answer, or a tool call's result."""
     error: str | None = None
-    usage: Usage = field(default_factory=Usage)
-    """Tokens spent by model calls made directly under this node."""
+    verdict: Verdict | None = None
+    """For critic nodes, and the round that holds them: the verdict reached."""
+    feedback: str = ""
+    """For critic nodes, and the round that holds them: the feedback with the verdict."""
+    round_index: int | None = None
+    """For round nodes: 1-based position among the turn's rounds."""
+    tool_name: str = ""
     tool_input: dict[str, Any] | None = None
     """For tool nodes: the input the model gave."""
     duration: float | None = None
     """For tool nodes: seconds the call took."""
-    children: list[TreeNode] = field(default_factory=lambda: list[TreeNode]())
+    usage: Usage = field(default_factory=Usage)
+    """Tokens spent by model calls made directly under this node."""
+    children: list[NodeRecord] = field(default_factory=lambda: list[NodeRecord]())
+    """Child nodes, in start order."""
+    segments: list[TextSegment] = field(default_factory=lambda: list[TextSegment]())
+    """Text streamed under this node, one segment per uninterrupted stretch."""
 
-    def walk(self) -> Iterable[TreeNode]:
-        """This node and all its descendants, depth first, in order."""
+    @property
+    def text(self) -> str:
+        """Everything the node streamed (a retried call's text voided), in order."""
+        return "".join(s.text for s in self.segments)
+
+    @property
+    def elapsed(self) -> float | None:
+        """Seconds from start to finish, when finished."""
+        if self.duration is not None:
+            return self.duration
+        if self.finished_at is None:
+            return None
+        return max(0.0, self.finished_at - self.started_at)
+
+    def walk(self) -> Iterator[NodeRecord]:
+        """This node and all its descendants, depth first, in start order.
+
+        Returns:
+            An iterator over the subtree.
+        """
         yield self
         for child in self.children:
             yield from child.walk()
 
 
-class TreeBuilder:
-    """Applies events one at a time; `roots` is the tree so far.
+TimelineItem = TurnEvent | TextSegment
+"""What happened in a turn, in order: events (deltas merged into text segments)."""
 
-    Unknown parents make a node a root rather than losing it; events for unknown nodes are ignored,
-    so a partial log (a crash, a cancel) still yields the tree of what is known.
+
+@dataclass(slots=True)
+class TurnLog:
+    """The timeline of one root node (a turn or a flow run)."""
+
+    turn_id: str
+    timeline: list[TimelineItem] = field(default_factory=lambda: list[TimelineItem]())
+
+
+class NodeLog:
+    """Records of every node seen, grouped by root (turn or flow), with the order things happened.
+
+    A node whose parent is unknown becomes a root rather than being lost; events for unknown
+    nodes are ignored, so a partial log (a crash, a cancel) still yields the tree of what is known.
     """
 
-    def __init__(self) -> None:
-        self.roots: list[TreeNode] = []
-        self._nodes: dict[str, TreeNode] = {}
+    def __init__(self, max_turns: int = 200) -> None:
+        self.nodes: dict[str, NodeRecord] = {}
+        self.turns: dict[str, TurnLog] = {}
+        self.max_turns = max_turns
+        """Older turns are forgotten (they stay in the store), so a long session stays flat."""
 
-    def node(self, node_id: str) -> TreeNode | None:
-        """The node with this id, if it has started."""
-        return self._nodes.get(node_id)
+    @property
+    def roots(self) -> list[NodeRecord]:
+        """The root nodes, oldest first."""
+        return [self.nodes[t] for t in self.turns if t in self.nodes]
 
-    def apply(self, event: TurnEvent) -> TreeNode | None:
+    def apply(self, event: TurnEvent) -> NodeRecord | None:
         """Fold one event into the tree.
 
         Args:
             event: Any turn event; kinds that do not shape the tree only update their node.
 
         Returns:
-            The node the event touched, or None when it concerns no known node.
+            The record the event touched, or None when it concerns no known node.
         """
         match event:
             case NodeStarted():
-                return self._add(
-                    TreeNode(
-                        node_id=event.node_id,
-                        parent_id=event.parent_id,
-                        kind=event.node_kind,
-                        label=event.label,
-                        detail=event.detail,
-                    )
+                record = NodeRecord(
+                    event.node_id,
+                    event.parent_id,
+                    event.node_kind,
+                    event.label,
+                    detail=event.detail,
+                    started_at=event.at,
                 )
+                return self._add(record, event)
             case ToolCallStarted():
-                return self._add(
-                    TreeNode(
-                        node_id=event.node_id,
-                        parent_id=event.parent_id,
-                        kind="tool",
-                        label=event.name,
-                        tool_input=dict(event.input),
-                    )
+                record = NodeRecord(
+                    event.node_id,
+                    event.parent_id,
+                    "tool",
+                    event.name,
+                    started_at=event.at,
+                    tool_name=event.name,
+                    tool_input=dict(event.input),
                 )
+                return self._add(record, event)
+            case TextDelta():
+                record = self.nodes.get(event.node_id)
+                if record is None:
+                    return None
+                log = self._turn_log(record)
+                last = log.timeline[-1] if log is not None and log.timeline else None
+                if isinstance(last, TextSegment) and last.node_id == record.node_id:
+                    last.text += event.text
+                else:
+                    segment = TextSegment(record.node_id, event.text)
+                    record.segments.append(segment)
+                    if log is not None:
+                        log.timeline.append(segment)
+                return record
             case _:
-                pass
-        node = self._nodes.get(event.node_id)
-        if node is None:
-            return None
+                record = self.nodes.get(event.node_id)
+                if record is None:
+                    return None
+                self._fold(record, event)
+                log = self._turn_log(record)
+                if log is not None:
+                    log.timeline.append(event)
+                return record
+
+    def _fold(self, record: NodeRecord, event: TurnEvent) -> None:
         match event:
             case NodeFinished():
-                node.status = event.status
-                node.outcome = event.outcome
-                node.output = event.output
-                node.error = event.error
+                record.status = event.status
+                record.finished_at = event.at
+                record.outcome = event.outcome
+                record.output = event.output
+                record.error = event.error
             case ToolCallFinished():
-                node.status = "failed" if event.is_error else "done"
-                node.output = event.output
-                node.duration = event.duration
+                record.status = "failed" if event.is_error else "done"
+                record.finished_at = event.at
+                record.output = event.output
+                record.duration = event.duration
             case VerdictReached():
-                node.verdict = event.verdict
-                node.feedback = event.feedback
-            case TextDelta():
-                node.text += event.text
-            case StreamRetried():
-                node.text = ""
+                record.verdict = event.verdict
+                record.feedback = event.feedback
+                parent = self.nodes.get(record.parent_id or "")
+                if parent is not None and parent.kind == "round":
+                    parent.verdict = event.verdict
+                    parent.feedback = event.feedback
             case UsageRecorded():
-                node.usage = node.usage + event.usage
-        return node
+                record.usage = record.usage + event.usage
+            case StreamRetried():
+                self._void_last_call_text(record)
+            case _:
+                pass
 
-    def _add(self, node: TreeNode) -> TreeNode:
-        existing = self._nodes.get(node.node_id)
+    def _void_last_call_text(self, record: NodeRecord) -> None:
+        """A retried stream voids the text of its call: the node's segment after its last tool call."""
+        log = self._turn_log(record)
+        if log is None:
+            return
+        for item in reversed(log.timeline):
+            if isinstance(item, TextSegment) and item.node_id == record.node_id:
+                item.text = ""
+                return
+            if isinstance(item, UsageRecorded) and item.node_id == record.node_id:
+                return
+            if isinstance(item, ToolCallStarted) and item.parent_id == record.node_id:
+                return
+
+    def _add(self, record: NodeRecord, event: TurnEvent) -> NodeRecord:
+        existing = self.nodes.get(record.node_id)
         if existing is not None:
             return existing
-        self._nodes[node.node_id] = node
-        parent = self._nodes.get(node.parent_id) if node.parent_id is not None else None
-        (parent.children if parent is not None else self.roots).append(node)
-        return node
+        self.nodes[record.node_id] = record
+        parent = self.nodes.get(record.parent_id or "")
+        if parent is not None:
+            parent.children.append(record)
+            if record.kind == "round":
+                record.round_index = sum(1 for c in parent.children if c.kind == "round")
+        else:
+            self.turns[record.node_id] = TurnLog(record.node_id)
+            self._trim()
+        log = self._turn_log(record)
+        if log is not None:
+            log.timeline.append(event)
+        return record
+
+    def _trim(self) -> None:
+        while len(self.turns) > self.max_turns:
+            self.forget(next(iter(self.turns)))
+
+    def forget(self, turn_id: str) -> None:
+        """Drop a turn and all its records.
+
+        Args:
+            turn_id: The root node's id.
+        """
+        self.turns.pop(turn_id, None)
+        for record in list(self.walk(turn_id)):
+            self.nodes.pop(record.node_id, None)
+
+    def turn_id_of(self, node_id: str) -> str | None:
+        """The root (turn or flow) a node belongs to.
+
+        Args:
+            node_id: Any known node.
+
+        Returns:
+            The root's id, or None for an unknown node.
+        """
+        record = self.nodes.get(node_id)
+        while record is not None and record.parent_id is not None and record.parent_id in self.nodes:
+            record = self.nodes[record.parent_id]
+        return record.node_id if record is not None else None
+
+    def _turn_log(self, record: NodeRecord) -> TurnLog | None:
+        turn_id = self.turn_id_of(record.node_id)
+        return self.turns.get(turn_id) if turn_id else None
+
+    def walk(self, node_id: str) -> Iterator[NodeRecord]:
+        """The node and its descendants, depth first in start order.
+
+        Args:
+            node_id: Where to start (nothing for an unknown node).
+
+        Returns:
+            An iterator over the subtree.
+        """
+        record = self.nodes.get(node_id)
+        return record.walk() if record is not None else iter(())
+
+    def ancestors(self, node_id: str) -> Iterator[NodeRecord]:
+        """The node's parents, nearest first.
+
+        Args:
+            node_id: Any known node.
+
+        Returns:
+            An iterator over its ancestors.
+        """
+        record = self.nodes.get(node_id)
+        while record is not None and record.parent_id is not None:
+            record = self.nodes.get(record.parent_id)
+            if record is not None:
+                yield record
+
+    def depth(self, node_id: str) -> int:
+        """How many ancestors a node has.
+
+        Args:
+            node_id: Any known node.
+
+        Returns:
+            0 for a root.
+        """
+        return sum(1 for _ in self.ancestors(node_id))
+
+    def rounds(self, turn_id: str) -> list[NodeRecord]:
+        """The round nodes of a turn, in order.
+
+        Args:
+            turn_id: The turn.
+
+        Returns:
+            Its rounds (none for an agent turn).
+        """
+        turn = self.nodes.get(turn_id)
+        return [] if turn is None else [c for c in turn.children if c.kind == "round"]
+
+    def subtree_timeline(self, node_id: str) -> list[TimelineItem]:
+        """The timeline items of a node's subtree, in the order they happened.
+
+        Args:
+            node_id: The subtree's top.
+
+        Returns:
+            Its events and text segments.
+        """
+        log = self.turns.get(self.turn_id_of(node_id) or "")
+        if log is None:
+            return []
+        inside = {r.node_id for r in self.walk(node_id)}
+        return [item for item in log.timeline if item.node_id in inside]
 
 
-def build_tree(events: Iterable[TurnEvent]) -> list[TreeNode]:
+def build_tree(events: Iterable[TurnEvent]) -> list[NodeRecord]:
     """Fold events (live or stored) into their node tree.
 
     Args:
@@ -158,7 +356,7 @@ def build_tree(events: Iterable[TurnEvent]) -> list[TreeNode]:
     Returns:
         The root nodes (normally one: the turn), each with its children in start order.
     """
-    builder = TreeBuilder()
+    log = NodeLog()
     for event in events:
-        builder.apply(event)
-    return builder.roots
+        log.apply(event)
+    return log.roots

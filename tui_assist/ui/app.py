@@ -7,7 +7,7 @@ SDK, the tools and the store are loaded by the main screen after its first frame
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from textual.app import App
 from textual.binding import Binding
@@ -20,6 +20,8 @@ from tui_assist.paths import themes_dir
 from tui_assist.ui.screens.main import MainScreen
 from tui_assist.ui.session import ChatSession, ProviderFactory
 from tui_assist.ui.themes import DEFAULT_THEME, discover_themes
+
+StartScreen = Literal["chat", "explore"]
 
 
 def _commands_provider() -> type[Provider]:
@@ -47,6 +49,8 @@ class TuiAssistApp(App[int]):
         toolbox_factory: ToolboxFactory | None = None,
         store: Any | None = None,
         use_store: bool = True,
+        start: StartScreen = "chat",
+        explorer_pace: float = 0.12,
     ) -> None:
         """Build the app.
 
@@ -57,9 +61,13 @@ class TuiAssistApp(App[int]):
             toolbox_factory: Makes each turn's (and round's) tools; None uses the tool registry.
             store: A ready store; None opens the default one when `use_store` is true.
             use_store: Whether to open the default store when none is given.
+            start: The screen shown first: the chat, or the Workflow Explorer above it.
+            explorer_pace: Seconds the Explorer waits between node events, so a run is watchable.
         """
         super().__init__()
         self.settings = settings
+        self.start = start
+        self.explorer_pace = explorer_pace
         self.session = ChatSession(
             settings,
             provider_factory=provider_factory,
@@ -107,6 +115,14 @@ class TuiAssistApp(App[int]):
             self.set_keymap(self.settings.keymap)
         for problem in self.theme_problems:
             self.notify(problem, severity="warning", timeout=6)
+        if self.start == "explore":
+            self.open_explorer()
+
+    def open_explorer(self) -> None:
+        """Show the Workflow Explorer (escape returns to the chat)."""
+        from tui_assist.ui.screens.explorer import ExplorerScreen
+
+        self.push_screen(ExplorerScreen(pace=self.explorer_pace))
 
     async def on_unmount(self) -> None:
         await self.session.aclose()
@@ -116,8 +132,11 @@ class TuiAssistApp(App[int]):
         self.settings.theme = name
 
 
-def run(settings: Settings) -> int:
-    """Run the chat TUI until the user quits; returns the process exit code."""
-    app = TuiAssistApp(settings)
+def run(settings: Settings, *, screen: StartScreen = "chat") -> int:
+    """Run the TUI until the user quits; returns the process exit code.
+
+    `screen="explore"` opens the Workflow Explorer first (`tui-assist explore`).
+    """
+    app = TuiAssistApp(settings, start=screen)
     app.run()
     return app.return_code or 0

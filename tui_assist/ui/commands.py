@@ -43,12 +43,28 @@ class TuiAssistCommands(Provider):
         yield "panels: toggle tree", "Show or hide the agent tree", screen.action_toggle_tree
         yield "panels: toggle flow", "Show or hide the flow panel", screen.action_toggle_flow
         yield "turn: cancel", "Cancel the running turn", screen.action_cancel_turn
+        yield (
+            "flow: grounded question",
+            "Answer a question from a folder of documents, with citations",
+            screen.action_ask_grounded,
+        )
+        yield "flow: approve held run", "Release the held grounded run", screen.action_approve_flow
+        yield "flow: explore help-desk patterns", "Open the Workflow Explorer", app.open_explorer
+        yield "mcp: list servers", "MCP servers, their state and their tools", screen.action_list_mcp
+        yield "mcp: restart server", "Restart every configured MCP server", screen.action_restart_mcp
+        manager = app.session.mcp
+        for name in manager.names if manager is not None else ():
+            yield (
+                f"mcp: restart server {name}",
+                f"Restart the MCP server {name}",
+                partial(screen.action_restart_mcp, name),
+            )
         for name in app.theme_names:
             yield f"theme: {name}", f"Switch to the {name} theme", partial(app.switch_theme, name)
 
     async def discover(self) -> Hits:
         for title, help_text, command in self._commands():
-            if title.startswith("refine: set rounds") or title.startswith("theme: "):
+            if title.startswith(("refine: set rounds", "theme: ", "mcp: restart server ")):
                 continue
             yield DiscoveryHit(title, command, help=help_text)
 

@@ -175,6 +175,11 @@ class ChatSession:
     def ready(self) -> bool:
         return self._ready.is_set()
 
+    @property
+    def mcp(self) -> Any | None:
+        """The `McpManager` of the configured MCP servers (None when none are configured)."""
+        return self._mcp
+
     async def load(self) -> None:
         """Load the provider, the tools and the store (in threads where imports are slow)."""
         try:

@@ -11,7 +11,8 @@ import gc
 import importlib
 import time
 from datetime import datetime
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -24,12 +25,13 @@ from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
 from tui_assist.core.events import NodeStarted, TextDelta, TurnEvent, UsageRecorded
+from tui_assist.core.tree import NodeLog
 from tui_assist.paths import config_file, data_dir
 from tui_assist.ui.bridge import CoreEvent, TextualObserver
-from tui_assist.ui.node_log import NodeLog
 from tui_assist.ui.widgets.agent_tree import AgentTree
 from tui_assist.ui.widgets.conversation import Conversation
 from tui_assist.ui.widgets.flow_panel import FlowPanel
+from tui_assist.ui.widgets.node_inspector import NodeInspector
 from tui_assist.ui.widgets.prompt import Prompt
 from tui_assist.ui.widgets.status_bar import StatusBar
 
@@ -54,6 +56,7 @@ class MainScreen(Screen[None]):
         Binding("f3", "toggle_flow", "Flow", id="toggle-flow"),
         Binding("f4", "review_round", "Review round", id="review-round"),
         Binding("f5", "copy_answer", "Copy answer", id="copy-answer"),
+        Binding("f8", "approve_flow", "Approve held run", id="approve-flow"),
     ]
 
     def __init__(self, session: ChatSession) -> None:
@@ -62,6 +65,11 @@ class MainScreen(Screen[None]):
         self.log_model = NodeLog()
         self._tick: Timer | None = None
         self._turn_worker: Worker[None] | None = None
+        self._flow_running = False
+        self._flow_roots: set[str] = set()
+        """Roots of flow runs: their events go to the tree and flow panel, not the conversation."""
+        self.held_run_id: str | None = None
+        """A grounded run awaiting approval (f8 approves it)."""
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="body"):
@@ -74,6 +82,7 @@ class MainScreen(Screen[None]):
                 yield Static("flow", id="flow-title")
                 with VerticalScroll(id="flow-scroll"):
                     yield FlowPanel(self.log_model, id="flow")
+                yield NodeInspector(id="inspector")
         yield StatusBar(id="status")
         yield Footer()
 
@@ -161,14 +170,21 @@ class MainScreen(Screen[None]):
     def apply_event(self, event: TurnEvent, *, replay: bool = False) -> None:
         """Push one core event down to the widgets (`replay`: from the store, not spent now)."""
         record = self.log_model.apply(event)
-        self.conversation.apply(event)
+        if isinstance(event, NodeStarted) and event.parent_id is None and self._flow_running:
+            self._flow_roots.add(event.node_id)
+        if self.log_model.turn_id_of(event.node_id) not in self._flow_roots:
+            self.conversation.apply(event)
         if isinstance(event, TextDelta):
             return
         self.agent_tree.apply(event, record)
         if isinstance(event, NodeStarted) and event.parent_id is None:
             self.flow.show_turn(event.node_id)
+            self.query_one(NodeInspector).show(None)
         else:
             self.flow.changed()
+            inspector = self.query_one(NodeInspector)
+            if inspector.node_id is not None and record is not None and record.node_id == inspector.node_id:
+                inspector.show(record)
         if isinstance(event, UsageRecorded) and not replay:
             self.session.meter.add(event.usage, self.session.price(event.model or None))
             self.status.usage = self.session.meter.usage
@@ -235,6 +251,8 @@ class MainScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_turn":
             return self.running
+        if action == "approve_flow":
+            return self.held_run_id is not None
         return True
 
     # -- actions ---------------------------------------------------------------------------------
@@ -292,6 +310,11 @@ class MainScreen(Screen[None]):
 
         self.app.push_screen(RoundReviewScreen(self.log_model, round_id))
 
+    @on(FlowPanel.NodeChosen)
+    def _node_chosen(self, event: FlowPanel.NodeChosen) -> None:
+        """Show the chosen node's inputs and outputs below the flow panel."""
+        self.query_one(NodeInspector).show(self.log_model.nodes.get(event.node_id))
+
     @on(AgentTree.RoundChosen)
     @on(FlowPanel.RoundChosen)
     def _round_chosen(self, event: AgentTree.RoundChosen | FlowPanel.RoundChosen) -> None:
@@ -305,6 +328,7 @@ class MainScreen(Screen[None]):
         self.conversation.clear_all()
         self.agent_tree.clear_turns()
         self.flow.show_turn(None)
+        self.query_one(NodeInspector).show(None)
         self.notify("New conversation.", timeout=1.5)
 
     def action_resume_conversation(self) -> None:
@@ -333,6 +357,7 @@ class MainScreen(Screen[None]):
         self.conversation.clear_all()
         self.agent_tree.clear_turns()
         self.flow.show_turn(None)
+        self.query_one(NodeInspector).show(None)
         for turn in turns:
             if turn.events:
                 # Replay the stored event log through the same path live events take, so the
@@ -344,6 +369,125 @@ class MainScreen(Screen[None]):
                 self.conversation.show_history([(turn.prompt, turn.answer)])
             await asyncio.sleep(0)
         self.notify(f"Resumed {len(turns)} turn(s).", timeout=2)
+
+    # -- flows ---------------------------------------------------------------------------------------
+
+    def action_ask_grounded(self) -> None:
+        """Ask a question of a folder of documents (the grounded flow), with the flow panel drawing it."""
+        if self.running:
+            self.notify("Wait for the running turn, or cancel it (escape).", severity="warning")
+            return
+        from tui_assist.ui.screens.grounded_prompt import GroundedPromptScreen
+
+        def chosen(answer: tuple[str, str] | None) -> None:
+            if answer is not None:
+                self._turn_worker = self.run_grounded_flow(Path(answer[0]).expanduser(), answer[1])
+
+        self.app.push_screen(GroundedPromptScreen(str(self.session.settings.workdir)), chosen)
+
+    @work(exclusive=True, group="turn", exit_on_error=False)
+    async def run_grounded_flow(self, corpus: Path, question: str) -> None:
+        from tui_assist.flows import grounded
+        from tui_assist.flows.grounded_index import CorpusIndex, default_index_path
+
+        session = self.session
+        self.conversation.add_notice(f"**grounded question** (corpus `{corpus}`): {question}")
+        if not corpus.is_dir():
+            self.conversation.add_notice(f"**Cannot ask:** `{corpus}` is not a folder.", classes="-error")
+            return
+        await session.wait_ready()
+        self.status.state = "running"
+        self._flow_running = True
+        index: CorpusIndex | None = None
+        try:
+            glossary = grounded.load_glossary(corpus)
+            index_path = default_index_path(data_dir(session.settings.data_dir), corpus)
+            index = await CorpusIndex.open(corpus, index_path)
+            await index.refresh()
+            run = await grounded.run_grounded(
+                question,
+                index=index,
+                glossary=glossary,
+                leaves="model" if session.provider is not None else "rules",
+                provider=session.provider,
+                observer=TextualObserver(self, self.app),
+                store=session.store,
+                caller="tui",
+            )
+        except Exception as exc:  # a bad corpus or glossary must not take the chat down
+            self.conversation.add_notice(f"**The grounded flow failed:** `{exc}`", classes="-error")
+            return
+        finally:
+            self._flow_running = False
+            self.status.state = "idle"
+            if index is not None:
+                await index.close()
+        state = run.state
+        if state.outcome == "awaiting_approval":
+            self.held_run_id = state.run_id if session.store is not None else None
+        self.conversation.add_notice(grounded_markdown(state, approvable=self.held_run_id is not None))
+        self.call_later(self.refresh_bindings)
+
+    def action_approve_flow(self) -> None:
+        if self.held_run_id is None:
+            self.notify("No grounded run is awaiting approval.", timeout=2)
+            return
+        self._turn_worker = self.approve_held_run(self.held_run_id)
+
+    @work(exclusive=True, group="turn", exit_on_error=False)
+    async def approve_held_run(self, run_id: str) -> None:
+        from tui_assist.flows import grounded
+
+        store = self.session.store
+        if store is None:
+            return
+        self._flow_running = True
+        try:
+            run = await grounded.approve_run(run_id, store=store, observer=TextualObserver(self, self.app))
+        except grounded.ApprovalError as exc:
+            self.notify(f"Cannot approve: {exc}", severity="error")
+            return
+        finally:
+            self._flow_running = False
+        self.held_run_id = None
+        self.conversation.add_notice("**approved** · " + grounded_markdown(run.state, approvable=False))
+        self.call_later(self.refresh_bindings)
+
+    # -- MCP -----------------------------------------------------------------------------------------
+
+    def action_list_mcp(self) -> None:
+        """Show the MCP servers, their state and their tools in the conversation pane."""
+        manager = self.session.mcp
+        if manager is None:
+            lines = ["no MCP servers configured"]
+        else:
+            from tui_assist.tools.mcp import format_status
+
+            lines = format_status(manager.status())
+        body = "\n".join(lines)
+        self.conversation.add_notice(f"**MCP servers**\n\n```text\n{body}\n```")
+
+    def action_restart_mcp(self, name: str | None = None) -> None:
+        """Restart one MCP server (`name`), or every configured one."""
+        manager = self.session.mcp
+        if manager is None or not manager.names:
+            self.notify("no MCP servers configured", timeout=3)
+            return
+        self.restart_mcp_servers([name] if name else list(manager.names))
+
+    @work(group="mcp", exit_on_error=False)
+    async def restart_mcp_servers(self, names: list[str]) -> None:
+        manager = self.session.mcp
+        if manager is None:
+            return
+        for name in names:
+            try:
+                status = await manager.restart(name)
+            except Exception as exc:
+                self.notify(f"MCP {name}: cannot restart: {exc}", severity="error")
+                continue
+            failed = status.state not in ("ready", "idle")
+            self.notify(f"MCP {status.summary}", severity="error" if failed else "information", timeout=4)
 
     def action_export_markdown(self) -> None:
         text = self.session.export_markdown()
@@ -357,3 +501,34 @@ class MainScreen(Screen[None]):
             self.notify(f"Cannot export: {exc}", severity="error")
             return
         self.notify(f"Exported to {path}", timeout=4)
+
+
+def grounded_markdown(state: Any, *, approvable: bool) -> str:
+    """A grounded run for the conversation pane: the answer with its citations, or why it stopped."""
+    from tui_assist.flows.grounded import format_run
+
+    head = f"**grounded** · `{state.outcome}` · run `{state.run_id[:8]}`\n\n"
+    passages = {p.chunk_id: p for p in state.passages}
+    calls = {c.id: c for c in state.sql_calls}
+    sources: list[str] = []
+    for cited in state.citations:
+        if cited in passages:
+            p = passages[cited]
+            sources.append(f"- `[{cited}]` {p.title}{' › ' + p.heading if p.heading else ''}")
+        elif cited in calls:
+            sources.append(f"- `[{cited}]` `{calls[cited].query}`")
+    cited = "\n\n**Sources**\n\n" + "\n".join(sources) if sources else ""
+    match state.outcome:
+        case "answered" | "unverified":
+            note = f"\n\n*unverified:* {state.note}" if state.outcome == "unverified" else ""
+            return head + state.answer + cited + note
+        case "awaiting_approval":
+            how = (
+                "Press **f8** (or *flow: approve held run* in the palette) to approve it."
+                if approvable
+                else f"Approve it with `tui-assist flow approve {state.run_id}`."
+            )
+            reasons = ", ".join(state.approval_reasons)
+            return f"{head}**Held for approval** ({reasons}); nothing was sent. {how}\n\n{state.draft}{cited}"
+        case _:
+            return head + format_run(state)

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from tui_assist.core.events import ToolCallFinished, ToolCallStarted, VerdictReached
-from tui_assist.ui.node_log import NodeLog, NodeRecord, TextSegment
+from tui_assist.core.tree import NodeLog, NodeRecord, TextSegment
 from tui_assist.ui.widgets.streaming_markdown import StreamingMarkdown
 
 _OUTPUT_LIMIT = 8_000
@@ -103,7 +103,7 @@ class RoundReviewScreen(Screen[None]):
         if record is None:
             return
         index = next((i for i, r in enumerate(rounds) if r.node_id == self.round_id), 0)
-        verdict = record.verdict.upper() if record.verdict else record.state
+        verdict = record.verdict.upper() if record.verdict else record.status
         self.query_one("#review-header", Static).update(
             Content.assemble(
                 (f"Round {index + 1} of {len(rounds)}", "$primary bold"),
@@ -120,9 +120,7 @@ class RoundReviewScreen(Screen[None]):
     def _sections(self, round_record: NodeRecord) -> list[ReviewSection]:
         log = self.node_log
         sections: list[ReviewSection] = []
-        generator = next(
-            (log.nodes[c] for c in round_record.children if log.nodes[c].kind == "generate"), None
-        )
+        generator = next((c for c in round_record.children if c.kind == "generate"), None)
         seen_input = generator.detail if generator is not None else round_record.detail
         sections.append(
             _section(
@@ -170,7 +168,7 @@ class RoundReviewScreen(Screen[None]):
         for started in pending.values():
             sections.append(
                 _section(
-                    f"tool {started.name} (no result: {log.nodes[started.node_id].state})",
+                    f"tool {started.name} (no result: {log.nodes[started.node_id].status})",
                     Static(Content(json.dumps(started.input, indent=2, ensure_ascii=False))),
                     classes="-tool",
                 )
@@ -178,8 +176,8 @@ class RoundReviewScreen(Screen[None]):
         if generator is not None and generator.output and answer_segment is None:
             sections.append(_section("answer", StreamingMarkdown(generator.output, finished=True)))
         sections.extend(verdicts)
-        if round_record.state != "done" and not round_record.verdict:
-            sections.append(_section(f"round {round_record.state}", Static(round_record.error or "")))
+        if round_record.status != "done" and not round_record.verdict:
+            sections.append(_section(f"round {round_record.status}", Static(round_record.error or "")))
         return sections
 
     def _tool_section(

@@ -16,7 +16,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from tui_assist.core.events import NodeStarted, ToolCallStarted, TurnEvent
-from tui_assist.ui.node_log import NodeLog, NodeRecord
+from tui_assist.core.tree import NodeLog, NodeRecord
 from tui_assist.ui.widgets.conversation import key_argument
 
 _ICONS = {"running": "◌", "done": "✓", "failed": "✗", "cancelled": "⊘"}
@@ -145,7 +145,7 @@ class AgentTree(Tree[str]):
         """Redraw running nodes (their elapsed time)."""
         for record_id, node in self._by_node_id.items():
             record = self.node_log.nodes.get(record_id)
-            if record is not None and record.state == "running":
+            if record is not None and record.status == "running":
                 node.refresh()
 
     def clear_turns(self) -> None:
@@ -158,7 +158,7 @@ class AgentTree(Tree[str]):
         return self.get_component_rich_style(f"agent-tree--{name}", partial=True)
 
     def label_text(self, record: NodeRecord) -> Text:
-        state = record.state
+        state = record.status
         text = Text()
         text.append(_ICONS[state] + " ", self._style(state))
         match record.kind:
@@ -174,7 +174,7 @@ class AgentTree(Tree[str]):
                     text.append(f" {record.verdict.upper()}", self._style(record.verdict))
             case "tool":
                 text.append(record.tool_name)
-                argument = key_argument(record.tool_name, record.tool_input)
+                argument = key_argument(record.tool_name, record.tool_input or {})
                 if argument:
                     text.append(" " + _short(argument, 40), self._style("muted"))
             case _:

@@ -14,11 +14,18 @@ from textual.events import Click
 from textual.message import Message
 from textual.widget import Widget
 
-from tui_assist.ui.node_log import NodeLog, NodeRecord
+from tui_assist.core.tree import NodeLog, NodeRecord
 
 _STATE_STYLE = {"running": "$warning", "done": "$success", "failed": "$error", "cancelled": "$error 70%"}
 _ICONS = {"running": "◌", "done": "✓", "failed": "✗", "cancelled": "⊘"}
 _LABEL_WIDTH = 24
+_COMBINATORS = {
+    "chain": "Chain",
+    "route": "Route",
+    "parallel": "Parallel",
+    "orchestrator": "OrchestratorWorkers",
+    "refine": "Refine",
+}
 
 
 class FlowPanel(Widget):
@@ -40,16 +47,30 @@ class FlowPanel(Widget):
             super().__init__()
             self.round_id = round_id
 
+    class NodeChosen(Message):
+        """A row was clicked: its node is the selected one now."""
+
+        def __init__(self, node_id: str) -> None:
+            super().__init__()
+            self.node_id = node_id
+
     def __init__(self, log: NodeLog, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.node_log = log
         self.turn_id: str | None = None
+        self.selected: str | None = None
+        """The node whose row is highlighted (an inspector shows its inputs and outputs)."""
         self.clock = time.time
         self._rows: list[NodeRecord] = []
 
     def show_turn(self, turn_id: str | None) -> None:
         self.turn_id = turn_id
+        self.selected = None
         self.refresh(layout=True)
+
+    def select(self, node_id: str | None) -> None:
+        self.selected = node_id
+        self.refresh()
 
     def changed(self) -> None:
         self.refresh(layout=True)
@@ -70,7 +91,7 @@ class FlowPanel(Widget):
         start = turn.started_at
         end = max(
             [r.finished_at for r in rows if r.finished_at is not None]
-            + [self.clock() if any(r.state == "running" for r in rows) else start + 0.001]
+            + [self.clock() if any(r.status == "running" for r in rows) else start + 0.001]
         )
         span = max(end - start, 1e-3)
         width = max(10, self.content_region.width or 60)
@@ -87,14 +108,18 @@ class FlowPanel(Widget):
             begin = min(begin, bar_width - 1)
             elapsed = record.elapsed
             seconds = f"{elapsed:5.1f}s" if elapsed is not None else "  …  "
+            if record.node_id == self.selected:
+                text_style = "reverse"
+            else:
+                text_style = "bold" if record.kind in ("turn", "round") else ""
             lines.append(
                 Content.assemble(
-                    (text, "bold" if record.kind in ("turn", "round") else ""),
+                    (text, text_style),
                     " ",
-                    (_ICONS[record.state], _STATE_STYLE[record.state]),
+                    (_ICONS[record.status], _STATE_STYLE[record.status]),
                     " ",
                     " " * begin,
-                    ("━" * (finish - begin), _STATE_STYLE[record.state]),
+                    ("━" * (finish - begin), _STATE_STYLE[record.status]),
                     " " * (bar_width - finish),
                     (f" {seconds}", "$foreground 55%"),
                 )
@@ -106,12 +131,17 @@ class FlowPanel(Widget):
             case "turn":
                 return "Refine" if self.node_log.rounds(record.node_id) else "Agent"
             case "round":
-                verdict = f" {record.verdict.upper()}" if record.verdict else ""
-                return f"{record.label}{verdict}"
+                # A turn's round has its critic's verdict; a workflow's Refine round, its outcome.
+                verdict = record.verdict or (record.outcome if record.outcome in ("pass", "revise") else None)
+                return f"{record.label} {verdict.upper()}" if verdict else record.label
             case "critic":
                 return f"critic {record.verdict.upper()}" if record.verdict else "critic"
             case "tool":
                 return record.tool_name
+            case kind if kind in _COMBINATORS and record.label == kind:
+                # Combinators read as the composition they are: Chain, Route → network...
+                name = _COMBINATORS[kind]
+                return f"{name} → {record.outcome}" if kind == "route" and record.outcome else name
             case _:
                 return record.label
 
@@ -119,6 +149,8 @@ class FlowPanel(Widget):
         row = event.y - self.styles.padding.top
         if 0 <= row < len(self._rows):
             record = self._rows[row]
+            self.select(record.node_id)
+            self.post_message(self.NodeChosen(record.node_id))
             target = record if record.kind == "round" else None
             if target is None:
                 target = next((a for a in self.node_log.ancestors(record.node_id) if a.kind == "round"), None)

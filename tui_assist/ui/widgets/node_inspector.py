@@ -1,0 +1,72 @@
+"""A small inspector: the inputs and outputs of the node selected in the flow panel."""
+
+from __future__ import annotations
+
+import json
+
+from textual.content import Content
+from textual.widgets import Static
+
+from tui_assist.core.tree import NodeRecord
+
+_CLIP = 600
+
+
+def _clip(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= _CLIP else text[: _CLIP - 1] + "…"
+
+
+class NodeInspector(Static):
+    """What one node was given and what it produced; hidden until a node is shown."""
+
+    DEFAULT_CSS = """
+    NodeInspector {
+        height: auto;
+        max-height: 12;
+        padding: 0 1;
+        background: $surface;
+        border-top: hkey $panel;
+        overflow-y: auto;
+    }
+    NodeInspector.-empty { display: none; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("", id=id, classes="-empty")
+        self.node_id: str | None = None
+
+    def show(self, record: NodeRecord | None) -> None:
+        """Show `record` (None hides the inspector)."""
+        self.node_id = record.node_id if record is not None else None
+        self.set_class(record is None, "-empty")
+        if record is None:
+            self.update("")
+            return
+        self.update(inspector_content(record))
+
+
+def inspector_content(record: NodeRecord) -> Content:
+    """The inspector's text for one node."""
+    muted = "$foreground 55%"
+    head: list[Content | tuple[str, str] | str] = [
+        (f"{record.kind} ", muted),
+        (record.label, "bold"),
+        (f"  {record.status}", muted),
+    ]
+    if record.outcome:
+        head.append((f" · {record.outcome}", muted))
+    parts: list[Content | tuple[str, str] | str] = [*head]
+    given = record.detail
+    if record.tool_input is not None:
+        given = json.dumps(record.tool_input, ensure_ascii=False)
+    if given:
+        parts += [("\ninput  ", muted), _clip(given)]
+    produced = record.output or record.text
+    if produced:
+        parts += [("\noutput ", muted), _clip(produced)]
+    if record.feedback:
+        parts += [("\nfeedback ", muted), _clip(record.feedback)]
+    if record.error:
+        parts += [("\nerror  ", "$error"), _clip(record.error)]
+    return Content.assemble(*parts)
