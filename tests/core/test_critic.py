@@ -33,7 +33,7 @@ def test_evidence_is_in_order_and_long_outputs_are_clipped() -> None:
     ]
     text = format_evidence(calls)
     assert text.index("[1] bash") < text.index("[2] bash")
-    assert "status: ERROR" in text and "characters omitted" in text
+    assert "status: ERROR" in text and "characters truncated" in text
     message = critic_message("the task", calls, "the answer")
     assert message.role == "user"
     assert [b.text.split("\n")[0] for b in message.content] == ["<task>", "<evidence>", "<candidate_answer>"]

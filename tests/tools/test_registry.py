@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from tui_assist.core.text import truncate_middle
 from tui_assist.core.tooling import Toolbox, ToolContext
-from tui_assist.tools.base import PathOutsideWorkdir, confine, truncate_middle
+from tui_assist.tools.base import PathOutsideWorkdir, confine
 from tui_assist.tools.registry import Toolset, default_toolbox, toolbox_factory
 from tui_assist.tools.shell import BashTool
 from tui_assist.tools.subagent import AgentTool

@@ -13,6 +13,7 @@ from tui_assist.core.conversation import Message, TextBlock, Usage
 from tui_assist.core.events import UsageRecorded, Verdict, VerdictReached
 from tui_assist.core.nodes import NodeScope
 from tui_assist.core.observer import TurnObserver
+from tui_assist.core.text import truncate_middle
 from tui_assist.providers.base import ModelRequest, Provider
 
 _VERDICT = re.compile(r"^[\W_]*(pass|revise)(?![a-z])[\W_]*", re.IGNORECASE)
@@ -39,13 +40,6 @@ def parse_verdict(reply: str) -> tuple[Verdict, str]:
     return verdict, feedback
 
 
-def _clip(text: str, limit: int = EVIDENCE_OUTPUT_LIMIT) -> str:
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return f"{text[:half]}\n[... {len(text) - limit} characters omitted ...]\n{text[-half:]}"
-
-
 def format_evidence(evidence: Sequence[ToolCallRecord]) -> str:
     """Render a round's tool calls and results, in execution order, for the critic."""
     if not evidence:
@@ -55,7 +49,7 @@ def format_evidence(evidence: Sequence[ToolCallRecord]) -> str:
         status = "ERROR" if call.is_error else "ok"
         parts.append(
             f"[{i}] {call.name} {json.dumps(call.input, ensure_ascii=False)}\n"
-            f"status: {status}\nresult:\n{_clip(call.output)}"
+            f"status: {status}\nresult:\n{truncate_middle(call.output, EVIDENCE_OUTPUT_LIMIT)}"
         )
     return "\n\n".join(parts)
 

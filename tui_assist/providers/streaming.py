@@ -11,12 +11,12 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from tui_assist.core.text import clip, exc_text, one_line, plural
 from tui_assist.providers.base import ProviderError, StreamSink
 
-T = TypeVar("T")
+__all__ = ["StreamBroke", "clip", "exc_text", "one_line", "plural", "retry_broken_stream", "sdk_attempts"]
 
-MAX_LINE = 300
-"""Longest error line shown to users."""
+T = TypeVar("T")
 
 
 class StreamBroke(Exception):
@@ -61,25 +61,3 @@ def sdk_attempts(request: Any) -> int:
         return int(request.headers.get("x-stainless-retry-count", "0")) + 1
     except (AttributeError, ValueError):
         return 1
-
-
-def plural(n: int, word: str) -> str:
-    """`1 attempt`, `3 attempts`."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def exc_text(exc: BaseException) -> str:
-    """An exception as `Type: message`."""
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def clip(text: str, limit: int) -> str:
-    """Whitespace folded to single spaces, cut to `limit` characters with an ellipsis."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def one_line(text: str) -> str:
-    """An error message fit for one line of a terminal."""
-    return clip(text, MAX_LINE)

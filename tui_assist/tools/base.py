@@ -57,37 +57,6 @@ def confine(workdir: Path, path: str | Path) -> Path:
     return resolved
 
 
-def truncation_marker(omitted: int) -> str:
-    """The line that stands in for output that was cut.
-
-    Args:
-        omitted: How many characters were left out.
-
-    Returns:
-        The marker, on a line of its own.
-    """
-    return f"\n[... {omitted} characters truncated ...]\n"
-
-
-def truncate_middle(text: str, max_chars: int) -> str:
-    """Keep the head and the tail of a long text, with a marker in between.
-
-    The head usually says what a command was doing and the tail how it ended, so both are kept.
-
-    Args:
-        text: The full text.
-        max_chars: How many characters of the text to keep at most (the marker comes on top).
-
-    Returns:
-        `text` itself when short enough, else its head, a marker and its tail.
-    """
-    if len(text) <= max_chars:
-        return text
-    head = max_chars // 2
-    tail = max_chars - head
-    return text[:head] + truncation_marker(len(text) - max_chars) + text[len(text) - tail :]
-
-
 def validate_input(model: type[ModelT], raw: dict[str, Any], tool: str) -> ModelT:
     """Validate a tool's raw input with a pydantic model, with an error the model can act on.
 

@@ -61,9 +61,9 @@ from typing import IO, TYPE_CHECKING, Any, Final, Literal, TextIO, cast
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tui_assist.core.text import clip, exc_text, one_line, truncate_middle
 from tui_assist.core.tooling import Tool, ToolContext, ToolInputError, ToolOutput
 from tui_assist.providers.base import ToolSpec
-from tui_assist.tools.base import truncate_middle
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -92,7 +92,6 @@ MAX_NAME_LENGTH: Final = 64
 """The shortest tool-name limit among the APIs (OpenAI's function names)."""
 
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
-_MAX_LINE: Final = 300
 _MAX_TOOL_PAGES: Final = 50
 
 
@@ -500,7 +499,7 @@ class _Server:
             if exc.code == CONNECTION_CLOSED:
                 return self._died_during(tool)
             return ToolOutput(
-                _one_line(f"MCP error from {self.name!r} ({tool}): {exc.message}"), is_error=True
+                one_line(f"MCP error from {self.name!r} ({tool}): {exc.message}"), is_error=True
             )
         except TimeoutError:
             return self._timed_out(tool)
@@ -508,7 +507,7 @@ class _Server:
             if self._lost:
                 return self._died_during(tool)
             return ToolOutput(
-                _one_line(f"MCP call {tool} on {self.name!r} failed: {_exc_text(exc)}"), is_error=True
+                one_line(f"MCP call {tool} on {self.name!r} failed: {exc_text(exc)}"), is_error=True
             )
         return _to_output(result, self._max_output_chars)
 
@@ -580,7 +579,7 @@ class _Server:
         except Exception as exc:
             await self._abort()
             self.state = "failed"
-            self.error = _one_line(f"could not start: {_startup_error(exc)}" + _tail(self._errlog))
+            self.error = one_line(f"could not start: {_startup_error(exc)}" + _tail(self._errlog))
             return
         except asyncio.CancelledError:
             # The turn was cancelled while this server started: stop it, and start afresh on
@@ -647,7 +646,7 @@ class _Server:
             if not ready.done():
                 ready.set_exception(exc)
             elif not self._stopping:
-                self._mark_crashed(_one_line(f"the connection failed: {_exc_text(exc)}"))
+                self._mark_crashed(one_line(f"the connection failed: {exc_text(exc)}"))
         finally:
             if not ready.done():
                 ready.cancel()
@@ -781,7 +780,7 @@ def _startup_error(error: BaseException) -> str:
         return f"command not found: {exc.filename or exc}"
     if isinstance(exc, MCPError) and exc.message == "Connection closed":
         return "the server exited before the MCP handshake"
-    return _exc_text(exc)
+    return exc_text(exc)
 
 
 def _first_in_group(exc: BaseException) -> BaseException | None:
@@ -803,18 +802,4 @@ def _tail(errlog: IO[str] | None) -> str:
         errlog.seek(0, 2)
     except (OSError, ValueError):
         return ""
-    return f" (stderr: {_clip(lines[-1], 160)})" if lines else ""
-
-
-def _exc_text(e: BaseException) -> str:
-    text = str(e)
-    return f"{type(e).__name__}: {text}" if text else type(e).__name__
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _one_line(text: str) -> str:
-    return _clip(text, _MAX_LINE)
+    return f" (stderr: {clip(lines[-1], 160)})" if lines else ""

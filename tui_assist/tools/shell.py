@@ -27,9 +27,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from tui_assist.core.text import truncate_middle, truncation_marker
 from tui_assist.core.tooling import ToolContext, ToolOutput
 from tui_assist.providers.base import ToolSpec
-from tui_assist.tools.base import truncate_middle, truncation_marker, validate_input
+from tui_assist.tools.base import validate_input
 
 _SENTINEL_PREFIX = "__TUI_ASSIST_DONE_"
 _READ_CHUNK = 65_536

@@ -1,0 +1,59 @@
+"""Text helpers for messages shown to users: one line, clipped, exceptions named."""
+
+from __future__ import annotations
+
+MAX_LINE = 300
+"""Longest error line shown to users."""
+
+
+def plural(n: int, word: str) -> str:
+    """`1 attempt`, `3 attempts`."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def exc_text(exc: BaseException) -> str:
+    """An exception as `Type: message`."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def clip(text: str, limit: int) -> str:
+    """Whitespace folded to single spaces, cut to `limit` characters with an ellipsis."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def one_line(text: str) -> str:
+    """An error message fit for one line of a terminal."""
+    return clip(text, MAX_LINE)
+
+
+def truncation_marker(omitted: int) -> str:
+    """The line that stands in for output that was cut.
+
+    Args:
+        omitted: How many characters were left out.
+
+    Returns:
+        The marker, on a line of its own.
+    """
+    return f"\n[... {omitted} characters truncated ...]\n"
+
+
+def truncate_middle(text: str, max_chars: int) -> str:
+    """Keep the head and the tail of a long text, with a marker in between.
+
+    The head usually says what a command was doing and the tail how it ended, so both are kept.
+
+    Args:
+        text: The full text.
+        max_chars: How many characters of the text to keep at most (the marker comes on top).
+
+    Returns:
+        `text` itself when short enough, else its head, a marker and its tail.
+    """
+    if len(text) <= max_chars:
+        return text
+    head = max_chars // 2
+    tail = max_chars - head
+    return text[:head] + truncation_marker(len(text) - max_chars) + text[len(text) - tail :]
