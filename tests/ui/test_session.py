@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tests.ui.helpers import BlockingProvider, FakeToolbox, make_app, screen_text, wait_until
 from tui_assist.config import Settings
-from tui_assist.core.conversation import Message
+from tui_assist.core.conversation import Message, Usage
 from tui_assist.core.events import TurnEvent
 from tui_assist.core.observer import ApprovalDecision, ToolApproval
 from tui_assist.providers.scripted import ScriptedProvider
+from tui_assist.store.rows import ConversationRow, TurnRow
 from tui_assist.ui.app import TuiAssistApp
 from tui_assist.ui.screens.main import MainScreen
 from tui_assist.ui.screens.resume import ResumeScreen
-from tui_assist.ui.session import exchanges, export_markdown
 from tui_assist.ui.widgets.conversation import TurnView
 
 
@@ -50,20 +51,42 @@ class FakeStore:
         self.recorders.append(recorder)
         return recorder
 
-    async def commit_turn(self, conversation_id: str, result: Any, events: list[TurnEvent]) -> None:
+    async def commit_turn(self, conversation_id: str, result: Any, events: Sequence[TurnEvent]) -> None:
         self.calls.append(("commit_turn", (conversation_id, result.outcome, len(events))))
 
-    async def mark_cancelled(self, turn_id: str, events: list[TurnEvent]) -> None:
+    async def mark_cancelled(self, turn_id: str, events: Sequence[TurnEvent]) -> None:
         self.calls.append(("mark_cancelled", len(events)))
 
     async def list_conversations(
         self, limit: int, offset: int, query: str | None = None
-    ) -> list[dict[str, Any]]:
-        rows = [{"id": "c-old", "title": "how do I rebase", "updated_at": "2026-01-02"}]
-        return [r for r in rows if not query or query in r["title"]]
+    ) -> list[ConversationRow]:
+        rows = [ConversationRow("c-old", "how do I rebase", "m", "/work/project", 1.0, 2.0, 1)]
+        return [r for r in rows if not query or query in r.title]
 
     async def load_history(self, conversation_id: str) -> list[Message]:
         return [Message.user("how do I rebase"), Message.assistant("Use `git rebase -i`.")]
+
+    async def turns_page(self, conversation_id: str, *, limit: int = 50) -> list[TurnRow]:
+        row = TurnRow(
+            id="t-old",
+            conversation_id=conversation_id,
+            seq=1,
+            strategy="agent",
+            prompt="how do I rebase",
+            answer="Use `git rebase -i`.",
+            outcome="answered",
+            error=None,
+            usage=Usage(),
+            rounds=0,
+            tool_calls=0,
+            duration=0.0,
+            started_at=1.0,
+            finished_at=2.0,
+        )
+        return [row][-limit:]
+
+    async def turn_events(self, turn_id: str) -> list[TurnEvent]:
+        return []  # an old turn without an event log: redrawn from its prompt and answer
 
 
 def _app(store: FakeStore, provider: Any) -> TuiAssistApp:
@@ -175,21 +198,6 @@ async def test_export_writes_the_conversation_as_markdown() -> None:
     assert len(files) == 1
     text = files[0].read_text()
     assert "## You\n\nhi" in text and "An **answer**." in text
-
-
-def test_exchanges_skip_tool_traffic() -> None:
-    from tui_assist.core.conversation import ToolResultBlock, ToolUseBlock
-
-    messages = [
-        Message.user("q1"),
-        Message("assistant", (ToolUseBlock("t", "bash", {"command": "ls"}),)),
-        Message("user", (ToolResultBlock("t", "a b"),)),
-        Message.assistant("a1"),
-        Message.user("q2"),
-        Message.assistant("a2"),
-    ]
-    assert exchanges(messages) == [("q1", "a1"), ("q2", "a2")]
-    assert "> tool `bash`" in export_markdown(messages, title="t")
 
 
 async def test_panels_toggle() -> None:

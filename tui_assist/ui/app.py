@@ -7,7 +7,7 @@ SDK, the tools and the store are loaded by the main screen after its first frame
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from textual.app import App
 from textual.binding import Binding
@@ -20,6 +20,9 @@ from tui_assist.paths import themes_dir
 from tui_assist.ui.screens.main import MainScreen
 from tui_assist.ui.session import ChatSession, ProviderFactory
 from tui_assist.ui.themes import DEFAULT_THEME, discover_themes
+
+if TYPE_CHECKING:
+    from tui_assist.store.db import Store
 
 StartScreen = Literal["chat", "explore"]
 
@@ -47,7 +50,7 @@ class TuiAssistApp(App[int]):
         *,
         provider_factory: ProviderFactory | None = None,
         toolbox_factory: ToolboxFactory | None = None,
-        store: Any | None = None,
+        store: Store | None = None,
         use_store: bool = True,
         start: StartScreen = "chat",
         explorer_pace: float = 0.12,

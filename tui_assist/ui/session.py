@@ -13,11 +13,12 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tui_assist.config import Price, Settings
 from tui_assist.core.approval import ApprovalPolicy
-from tui_assist.core.conversation import Conversation, Message, TextBlock, ToolUseBlock, Usage
+from tui_assist.core.conversation import Conversation, Message, ToolUseBlock, Usage
+from tui_assist.core.events import TurnEvent
 from tui_assist.core.nodes import new_id
 from tui_assist.core.observer import FanOutObserver, TurnObserver
 from tui_assist.core.tooling import Tool, ToolboxFactory
@@ -25,6 +26,9 @@ from tui_assist.providers.base import Provider
 
 if TYPE_CHECKING:
     from tui_assist.core.turns.base import TurnResult, TurnStrategy
+    from tui_assist.store.db import Store
+    from tui_assist.store.recorder import TurnRecorder
+    from tui_assist.tools.mcp import McpManager
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +95,7 @@ def default_toolbox_factory(
         return (lambda: _EmptyToolbox(workdir)), f"tools are unavailable ({exc}); the model gets no tools"
 
 
-async def open_store(settings: Settings) -> tuple[Any | None, str | None]:
+async def open_store(settings: Settings) -> tuple[Store | None, str | None]:
     """Open the store; (None, reason) when it can't be opened (the chat still works, unsaved)."""
     from tui_assist.paths import data_dir
 
@@ -148,7 +152,7 @@ class ChatSession:
         *,
         provider_factory: ProviderFactory | None = None,
         toolbox_factory: ToolboxFactory | None = None,
-        store: Any | None = None,
+        store: Store | None = None,
         use_store: bool = True,
     ) -> None:
         self.settings = settings
@@ -165,7 +169,7 @@ class ChatSession:
         self.store = store
         self._use_store = use_store and store is None
         self._owns_store = False
-        self._mcp: Any | None = None
+        self._mcp: McpManager | None = None
         self._provider_factory = provider_factory
         self._toolbox_factory = toolbox_factory
         self._ready = asyncio.Event()
@@ -176,7 +180,7 @@ class ChatSession:
         return self._ready.is_set()
 
     @property
-    def mcp(self) -> Any | None:
+    def mcp(self) -> McpManager | None:
         """The `McpManager` of the configured MCP servers (None when none are configured)."""
         return self._mcp
 
@@ -184,10 +188,11 @@ class ChatSession:
         """Load the provider, the tools and the store (in threads where imports are slow)."""
         try:
             if self._provider_factory is not None:
-                self.provider = self._provider_factory()
+                provider = self._provider_factory()
             else:
-                self.provider = await asyncio.to_thread(default_provider_factory(self.settings))
-            self.model = getattr(self.provider, "model", self.model)
+                provider = await asyncio.to_thread(default_provider_factory(self.settings))
+            self.provider = provider
+            self.model = provider.model
         except ProviderUnavailable as exc:
             self.provider_problem = str(exc)
         except Exception as exc:
@@ -204,10 +209,9 @@ class ChatSession:
             self._owns_store = self.store is not None
             if problem:
                 self.notes.append(problem)
-            recovered = getattr(self.store, "recovered", None)
-            if recovered:
+            if self.store is not None and self.store.recovered:
                 self.notes.append(
-                    f"{len(recovered)} turn(s) cut by an earlier crash were stored as cancelled"
+                    f"{len(self.store.recovered)} turn(s) cut by an earlier crash were stored as cancelled"
                 )
         self._ready.set()
 
@@ -219,13 +223,13 @@ class ChatSession:
             from tui_assist.paths import data_dir
             from tui_assist.tools.mcp import McpManager
 
-            self._mcp = McpManager(
+            self._mcp = manager = McpManager(
                 self.settings.mcp_servers,
                 cwd=self.settings.workdir,
                 log_dir=data_dir(self.settings.data_dir) / "logs",
             )
-            await self._mcp.start()
-            return self._mcp.current_tools
+            await manager.start()
+            return manager.current_tools
         except Exception as exc:
             log.exception("MCP servers failed to start")
             self.notes.append(f"MCP tools are unavailable: {exc}")
@@ -234,9 +238,9 @@ class ChatSession:
     async def aclose(self) -> None:
         """Release what `load` opened: MCP servers, the provider's connections, the store."""
         for closer in (
-            getattr(self._mcp, "aclose", None),
-            getattr(self.provider, "aclose", None),
-            getattr(self.store, "close", None) if self._owns_store else None,
+            self._mcp.aclose if self._mcp is not None else None,
+            self.provider.aclose if self.provider is not None else None,
+            self.store.close if self.store is not None and self._owns_store else None,
         ):
             if closer is None:
                 continue
@@ -275,26 +279,28 @@ class ChatSession:
         """Run one turn; with a store, record it and commit it before returning."""
         strategy = self.strategy()
         turn_id = new_id()
-        recorder: Any | None = None
         store = self.store
+        recorder: TurnRecorder | None = None
+        conversation_id = self.conversation_id
         if store is not None:
             try:
-                if self.conversation_id is None:
-                    created = await store.create_conversation(
-                        title=" ".join(prompt.split())[:80],
+                if conversation_id is None:
+                    from tui_assist.store.db import title_from_prompt  # loaded with the store
+
+                    conversation_id = await store.create_conversation(
+                        title=title_from_prompt(prompt),
                         model=self.model,
                         workdir=str(self.settings.workdir),
                     )
-                    self.conversation_id = str(getattr(created, "id", created))
+                    self.conversation_id = conversation_id
                 await store.begin_turn(
-                    conversation_id=self.conversation_id,
+                    conversation_id=conversation_id,
                     turn_id=turn_id,
                     strategy=strategy.name,
                     prompt=prompt,
                 )
                 recorder = store.recorder()
-                if recorder is not None:
-                    observer = FanOutObserver(observer, recorder)
+                observer = FanOutObserver(observer, recorder)
             except Exception as exc:
                 log.exception("store: cannot begin the turn")
                 self.notes.append(f"this turn is not saved: {exc}")
@@ -304,13 +310,13 @@ class ChatSession:
         except asyncio.CancelledError:
             if store is not None and recorder is not None:
                 try:
-                    await asyncio.shield(store.mark_cancelled(turn_id, _recorded(recorder)))
+                    await asyncio.shield(store.mark_cancelled(turn_id, recorder.events))
                 except Exception:
                     log.exception("store: cannot mark the turn cancelled")
             raise
-        if store is not None and recorder is not None and self.conversation_id is not None:
+        if store is not None and recorder is not None and conversation_id is not None:
             try:
-                await store.commit_turn(self.conversation_id, result, _recorded(recorder))
+                await store.commit_turn(conversation_id, result, recorder.events)
             except Exception as exc:
                 log.exception("store: cannot commit the turn")
                 self.notes.append(f"this turn could not be saved: {exc}")
@@ -324,22 +330,18 @@ class ChatSession:
         """Load a stored conversation: its history for the model, and its turns to redraw.
 
         Each stored turn comes back with its event log, so the UI replays it into the same
-        views a live turn builds (conversation, tree, rounds). Without turn listings in the
-        store, the (prompt, answer) pairs of the history are returned instead.
+        views a live turn builds (conversation, tree, rounds).
         """
-        if self.store is None:
+        store = self.store
+        if store is None:
             return []
-        history = await self.store.load_history(conversation_id)
-        messages = list(getattr(history, "messages", history))
+        messages = await store.load_history(conversation_id)
         self.conversation = Conversation(id=conversation_id, messages=messages)
         self.conversation_id = conversation_id
-        turns_page = getattr(self.store, "turns_page", None)
-        if turns_page is None:
-            return [StoredTurn(prompt, "agent", answer, []) for prompt, answer in exchanges(messages)]
         turns: list[StoredTurn] = []
-        for row in await turns_page(conversation_id, limit=RESUME_TURNS):
-            events = await self.store.turn_events(row.id)
-            turns.append(StoredTurn(row.prompt, row.strategy, row.answer, list(events)))
+        for row in await store.turns_page(conversation_id, limit=RESUME_TURNS):
+            events = await store.turn_events(row.id)
+            turns.append(StoredTurn(row.prompt, row.strategy, row.answer, events))
         return turns
 
     def export_markdown(self) -> str:
@@ -357,24 +359,7 @@ class StoredTurn:
     prompt: str
     strategy: str
     answer: str
-    events: list[Any]
-
-
-def exchanges(messages: Sequence[Message]) -> list[tuple[str, str]]:
-    """(prompt, final answer) pairs of a history; tool traffic is skipped."""
-    pairs: list[tuple[str, str]] = []
-    prompt: str | None = None
-    answer = ""
-    for message in messages:
-        if message.role == "user" and any(isinstance(b, TextBlock) for b in message.content):
-            if prompt is not None:
-                pairs.append((prompt, answer))
-            prompt, answer = message.text, ""
-        elif message.role == "assistant" and message.text:
-            answer = message.text
-    if prompt is not None:
-        pairs.append((prompt, answer))
-    return pairs
+    events: list[TurnEvent]
 
 
 def export_markdown(messages: Sequence[Message], *, title: str) -> str:
@@ -391,8 +376,3 @@ def export_markdown(messages: Sequence[Message], *, title: str) -> str:
         if message.text:
             lines += ["## Assistant", "", message.text, ""]
     return "\n".join(lines)
-
-
-def _recorded(recorder: Any) -> list[Any]:
-    events = getattr(recorder, "events", None)
-    return list(events) if events is not None else []

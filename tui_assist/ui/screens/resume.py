@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+import time
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -13,13 +14,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+if TYPE_CHECKING:
+    from tui_assist.store.db import Store
+
 PAGE = 50
-
-
-def _field(row: Any, name: str, default: Any = "") -> Any:
-    if isinstance(row, dict):
-        return row.get(name, default)
-    return getattr(row, name, default)
 
 
 class ResumeScreen(ModalScreen[str | None]):
@@ -48,7 +46,7 @@ class ResumeScreen(ModalScreen[str | None]):
     """
     BINDINGS = [Binding("escape", "close_picker", "Close", id="close-picker")]
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Store) -> None:
         super().__init__()
         self.store = store
 
@@ -83,11 +81,10 @@ class ResumeScreen(ModalScreen[str | None]):
             return
         results.clear_options()
         for row in rows:
-            conversation_id = str(_field(row, "id"))
-            title = str(_field(row, "title") or "(untitled)")
-            when = str(_field(row, "updated_at", "") or _field(row, "created_at", ""))
+            title = row.title or "(untitled)"
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.updated_at or row.created_at))
             results.add_option(
-                Option(Content.assemble((title, "bold"), "  ", (when, "$foreground 55%")), id=conversation_id)
+                Option(Content.assemble((title, "bold"), "  ", (when, "$foreground 55%")), id=row.id)
             )
         if not rows:
             results.add_option(Option("no conversations found", disabled=True))
