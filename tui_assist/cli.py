@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import logging
 import signal
@@ -366,9 +367,6 @@ async def _store_command(args: argparse.Namespace, settings: Settings) -> int:
 async def _bench_command(args: argparse.Namespace, settings: Settings) -> int:
     from tui_assist.flows import commands
 
-    def provider_factory() -> Provider:
-        return make_provider(settings)
-
     if args.bench_command == "docs":
         return await commands.bench_docs(
             fixtures=args.fixtures,
@@ -377,10 +375,13 @@ async def _bench_command(args: argparse.Namespace, settings: Settings) -> int:
             trace=args.trace,
             model=args.with_model,
             out=sys.stdout,
-            provider_factory=provider_factory,
+            provider_factory=functools.partial(make_provider, settings),
         )
     return await commands.bench_helpdesk(
-        as_json=args.json, leaves=args.leaves, out=sys.stdout, provider_factory=provider_factory
+        as_json=args.json,
+        leaves=args.leaves,
+        out=sys.stdout,
+        provider_factory=functools.partial(make_provider, settings),
     )
 
 
@@ -388,9 +389,6 @@ async def _flow_command(args: argparse.Namespace, settings: Settings) -> int:
     from tui_assist.flows import commands
     from tui_assist.paths import data_dir
     from tui_assist.store.db import Store
-
-    def provider_factory() -> Provider:
-        return make_provider(settings)
 
     store = await Store.open(data_dir(settings.data_dir))
     try:
@@ -404,7 +402,7 @@ async def _flow_command(args: argparse.Namespace, settings: Settings) -> int:
                 store=store,
                 out=sys.stdout,
                 err=sys.stderr,
-                provider_factory=provider_factory,
+                provider_factory=functools.partial(make_provider, settings),
             )
         return await commands.flow_approve(
             run_id=args.run_id, store=store, out=sys.stdout, err=sys.stderr, as_json=args.json
