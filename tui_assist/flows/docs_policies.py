@@ -50,6 +50,7 @@ from tui_assist.flows.docs_corpus import (
     words,
 )
 from tui_assist.flows.docs_runtime import (
+    Decide,
     DocsRuntime,
     LoopState,
     Observation,
@@ -342,6 +343,22 @@ async def adaptive_decide(state: LoopState) -> Proposal:
     return _final(last.page.command, last.page.id)
 
 
+async def _bounded(
+    task: Task,
+    corpus: Corpus,
+    decide: Decide,
+    limits: Limits,
+    policy: str,
+    observer: TurnObserver | None,
+    parent_id: str | None,
+) -> PolicyResult:
+    """Run a scripted decider through the bounded runtime with its limits."""
+    runtime = DocsRuntime(corpus, observer=observer)
+    return await runtime.run(
+        task, decide, limits.max_turns, limits.max_tools, policy=policy, parent_id=parent_id
+    )
+
+
 async def scripted_loop(
     task: Task, corpus: Corpus, *, observer: TurnObserver | None = None, parent_id: str | None = None
 ) -> PolicyResult:
@@ -356,10 +373,8 @@ async def scripted_loop(
     Returns:
         How the run ended.
     """
-    runtime = DocsRuntime(corpus, observer=observer)
-    limits = SCRIPTED_LIMITS
-    return await runtime.run(
-        task, scripted_decide, limits.max_turns, limits.max_tools, policy="scripted_loop", parent_id=parent_id
+    return await _bounded(
+        task, corpus, scripted_decide, SCRIPTED_LIMITS, "scripted_loop", observer, parent_id
     )
 
 
@@ -377,10 +392,8 @@ async def adaptive_loop(
     Returns:
         How the run ended.
     """
-    runtime = DocsRuntime(corpus, observer=observer)
-    limits = ADAPTIVE_LIMITS
-    return await runtime.run(
-        task, adaptive_decide, limits.max_turns, limits.max_tools, policy="adaptive_loop", parent_id=parent_id
+    return await _bounded(
+        task, corpus, adaptive_decide, ADAPTIVE_LIMITS, "adaptive_loop", observer, parent_id
     )
 
 
