@@ -10,58 +10,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from tui_assist.flows.docs_bench import bench_docs
+
+__all__ = ["bench_docs", "bench_helpdesk", "flow_approve", "flow_grounded"]
+
 if TYPE_CHECKING:
     from tui_assist.flows.grounded import GroundedRun
     from tui_assist.providers.base import Provider
     from tui_assist.store.db import Store
-
-
-async def bench_docs(
-    *,
-    fixtures: Path | None,
-    cases: str,
-    as_json: bool,
-    trace: str | None,
-    model: bool,
-    out: TextIO,
-    provider_factory: Callable[[], Provider] | None = None,
-    err: TextIO | None = None,
-) -> int:
-    """`tui-assist bench docs`: compare the documentation control policies on the same cases.
-
-    Prints a table, or with `as_json` a list of `{"policy", "passed", "total", "tool_calls"}`
-    rows (`keyword_route`, `workflow`, `scripted_loop`, `adaptive_loop`, then `model` when
-    asked). With `trace`, prints each policy's decisions on that one case instead (as one JSON
-    object with `as_json`). Scripted results are identical from run to run.
-
-    Args:
-        fixtures: A directory with `documents.json`, `glossary.json` and `cases.json`; None uses
-            the packaged `docuctl` fixtures.
-        cases: `baseline`, `adaptive` or `all`.
-        as_json: Print JSON instead of a table.
-        trace: A case id whose decisions to print, policy by policy.
-        model: Also run the model policy (reported separately, never mixed with scripted rows).
-        out: Where the report goes.
-        provider_factory: Builds the configured provider; needed by `model`.
-        err: Where one-line errors go (default: stderr).
-
-    Returns:
-        0 on success; 1 when the provider cannot be built or a model call failed (the report is
-        still printed); 2 for invalid fixtures, an unknown case set or case id, or `model`
-        without a provider factory.
-    """
-    from tui_assist.flows import docs_bench
-
-    return await docs_bench.bench_docs(
-        fixtures=fixtures,
-        cases=cases,
-        as_json=as_json,
-        trace=trace,
-        model=model,
-        out=out,
-        provider_factory=provider_factory,
-        err=err,
-    )
 
 
 async def bench_helpdesk(

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, Literal, TextIO
 
 from tui_assist.core.conversation import Usage
+from tui_assist.core.text import clip
 from tui_assist.store.db import Store, UnknownIdError
 from tui_assist.store.rows import ConversationRow, RoundRow, SearchHit, ToolCallRow, TurnRow, WeekStats
 
@@ -34,11 +35,6 @@ def _iso(ts: float | None) -> str | None:
 
 def _when(ts: float) -> str:
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
-
-
-def _one_line(text: str, limit: int = 80) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _usage_dict(usage: Usage) -> dict[str, int]:
@@ -156,7 +152,7 @@ async def history_list(
         return EXIT_OK
     print(f"{'ID':<16}  {'UPDATED':<16}  {'TURNS':>5}  TITLE", file=out)
     for c in rows:
-        print(f"{c.id:<16}  {_when(c.updated_at):<16}  {c.turn_count:>5}  {_one_line(c.title, 60)}", file=out)
+        print(f"{c.id:<16}  {_when(c.updated_at):<16}  {c.turn_count:>5}  {clip(c.title, 60)}", file=out)
     return EXIT_OK
 
 
@@ -234,12 +230,12 @@ async def history_search(
     for h in hits:
         print(
             f"{h.conversation_id}  #{h.seq}  {_when(h.started_at)}  {h.outcome}  "
-            f"{_one_line(h.conversation_title, 50)}",
+            f"{clip(h.conversation_title, 50)}",
             file=out,
         )
-        print(f"  prompt: {_one_line(h.prompt_snippet, 100)}", file=out)
+        print(f"  prompt: {clip(h.prompt_snippet, 100)}", file=out)
         if h.answer_snippet:
-            print(f"  answer: {_one_line(h.answer_snippet, 100)}", file=out)
+            print(f"  answer: {clip(h.answer_snippet, 100)}", file=out)
     return EXIT_OK
 
 

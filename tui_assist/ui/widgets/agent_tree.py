@@ -16,15 +16,11 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from tui_assist.core.events import NodeStarted, ToolCallStarted, TurnEvent
+from tui_assist.core.text import clip
 from tui_assist.core.tree import NodeLog, NodeRecord
 from tui_assist.ui.widgets.conversation import key_argument
 
 _ICONS = {"running": "◌", "done": "✓", "failed": "✗", "cancelled": "⊘"}
-
-
-def _short(text: str, limit: int) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _seconds(value: float | None) -> str:
@@ -176,9 +172,9 @@ class AgentTree(Tree[str]):
                 text.append(record.tool_name)
                 argument = key_argument(record.tool_name, record.tool_input or {})
                 if argument:
-                    text.append(" " + _short(argument, 40), self._style("muted"))
+                    text.append(" " + clip(argument, 40), self._style("muted"))
             case _:
-                text.append(_short(record.label, 40))
+                text.append(clip(record.label, 40))
         if state == "running":
             text.append(f" {_seconds(max(0.0, self.clock() - record.started_at))}", self._style("muted"))
         else:
@@ -186,7 +182,7 @@ class AgentTree(Tree[str]):
             if elapsed is not None:
                 text.append(f" {_seconds(elapsed)}", self._style("muted"))
             if state == "failed" and record.error:
-                text.append(" " + _short(record.error, 40), self._style("failed"))
+                text.append(" " + clip(record.error, 40), self._style("failed"))
         return text
 
     def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:

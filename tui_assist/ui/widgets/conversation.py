@@ -28,6 +28,7 @@ from tui_assist.core.events import (
     TurnEvent,
     VerdictReached,
 )
+from tui_assist.core.text import clip
 from tui_assist.ui.widgets.streaming_markdown import StreamingMarkdown
 
 MAX_TURN_VIEWS = 100
@@ -48,11 +49,6 @@ def key_argument(name: str, tool_input: dict[str, Any]) -> str:
         if isinstance(value, str):
             return value
     return ""
-
-
-def _one_line(text: str, limit: int = 80) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 class UserMessage(Static):
@@ -158,7 +154,7 @@ class ToolCallView(Vertical, can_focus=True):
         ]
         argument = key_argument(self.tool_name, self.tool_input)
         if argument:
-            parts += ["  ", (_one_line(argument, 70), "italic")]
+            parts += ["  ", (clip(argument, 70), "italic")]
         if self.duration is not None:
             parts += ["  ", (f"{self.duration:.2f}s", "dim")]
         elif self.state == "cancelled":
@@ -333,7 +329,7 @@ class TurnView(Vertical):
             case VerdictReached():
                 round_view = self._round_of_critic(event)
                 label = "PASS" if event.verdict == "pass" else "REVISE"
-                feedback = _one_line(event.feedback, 120)
+                feedback = clip(event.feedback, 120)
                 line = VerdictLine(
                     Content.assemble(
                         ("critic: ", "bold"),
@@ -384,7 +380,7 @@ class TurnView(Vertical):
         if event.status == "cancelled":
             return "⊘ cancelled: anything already stored is kept", "cancelled"
         if event.status == "failed" or self.outcome == "error":
-            return f"✗ error: {_one_line(event.error or 'the turn failed', 200)}", "error"
+            return f"✗ error: {clip(event.error or 'the turn failed', 200)}", "error"
         if self.outcome == "budget_exhausted":
             return "⚠ budget exhausted: the answer may be incomplete", "budget_exhausted"
         if self.strategy == "refine":
