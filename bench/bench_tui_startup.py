@@ -1,10 +1,15 @@
 """Time to first paint: the tui-assist app versus a bare Textual app, measured in the same run.
 
-Each sample is a fresh headless subprocess. The clock starts just before the process is spawned
-and stops when the child prints a marker from a callback scheduled (in `on_mount`) to run after
-the first refresh, i.e. once the first frame has been composed and written. The tui-assist app
-runs with the Anthropic provider and a (dummy) key, so the SDK is really loaded, in the background
-after the first paint, as it would be for a user. Goal (issue 5): within 1.3x of the bare app.
+Each sample is a fresh headless subprocess. The clock starts just before the process is spawned.
+Both apps run with the same hook on `App._display`, which Textual calls with each finished frame
+(composed, laid out and rendered; headless, it is not written out), installed as `textual.app`
+is first imported: the child prints a marker at its first frame. For tui-assist it also reports the first frame that includes the side panels
+(agent tree and flow panel), which mount right after the first one.
+
+tui-assist runs through its real entry point (`tui_assist.cli.main`: flags, config file,
+environment) with the Anthropic provider and a dummy key, so the SDK and the settings' validation
+really load, after the first paint, as they would for a user. Goal (issue 5): the first paint
+within 1.3x of the bare app's.
 
 Run: `.venv/bin/python bench/bench_tui_startup.py [--runs N]`.
 """
@@ -22,7 +27,51 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-BARE = """
+FRAME_HOOK = """
+import sys
+from importlib.abc import MetaPathFinder
+from importlib.machinery import PathFinder
+
+def report_frames(App):
+    display, run = App._display, App.run
+    frames = []
+
+    def display_and_report(self, screen, renderable):
+        display(self, screen, renderable)
+        if renderable is None:
+            return
+        if not frames:
+            print("PAINTED", flush=True)
+        frames.append(1)
+        if not WAIT_FOR_SIDE or screen.query("#tree"):
+            print("COMPLETE", flush=True)
+            self.exit()
+
+    App._display = display_and_report
+    App.run = lambda self, **kwargs: run(self, headless=True, size=(120, 40))
+
+class PatchTextualApp(MetaPathFinder):
+    # Patches textual.app as it is first imported, so the hook itself imports nothing early.
+    def find_spec(self, name, path, target=None):
+        if name != "textual.app":
+            return None
+        spec = PathFinder.find_spec(name, path)
+        exec_module = spec.loader.exec_module
+
+        def exec_and_patch(module):
+            exec_module(module)
+            report_frames(module.App)
+
+        spec.loader.exec_module = exec_and_patch
+        return spec
+
+sys.meta_path.insert(0, PatchTextualApp())
+"""
+
+BARE = (
+    "WAIT_FOR_SIDE = False\n"
+    + FRAME_HOOK
+    + """
 from textual.app import App
 from textual.widgets import Footer, Static
 
@@ -31,40 +80,24 @@ class Bare(App):
         yield Static("hello")
         yield Footer()
 
-    def on_mount(self):
-        self.call_after_refresh(self.painted)
-
-    def painted(self):
-        print("PAINTED", flush=True)
-        self.exit()
-
-Bare().run(headless=True, size=(120, 40))
+Bare().run()
 """
+)
 
-BARE_WITH_SETTINGS = "import tui_assist.config\n" + BARE
-"""The bare app plus the settings module every entry point loads first (pydantic)."""
+OURS = (
+    "WAIT_FOR_SIDE = True\n"
+    + FRAME_HOOK
+    + """
+from tui_assist.cli import main
 
-OURS = """
-from pathlib import Path
-from tui_assist.config import Settings
-from tui_assist.ui.app import TuiAssistApp
-from tui_assist.ui.screens.main import MainScreen
-
-original = MainScreen._start_loading
-
-def start_loading(self):
-    # Runs after the main screen's first refresh: the first frame is on screen.
-    print("PAINTED", flush=True)
-    original(self)
-    self.app.exit()
-
-MainScreen._start_loading = start_loading
-app = TuiAssistApp(Settings(provider="anthropic", workdir=Path.cwd()), use_store=False)
-app.run(headless=True, size=(120, 40))
+main([])
 """
+)
+"""The real entry point, as `tui-assist` runs it (only the terminal is headless)."""
 
 
-def first_paint(code: str, env: dict[str, str]) -> float:
+def sample(code: str, env: dict[str, str]) -> tuple[float, float]:
+    """Seconds from spawn to the first frame, and to the first frame with the side panels."""
     start = time.perf_counter()
     child = subprocess.Popen(
         [sys.executable, "-c", code],
@@ -75,12 +108,16 @@ def first_paint(code: str, env: dict[str, str]) -> float:
         text=True,
     )
     assert child.stdout is not None
-    line = child.stdout.readline()
-    elapsed = time.perf_counter() - start
+    marks: dict[str, float] = {}
+    for line in child.stdout:
+        marks[line.strip()] = time.perf_counter() - start
+        if "COMPLETE" in marks:
+            break
+    child.kill()
     child.wait(timeout=60)
-    if "PAINTED" not in line:
-        raise RuntimeError(f"no first paint: {line!r} {child.stderr.read() if child.stderr else ''}")
-    return elapsed
+    if "PAINTED" not in marks or "COMPLETE" not in marks:
+        raise RuntimeError(f"no first paint: {marks} {child.stderr.read() if child.stderr else ''}")
+    return marks["PAINTED"], marks["COMPLETE"]
 
 
 def main() -> None:
@@ -89,30 +126,34 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as home:
         env = dict(os.environ)
+        # Users run from compiled bytecode (pip writes it at install; an editable checkout writes it
+        # on first run); without this, our modules would be recompiled on every sample.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
             env[name] = str(Path(home) / name.lower())
         env["TUI_ASSIST_HOME"] = str(Path(home) / "data")
         env["ANTHROPIC_API_KEY"] = "bench-dummy-key"
         env["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:9"
         env["ANTHROPIC_CONFIG_DIR"] = str(Path(home) / "anthropic")
-        for code in (BARE, BARE_WITH_SETTINGS, OURS):  # warm the OS file cache and .pyc files
-            first_paint(code, env)
+        for code in (BARE, OURS):  # warm the OS file cache and .pyc files
+            sample(code, env)
         bare: list[float] = []
-        bare_settings: list[float] = []
         ours: list[float] = []
-        for _ in range(args.runs):  # interleaved, so load on the machine hits all alike
-            bare.append(first_paint(BARE, env))
-            bare_settings.append(first_paint(BARE_WITH_SETTINGS, env))
-            ours.append(first_paint(OURS, env))
-    b, bs, o = statistics.median(bare), statistics.median(bare_settings), statistics.median(ours)
-    print(f"runs: {args.runs} each, interleaved; time from spawn to first painted frame (headless, 120x40)")
-    print(f"bare Textual app              median {b * 1000:6.0f} ms   min {min(bare) * 1000:6.0f} ms")
+        ours_complete: list[float] = []
+        for _ in range(args.runs):  # interleaved, so load on the machine hits both alike
+            bare.append(sample(BARE, env)[0])
+            first, complete = sample(OURS, env)
+            ours.append(first)
+            ours_complete.append(complete)
+    b, o, oc = statistics.median(bare), statistics.median(ours), statistics.median(ours_complete)
+    print(f"runs: {args.runs} each, interleaved; time from spawn to a finished frame (headless, 120x40)")
+    print(f"bare Textual app, first frame         median {b * 1000:4.0f} ms   min {min(bare) * 1000:4.0f} ms")
+    print(f"tui-assist, first frame               median {o * 1000:4.0f} ms   min {min(ours) * 1000:4.0f} ms")
     print(
-        f"bare app + tui_assist.config  median {bs * 1000:6.0f} ms   min {min(bare_settings) * 1000:6.0f} ms"
+        f"tui-assist, first frame with panels   median {oc * 1000:4.0f} ms   min {min(ours_complete) * 1000:4.0f} ms"
     )
-    print(f"tui-assist app                median {o * 1000:6.0f} ms   min {min(ours) * 1000:6.0f} ms")
-    print(f"ratio vs bare                 {o / b:.2f}x   (goal: <= 1.3x)")
-    print(f"ratio vs bare + settings      {o / bs:.2f}x")
+    print(f"first frame vs bare                   {o / b:.2f}x   (goal: <= 1.3x)")
+    print(f"first frame with panels vs bare       {oc / b:.2f}x")
 
 
 if __name__ == "__main__":

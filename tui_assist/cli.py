@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import gc
 import json
 import logging
 import signal
@@ -18,9 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tui_assist import __version__
-from tui_assist.config import ConfigError, Settings, load_settings
+from tui_assist.config_source import ConfigError, ConfigSource, checked_workdir
 
 if TYPE_CHECKING:
+    from tui_assist.config import Settings
     from tui_assist.core.tooling import Tool
     from tui_assist.core.turns.base import TurnResult, TurnStrategy
     from tui_assist.providers.base import Provider
@@ -130,18 +132,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def settings_from_args(args: argparse.Namespace) -> Settings:
-    """Settings from the config file, the environment, then the flags given."""
+def config_from_args(args: argparse.Namespace) -> ConfigSource:
+    """The config file, the environment, then the flags given; not validated yet."""
     flags: dict[str, Any] = {
         key: getattr(args, key, None)
         for key in ("provider", "model", "base_url", "rounds", "theme", "workdir", "data_dir", "script")
     }
     if getattr(args, "refine", False):
         flags["refine"] = True
-    settings = load_settings(flags)
-    if not settings.workdir.is_dir():
-        raise ConfigError(f"workdir {settings.workdir} is not a directory")
-    return settings.model_copy(update={"workdir": settings.workdir.resolve()})
+    return ConfigSource.read(flags)
 
 
 def make_provider(settings: Settings) -> Provider:
@@ -411,7 +410,7 @@ async def _flow_command(args: argparse.Namespace, settings: Settings) -> int:
         await store.close()
 
 
-def configure_logging(settings: Settings) -> None:
+def configure_logging(data_dir_override: str | Path | None) -> None:
     """Send library log records (the SDK's warnings among them) to a file, never to the terminal.
 
     Python's last-resort handler would print them on stderr, where they break `--json` consumers
@@ -423,7 +422,7 @@ def configure_logging(settings: Settings) -> None:
     if root.handlers:
         return
     try:
-        log_dir = data_dir(settings.data_dir) / "logs"
+        log_dir = data_dir(data_dir_override) / "logs"
         log_dir.mkdir(parents=True, exist_ok=True)
         handler: logging.Handler = logging.FileHandler(log_dir / "tui-assist.log", encoding="utf-8")
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -438,19 +437,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     wants_json = getattr(args, "json", False) and args.command == "ask"
     try:
-        settings = settings_from_args(args)
-        configure_logging(settings)
+        source = config_from_args(args)
+        if args.command in (None, "explore"):
+            # Until the first frame is painted, Python's cyclic GC would only rescan the objects that
+            # importing Textual creates (~15 ms); the main screen turns it back on after that frame.
+            gc.disable()
+            # The TUI validates its settings after its first frame, too (see ConfigSource).
+            from tui_assist.ui.app import run
+
+            preview = source.preview()
+            checked_workdir(preview.workdir)  # the one mistake worth stopping for before the screen opens
+            configure_logging(preview.data_dir)
+            return run(source, screen="explore" if args.command == "explore" else "chat")
+        settings = source.settings()
+        configure_logging(settings.data_dir)
         if args.command == "ask":
             return asyncio.run(_ask(args, settings))
         if args.command in ("history", "stats"):
             return asyncio.run(_store_command(args, settings))
         if args.command == "bench":
             return asyncio.run(_bench_command(args, settings))
-        if args.command == "flow":
-            return asyncio.run(_flow_command(args, settings))
-        from tui_assist.ui.app import run
-
-        return run(settings, screen="explore" if args.command == "explore" else "chat")
+        return asyncio.run(_flow_command(args, settings))
     except ConfigError as exc:
         print(f"tui-assist: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -1,25 +1,26 @@
-"""Typed settings: the TOML file, then `TUI_ASSIST_*` environment variables, then flags."""
+"""Typed settings, validated with pydantic; `tui_assist.config_source` reads and merges them.
+
+Read settings with `ConfigSource.read(flags).settings()`: the TOML file, then `TUI_ASSIST_*`
+environment variables, then flags.
+"""
 
 from __future__ import annotations
 
-import os
-import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tui_assist.config_source import DEFAULT_ROUNDS, DEFAULT_THEME, MAX_ROUNDS, ConfigError, resolve_model
 from tui_assist.core.prompts import CRITIC_PROMPT, SYSTEM_PROMPT
-from tui_assist.paths import config_file
 from tui_assist.providers.anthropic_info import DEFAULT_MODEL
 from tui_assist.providers.profiles import OpenAIProfile
 from tui_assist.tools.mcp import McpServerConfig
 
+__all__ = ["ApprovalSettings", "ConfigError", "Price", "Settings", "validate"]
+
 ApprovalMode = Literal["ask", "allow", "deny"]
-
-
-class ConfigError(Exception):
-    """The settings are invalid; the message is one line for users."""
 
 
 class _Section(BaseModel):
@@ -58,9 +59,9 @@ class Settings(_Section):
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict, alias="mcpServers")
     """MCP servers whose tools are offered to the model, in the usual `mcpServers` shape."""
     refine: bool = False
-    rounds: int = Field(default=3, ge=1, le=20)
+    rounds: int = Field(default=DEFAULT_ROUNDS, ge=1, le=MAX_ROUNDS)
     """Refine round budget."""
-    theme: str = "tui-dark"
+    theme: str = DEFAULT_THEME
     workdir: Path = Field(default_factory=Path.cwd)
     data_dir: Path | None = None
     bash_timeout: float = Field(default=120.0, gt=0)
@@ -79,40 +80,18 @@ class Settings(_Section):
     @property
     def resolved_model(self) -> str:
         """The model to use."""
-        return self.model or (DEFAULT_MODEL if self.provider == "anthropic" else self.provider)
+        return resolve_model(self.provider, self.model)
 
 
-_ENV = {
-    "TUI_ASSIST_PROVIDER": "provider",
-    "TUI_ASSIST_MODEL": "model",
-    "TUI_ASSIST_BASE_URL": "base_url",
-    "TUI_ASSIST_THEME": "theme",
-    "TUI_ASSIST_ROUNDS": "rounds",
-    "TUI_ASSIST_REFINE": "refine",
-    "TUI_ASSIST_WORKDIR": "workdir",
-}
-
-
-def load_settings(overrides: dict[str, Any] | None = None, *, path: Path | None = None) -> Settings:
-    """Merge the config file, the environment and `overrides` (flags; None values are skipped).
+def validate(data: Mapping[str, Any], source: Path) -> Settings:
+    """`data` (merged from `source`, the environment and flags) as settings.
 
     Raises:
-        ConfigError: when the file is unreadable or a value is invalid.
+        ConfigError: when a value is invalid.
     """
-    path = path or config_file()
-    data: dict[str, Any] = {}
-    if path.is_file():
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"cannot read {path}: {exc}") from exc
-    for env, key in _ENV.items():
-        if (value := os.environ.get(env)) is not None:
-            data[key] = value
-    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"invalid setting {where}: {first['msg']} (from {path}, env or flags)") from exc
+        raise ConfigError(f"invalid setting {where}: {first['msg']} (from {source}, env or flags)") from exc

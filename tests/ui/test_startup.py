@@ -7,36 +7,41 @@ from pathlib import Path
 
 from tests.ui.helpers import FakeToolbox, screen_text
 from tui_assist.config import Settings
+from tui_assist.config_source import ConfigSource
+from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.ui.app import TuiAssistApp
+from tui_assist.ui.session import ChatSession
 from tui_assist.ui.widgets.conversation import Notice, TurnBadge
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_app_modules_do_not_import_anthropic_before_first_paint(monkeypatch) -> None:
-    """The SDK (seconds to import) loads in the background, after the first frame."""
+def test_neither_the_sdk_nor_pydantic_loads_before_the_first_frame(monkeypatch, tmp_path) -> None:
+    """The SDK (seconds to import) and settings validation (pydantic) load after the first frame."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     code = textwrap.dedent(
         """
         import asyncio, sys
-        from tui_assist.config import Settings
+        from tui_assist.config_source import ConfigSource
         import tui_assist.ui.app as app_module
         from tui_assist.ui.screens.main import MainScreen
         assert "anthropic" not in sys.modules, "importing the app imported anthropic"
         seen = {}
-        original = MainScreen._start_loading
-        def start_loading(self):
-            seen["at_first_paint"] = "anthropic" in sys.modules
-            original(self)
-        MainScreen._start_loading = start_loading
+        original = MainScreen._mount_side_panels
+        async def after_first_frame(self):
+            seen["at_first_paint"] = sorted({"anthropic", "pydantic"} & set(sys.modules))
+            await original(self)
+        MainScreen._mount_side_panels = after_first_frame
         async def main():
-            app = app_module.TuiAssistApp(Settings(provider="anthropic"), use_store=False)
+            source = ConfigSource.read({"provider": "anthropic"})
+            app = app_module.TuiAssistApp(source, use_store=False)
             async with app.run_test() as pilot:
                 await asyncio.wait_for(app.session.wait_ready(), 30)
                 await app.workers.wait_for_complete()
                 await pilot.pause()
-                seen["after_load"] = "anthropic" in sys.modules
+                seen["after_load"] = sorted({"anthropic", "pydantic"} & set(sys.modules))
                 seen["provider"] = type(app.session.provider).__name__
                 seen["problem"] = app.session.provider_problem
         asyncio.run(main())
@@ -47,9 +52,44 @@ def test_app_modules_do_not_import_anthropic_before_first_paint(monkeypatch) -> 
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
     )
     assert out.returncode == 0, out.stderr
-    assert "'at_first_paint': False" in out.stdout
-    assert "'after_load': True" in out.stdout
+    assert "'at_first_paint': []" in out.stdout
+    assert "'after_load': ['anthropic', 'pydantic']" in out.stdout
     assert "'provider': 'AnthropicProvider'" in out.stdout
+
+
+async def test_invalid_settings_open_the_app_and_say_what_to_fix(tmp_path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("rounds = 99\n", encoding="utf-8")
+    source = ConfigSource.read({"provider": "scripted", "workdir": str(tmp_path)}, path=config)
+    app = TuiAssistApp(source, toolbox_factory=lambda: FakeToolbox(tmp_path), use_store=False)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await app.session.wait_ready()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.session.provider is None
+        notice = app.query_one(Notice).source
+        assert "invalid setting rounds" in notice
+        assert str(config) in notice
+        assert "Your settings are invalid" in screen_text(app)
+        await pilot.press(*"hello", "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.query_one(TurnBadge).render().plain == "not sent"
+
+
+async def test_validated_settings_replace_the_preview_but_not_what_the_user_changed(tmp_path) -> None:
+    # `refine = 1` is valid (true) but not a shape the preview reads: it previews as off.
+    source = ConfigSource({"refine": 1, "rounds": 4, "workdir": str(tmp_path)}, tmp_path / "config.toml")
+    untouched = ChatSession(source, provider_factory=lambda: ScriptedProvider([]), use_store=False)
+    changed = ChatSession(source, provider_factory=lambda: ScriptedProvider([]), use_store=False)
+    assert (untouched.refine, untouched.rounds) == (False, 4)
+    changed.rounds = 2  # as the palette's "set rounds" does before the settings have loaded
+
+    await untouched.load()
+    await changed.load()
+
+    assert (untouched.refine, untouched.rounds) == (True, 4)
+    assert (changed.refine, changed.rounds) == (True, 2)
 
 
 async def test_without_credentials_the_app_opens_and_explains_setup(tmp_path) -> None:

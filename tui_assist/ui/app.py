@@ -14,14 +14,15 @@ from textual.binding import Binding
 from textual.command import Provider
 from textual.screen import Screen
 
-from tui_assist.config import Settings
-from tui_assist.core.tooling import ToolboxFactory
+from tui_assist.config_source import DEFAULT_THEME, ConfigSource
 from tui_assist.paths import themes_dir
 from tui_assist.ui.screens.main import MainScreen
 from tui_assist.ui.session import ChatSession, ProviderFactory
-from tui_assist.ui.themes import DEFAULT_THEME, discover_themes
+from tui_assist.ui.themes import discover_themes
 
 if TYPE_CHECKING:
+    from tui_assist.config import Settings
+    from tui_assist.core.tooling import ToolboxFactory
     from tui_assist.store.db import Store
 
 StartScreen = Literal["chat", "explore"]
@@ -46,7 +47,7 @@ class TuiAssistApp(App[int]):
 
     def __init__(
         self,
-        settings: Settings,
+        settings: Settings | ConfigSource,
         *,
         provider_factory: ProviderFactory | None = None,
         toolbox_factory: ToolboxFactory | None = None,
@@ -58,7 +59,8 @@ class TuiAssistApp(App[int]):
         """Build the app.
 
         Args:
-            settings: Everything configurable (model, refine, theme, keymap, prices, workdir...).
+            settings: Everything configurable (model, refine, theme, keymap, prices, workdir...), or
+                its unvalidated source, which the session validates after the first paint.
             provider_factory: Makes the provider; None builds the one the settings name (after
                 the first paint, in a thread, since the Anthropic SDK is slow to import).
             toolbox_factory: Makes each turn's (and round's) tools; None uses the tool registry.
@@ -68,7 +70,6 @@ class TuiAssistApp(App[int]):
             explorer_pace: Seconds the Explorer waits between node events, so a run is watchable.
         """
         super().__init__()
-        self.settings = settings
         self.start = start
         self.explorer_pace = explorer_pace
         self.session = ChatSession(
@@ -84,7 +85,7 @@ class TuiAssistApp(App[int]):
             self.register_theme(spec.theme)
             self._code_themes[spec.theme.name] = spec.code_theme
         self.theme_names = sorted(specs)
-        wanted = settings.theme
+        wanted = self.session.preview.theme
         if self.get_theme(wanted) is None:
             self.theme_problems.append(f"unknown theme {wanted!r}; using {DEFAULT_THEME}")
             wanted = DEFAULT_THEME if self.get_theme(DEFAULT_THEME) is not None else "textual-dark"
@@ -114,8 +115,6 @@ class TuiAssistApp(App[int]):
         return MainScreen(self.session)
 
     def on_mount(self) -> None:
-        if self.settings.keymap:
-            self.set_keymap(self.settings.keymap)
         for problem in self.theme_problems:
             self.notify(problem, severity="warning", timeout=6)
         if self.start == "explore":
@@ -132,10 +131,9 @@ class TuiAssistApp(App[int]):
 
     def switch_theme(self, name: str) -> None:
         self.theme = name
-        self.settings.theme = name
 
 
-def run(settings: Settings, *, screen: StartScreen = "chat") -> int:
+def run(settings: Settings | ConfigSource, *, screen: StartScreen = "chat") -> int:
     """Run the TUI until the user quits; returns the process exit code.
 
     `screen="explore"` opens the Workflow Explorer first (`tui-assist explore`).

@@ -10,29 +10,34 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tui_assist.config import Price, Settings
+from tui_assist.config_source import ConfigError, ConfigPreview, ConfigSource
 from tui_assist.core.approval import ApprovalPolicy
-from tui_assist.core.conversation import Conversation, Message, ToolUseBlock, Usage
-from tui_assist.core.events import TurnEvent
+from tui_assist.core.conversation import Conversation, ToolUseBlock, Usage
 from tui_assist.core.nodes import new_id
-from tui_assist.core.observer import FanOutObserver, TurnObserver
-from tui_assist.core.tooling import Tool, ToolboxFactory
-from tui_assist.providers.base import Provider
+from tui_assist.core.observer import FanOutObserver
+from tui_assist.paths import config_file
 
 if TYPE_CHECKING:
+    from tui_assist.config import Price, Settings
+    from tui_assist.core.conversation import Message
+    from tui_assist.core.events import TurnEvent
+    from tui_assist.core.observer import TurnObserver
+    from tui_assist.core.tooling import Tool, ToolboxFactory
     from tui_assist.core.turns.base import TurnResult, TurnStrategy
+    from tui_assist.providers.base import Provider
     from tui_assist.store.db import Store
     from tui_assist.store.recorder import TurnRecorder
     from tui_assist.tools.mcp import McpManager
 
 log = logging.getLogger(__name__)
 
-ProviderFactory = Callable[[], Provider]
+ProviderFactory = Callable[[], "Provider"]
 
 NO_PROVIDER_HELP = """\
 **No model provider is configured yet.**
@@ -46,6 +51,13 @@ Claude is reached through the Anthropic SDK, which found no credentials. To chat
 where FILE is a JSON list of assistant messages (each a list of content blocks, as in the
 Messages API), replayed one per model request. Themes, Refine mode, the agent tree and the round
 review all work with it."""
+
+
+INVALID_SETTINGS_HELP = """\
+**Your settings are invalid:** {problem}
+
+Until they are fixed (then restart), the model is off; history, themes and the flows that need
+no model still work."""
 
 
 class ProviderUnavailable(Exception):
@@ -69,7 +81,7 @@ def default_provider_factory(settings: Settings) -> ProviderFactory:
             from tui_assist.providers.anthropic_info import anthropic_credentials_available
 
             if not anthropic_credentials_available():
-                raise ProviderUnavailable(NO_PROVIDER_HELP)
+                raise ProviderUnavailable(NO_PROVIDER_HELP.format(config=config_file()))
         from tui_assist.cli import SetupError, make_provider  # the one place providers are chosen
 
         try:
@@ -148,17 +160,35 @@ class ChatSession:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: Settings | ConfigSource,
         *,
         provider_factory: ProviderFactory | None = None,
         toolbox_factory: ToolboxFactory | None = None,
         store: Store | None = None,
         use_store: bool = True,
     ) -> None:
-        self.settings = settings
-        self.refine = settings.refine
-        self.rounds = settings.rounds
-        self.approvals = ApprovalPolicy(settings.approval.default, settings.approval.rules)
+        """Start a session.
+
+        Args:
+            settings: Validated settings, or their unvalidated source: then the first frame is drawn
+                from its preview and `load` validates it (pydantic is slow to import).
+        """
+        self._source: ConfigSource | None = None
+        self._settings: Settings | None = None
+        self._settings_lock = threading.Lock()
+        if isinstance(settings, ConfigSource):
+            self._source = settings
+            self.preview = settings.preview()
+        else:
+            self.preview = ConfigPreview.of(settings)
+        self.refine = self.preview.refine
+        self.rounds = self.preview.rounds
+        self.model = self.preview.model
+        self.approvals = ApprovalPolicy()
+        self.config_problem: str | None = None
+        """Why the settings are invalid (the session then runs on defaults, without a model)."""
+        if not isinstance(settings, ConfigSource):
+            self._adopt(settings)
         self.conversation = Conversation()
         self.conversation_id: str | None = None
         self.meter = Meter()
@@ -173,7 +203,37 @@ class ChatSession:
         self._provider_factory = provider_factory
         self._toolbox_factory = toolbox_factory
         self._ready = asyncio.Event()
+
+    @property
+    def settings(self) -> Settings:
+        """The validated settings; validated here, at once, if `load` hasn't done it yet."""
+        if self._settings is None:
+            self._validate()
+        assert self._settings is not None
+        return self._settings
+
+    def _validate(self) -> None:
+        with self._settings_lock:  # `load` validates in a thread
+            if self._settings is not None or self._source is None:
+                return
+            from tui_assist.config import Settings
+
+            try:
+                settings = self._source.settings()
+            except ConfigError as exc:
+                self.config_problem = str(exc)
+                settings = Settings(workdir=self.preview.workdir)
+            self._adopt(settings)
+
+    def _adopt(self, settings: Settings) -> None:
+        self._settings = settings
+        # A refine toggle or round count the user already changed on the first frame wins.
+        if self.refine == self.preview.refine:
+            self.refine = settings.refine
+        if self.rounds == self.preview.rounds:
+            self.rounds = settings.rounds
         self.model = settings.resolved_model
+        self.approvals = ApprovalPolicy(settings.approval.default, settings.approval.rules)
 
     @property
     def ready(self) -> bool:
@@ -185,8 +245,11 @@ class ChatSession:
         return self._mcp
 
     async def load(self) -> None:
-        """Load the provider, the tools and the store (in threads where imports are slow)."""
+        """Validate the settings, load the provider, the tools and the store (in threads where slow)."""
+        await asyncio.to_thread(self._validate)
         try:
+            if self.config_problem is not None:
+                raise ProviderUnavailable(INVALID_SETTINGS_HELP.format(problem=self.config_problem))
             if self._provider_factory is not None:
                 provider = self._provider_factory()
             else:

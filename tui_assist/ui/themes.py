@@ -34,7 +34,6 @@ from textual.theme import Theme
 
 from tui_assist.paths import themes_dir, user_themes_dir
 
-DEFAULT_THEME = "tui-dark"
 _COLOR_FIELDS = (
     "primary",
     "secondary",

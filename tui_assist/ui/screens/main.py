@@ -26,7 +26,7 @@ from textual.worker import Worker, WorkerState
 
 from tui_assist.core.events import NodeStarted, TextDelta, TurnEvent, UsageRecorded
 from tui_assist.core.tree import NodeLog
-from tui_assist.paths import config_file, data_dir
+from tui_assist.paths import data_dir
 from tui_assist.ui.bridge import CoreEvent, TextualObserver
 from tui_assist.ui.widgets.agent_tree import AgentTree
 from tui_assist.ui.widgets.conversation import Conversation
@@ -76,15 +76,28 @@ class MainScreen(Screen[None]):
             with Vertical(id="chat"):
                 yield Conversation(id="conversation")
                 yield Prompt(id="prompt")
-            with Vertical(id="side"):
-                yield Static("agent tree", id="tree-title")
-                yield AgentTree(self.log_model, id="tree")
-                yield Static("flow", id="flow-title")
-                with VerticalScroll(id="flow-scroll"):
-                    yield FlowPanel(self.log_model, id="flow")
-                yield NodeInspector(id="inspector")
         yield StatusBar(id="status")
         yield Footer()
+
+    async def _mount_side_panels(self) -> None:
+        """Mount the agent tree and flow panel. They start empty, so they wait for the second
+        frame instead of slowing the first (by ~30 ms of a ~230 ms first paint)."""
+        gc.enable()  # `tui-assist` paused it for the first frame (see cli.main)
+        body = self.query_one("#body")
+        if not body.is_attached:  # the app quit before its second frame
+            return
+        await body.mount(
+            Vertical(
+                Static("agent tree", id="tree-title"),
+                AgentTree(self.log_model, id="tree"),
+                Static("flow", id="flow-title"),
+                VerticalScroll(FlowPanel(self.log_model, id="flow"), id="flow-scroll"),
+                NodeInspector(id="inspector"),
+                id="side",
+            )
+        )
+        # Heavy imports (the SDK, tools, the store) wait until the whole screen is drawn.
+        self.call_after_refresh(self._start_loading)
 
     # -- widgets ---------------------------------------------------------------------------------
 
@@ -114,16 +127,10 @@ class MainScreen(Screen[None]):
     # -- lifecycle -------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        session = self.session
-        status = self.status
-        status.refine = session.refine
-        status.rounds = session.rounds
-        status.model = session.model
-        status.workdir = session.settings.workdir
-        status.state = "loading"
+        self._show_session(self.session.preview.workdir)
+        self.status.state = "loading"
         self._layout_for(self.size.width)
-        # Heavy imports (the SDK, tools, the store) wait until the first frame is on screen.
-        self.call_after_refresh(self._start_loading)
+        self.call_after_refresh(self._mount_side_panels)
 
     def _start_loading(self) -> None:
         self.load_session()
@@ -141,15 +148,22 @@ class MainScreen(Screen[None]):
 
     def _after_load(self) -> None:
         session = self.session
-        status = self.status
-        status.model = session.model
+        settings = session.settings
+        if settings.keymap:
+            self.app.set_keymap(settings.keymap)
+        self._show_session(settings.workdir)
         if not self.running:
-            status.state = "idle"
+            self.status.state = "idle"
         if session.provider_problem:
-            self.conversation.add_notice(
-                session.provider_problem.format(config=config_file()), classes="-setup"
-            )
+            self.conversation.add_notice(session.provider_problem, classes="-setup")
         self._show_notes()
+
+    def _show_session(self, workdir: Path) -> None:
+        status = self.status
+        status.refine = self.session.refine
+        status.rounds = self.session.rounds
+        status.model = self.session.model
+        status.workdir = workdir
 
     def _show_notes(self) -> None:
         while self.session.notes:

@@ -1,0 +1,72 @@
+"""Settings: merged from the file, the environment and flags; previewed cheaply; validated strictly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tui_assist.cli import EXIT_USAGE, main
+from tui_assist.config_source import ConfigError, ConfigSource
+
+
+def write_config(folder: Path, text: str) -> Path:
+    path = folder / "config.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_the_environment_overrides_the_file_and_flags_override_both(tmp_path, monkeypatch) -> None:
+    path = write_config(tmp_path, 'model = "from-file"\nrounds = 4\ntheme = "tui-light"\n')
+    monkeypatch.setenv("TUI_ASSIST_ROUNDS", "6")
+    monkeypatch.setenv("TUI_ASSIST_MODEL", "from-env")
+
+    settings = ConfigSource.read({"model": "from-flag", "theme": None}, path=path).settings()
+
+    assert (settings.model, settings.rounds, settings.theme) == ("from-flag", 6, "tui-light")
+
+
+def test_the_preview_agrees_with_validation_on_well_formed_values(tmp_path, monkeypatch) -> None:
+    path = write_config(tmp_path, f'refine = true\nrounds = 5\ntheme = "tui-light"\nworkdir = "{tmp_path}"\n')
+    monkeypatch.setenv("TUI_ASSIST_PROVIDER", "ollama")
+    source = ConfigSource.read(path=path)
+
+    preview, settings = source.preview(), source.settings()
+
+    assert preview.theme == settings.theme == "tui-light"
+    assert preview.refine is settings.refine is True
+    assert preview.rounds == settings.rounds == 5
+    assert preview.model == settings.resolved_model == "ollama"
+    assert preview.workdir == settings.workdir == tmp_path.resolve()
+
+
+def test_a_malformed_value_previews_as_its_default_and_fails_validation_by_name(tmp_path) -> None:
+    path = write_config(tmp_path, 'rounds = "many"\nrefine = 1\n')
+    source = ConfigSource.read(path=path)
+
+    preview = source.preview()
+    assert (preview.rounds, preview.refine) == (3, False)
+    with pytest.raises(ConfigError, match=r"invalid setting rounds: .*config\.toml"):
+        source.settings()
+
+
+def test_an_unparsable_file_is_reported_when_read(tmp_path) -> None:
+    path = write_config(tmp_path, "rounds = [\n")
+    with pytest.raises(ConfigError, match="cannot read"):
+        ConfigSource.read(path=path)
+
+
+def test_the_workdir_must_be_a_directory(tmp_path) -> None:
+    source = ConfigSource.read({"workdir": str(tmp_path / "missing")}, path=tmp_path / "none.toml")
+    with pytest.raises(ConfigError, match="is not a directory"):
+        source.settings()
+
+
+def test_headless_commands_stop_on_invalid_settings_with_exit_code_2(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.setenv("TUI_ASSIST_HOME", str(tmp_path / "data"))
+    (tmp_path / "tui-assist").mkdir()
+    write_config(tmp_path / "tui-assist", "rounds = 99\n")
+
+    assert main(["history", "list"]) == EXIT_USAGE
+    assert "invalid setting rounds" in capsys.readouterr().err

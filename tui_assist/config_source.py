@@ -1,0 +1,155 @@
+"""The settings' sources merged but not yet validated: what the TUI paints its first frame from.
+
+Validating (`tui_assist.config`, pydantic) costs about 100 ms of imports and schema building,
+half of a bare Textual app's whole time to first paint. Reading the TOML file, the environment
+and the flags costs next to nothing, so the TUI starts from a `ConfigSource`, draws its first frame
+from the source's best-effort `preview`, and validates right after (`ChatSession.load`). The
+headless commands validate at once.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tui_assist.paths import config_file
+from tui_assist.providers.anthropic_info import DEFAULT_MODEL
+
+if TYPE_CHECKING:
+    from tui_assist.config import Settings
+
+DEFAULT_THEME = "tui-dark"
+DEFAULT_ROUNDS = 3
+MAX_ROUNDS = 20
+
+ENV_VARIABLES = {
+    "TUI_ASSIST_PROVIDER": "provider",
+    "TUI_ASSIST_MODEL": "model",
+    "TUI_ASSIST_BASE_URL": "base_url",
+    "TUI_ASSIST_THEME": "theme",
+    "TUI_ASSIST_ROUNDS": "rounds",
+    "TUI_ASSIST_REFINE": "refine",
+    "TUI_ASSIST_WORKDIR": "workdir",
+}
+"""Environment variables that override the file, by setting name."""
+
+_TRUE_WORDS = frozenset({"1", "on", "t", "true", "y", "yes"})
+
+
+class ConfigError(Exception):
+    """The settings are invalid; the message is one line for users."""
+
+
+def resolve_model(provider: str, model: str | None) -> str:
+    """The model to use: the one asked for, else the provider's default."""
+    return model or (DEFAULT_MODEL if provider == "anthropic" else provider)
+
+
+def checked_workdir(path: Path) -> Path:
+    """`path`, absolute.
+
+    Raises:
+        ConfigError: when it is not a directory.
+    """
+    if not path.is_dir():
+        raise ConfigError(f"workdir {path} is not a directory")
+    return path.resolve()
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigPreview:
+    """What the first frame shows before validation; the validated `Settings` replace it."""
+
+    theme: str
+    refine: bool
+    rounds: int
+    model: str
+    workdir: Path
+    data_dir: Path | None
+
+    @classmethod
+    def of(cls, settings: Settings) -> ConfigPreview:
+        """The preview of settings already validated."""
+        return cls(
+            settings.theme,
+            settings.refine,
+            settings.rounds,
+            settings.resolved_model,
+            settings.workdir,
+            settings.data_dir,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigSource:
+    """The config file, then `TUI_ASSIST_*` environment variables, then flags, merged."""
+
+    data: Mapping[str, Any]
+    path: Path
+
+    @classmethod
+    def read(cls, overrides: Mapping[str, Any] | None = None, *, path: Path | None = None) -> ConfigSource:
+        """Merge the file, the environment and `overrides` (flags; None values are skipped).
+
+        Raises:
+            ConfigError: when the file exists but can't be read or parsed.
+        """
+        path = path or config_file()
+        data: dict[str, Any] = {}
+        if path.is_file():
+            try:
+                data = tomllib.loads(path.read_text(encoding="utf-8"))
+            except (OSError, tomllib.TOMLDecodeError) as exc:
+                raise ConfigError(f"cannot read {path}: {exc}") from exc
+        for variable, key in ENV_VARIABLES.items():
+            if (value := os.environ.get(variable)) is not None:
+                data[key] = value
+        data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+        return cls(data, path)
+
+    def settings(self) -> Settings:
+        """Validate (imports pydantic): the settings, with the workdir checked and made absolute.
+
+        Raises:
+            ConfigError: when a value is invalid or the workdir is not a directory.
+        """
+        from tui_assist.config import validate
+
+        settings = validate(self.data, self.path)
+        return settings.model_copy(update={"workdir": checked_workdir(settings.workdir)})
+
+    def preview(self) -> ConfigPreview:
+        """Best-effort values for the first frame: a value of the wrong shape shows its default."""
+        data = self.data
+        provider = _text(data.get("provider")) or "anthropic"
+        data_dir = _text(data.get("data_dir"))
+        return ConfigPreview(
+            theme=_text(data.get("theme")) or DEFAULT_THEME,
+            refine=_flag(data.get("refine")),
+            rounds=_rounds(data.get("rounds")),
+            model=resolve_model(provider, _text(data.get("model"))),
+            workdir=Path(_text(data.get("workdir")) or Path.cwd()).resolve(),
+            data_dir=Path(data_dir) if data_dir else None,
+        )
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _flag(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    return isinstance(value, str) and value.strip().lower() in _TRUE_WORDS
+
+
+def _rounds(value: object) -> int:
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_ROUNDS:
+        return value
+    return DEFAULT_ROUNDS
