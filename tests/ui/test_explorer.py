@@ -4,6 +4,7 @@ from textual.widgets import DataTable, Input, Static
 
 from tui_assist.cli import build_parser
 from tui_assist.flows.helpdesk import DEFAULT_TICKET_TEXT
+from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.ui.app import TuiAssistApp
 from tui_assist.ui.screens.explorer import ExplorerScreen
 from tui_assist.ui.screens.helpdesk_results import HelpdeskResultsScreen
@@ -16,7 +17,7 @@ from .helpers import screen_text, settings, wait_until
 def explorer_app(pace: float) -> TuiAssistApp:
     return TuiAssistApp(
         settings(),
-        provider_factory=lambda: None,  # type: ignore[arg-type,return-value]  # the Explorer needs none
+        provider_factory=lambda: ScriptedProvider([]),  # the Explorer makes no model calls
         use_store=False,
         start="explore",
         explorer_pace=pace,
@@ -44,6 +45,11 @@ async def test_explorer_animates_a_run_from_the_event_stream() -> None:
         assert 3 <= partway < 7
         assert explorer.log_model.nodes[flow.turn_id or ""].status == "running"
         assert explorer.last_result is None
+        # "Now" is the run's own time as far as the playback has got, not the wall clock: the
+        # running nodes' bars end where the latest node shown does, on one axis with the rest.
+        shown = list(explorer.log_model.walk(flow.turn_id or ""))
+        latest = max(r.finished_at or r.started_at for r in shown)
+        assert flow.clock() == explorer.playback_time() == latest
 
         await wait_until(pilot, lambda: explorer.last_result is not None)
         rows = list(explorer.log_model.walk(flow.turn_id or ""))

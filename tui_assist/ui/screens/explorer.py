@@ -5,6 +5,11 @@ reports through the same `TextualObserver` a chat turn uses, and its events are 
 `NodeLog` that the reused `FlowPanel` draws. A rules run finishes in a millisecond, so the screen
 plays the event stream back at `pace` seconds per node event: the tree grows as the run went,
 in the order it went, instead of appearing all at once.
+
+Played back, "now" is the run's own time as far as the playback has got (the stamp of the latest
+event shown), not the wall clock: a running node's bar ends where the run had got to, on the same
+axis as the finished ones, rather than stretching to a moment long after the run ended. Nothing
+on this screen reads the wall clock, so a run's frame depends only on its events' stamps.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from tui_assist.core.events import NodeFinished, NodeStarted, TurnEvent
+from tui_assist.core.events import NodeFinished, NodeStarted, ToolCallFinished, ToolCallStarted, TurnEvent
 from tui_assist.core.tree import NodeLog, NodeRecord
 from tui_assist.flows.helpdesk import (
     DEFAULT_TICKET_TEXT,
@@ -65,6 +70,8 @@ class ExplorerScreen(Screen[None]):
         self._pending: deque[TurnEvent] = deque()
         self._finished: TicketResult | None = None
         self._timer: Timer | None = None
+        self._shown_at = 0.0
+        """The stamp of the latest event on screen: the playback's "now" on the run's own clock."""
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -102,6 +109,7 @@ class ExplorerScreen(Screen[None]):
         return self.query_one("#explorer-flow", FlowPanel)
 
     def on_mount(self) -> None:
+        self.flow.clock = self.playback_time
         if self.pace > 0:
             self._timer = self.set_interval(self.pace, self._play_next, pause=True)
 
@@ -188,7 +196,13 @@ class ExplorerScreen(Screen[None]):
                 break
         self._settle()
 
+    def playback_time(self) -> float:
+        """The run's time as far as the playback has got: the stamp of the latest event shown."""
+        return self._shown_at
+
     def _apply(self, event: TurnEvent) -> None:
+        if isinstance(event, NodeStarted | NodeFinished | ToolCallStarted | ToolCallFinished):
+            self._shown_at = max(self._shown_at, event.at)
         self.log_model.apply(event)
         if isinstance(event, NodeStarted) and event.parent_id is None:
             self.flow.show_turn(event.node_id)
