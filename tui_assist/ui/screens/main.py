@@ -391,44 +391,84 @@ class MainScreen(Screen[None]):
         if self.running:
             self.notify("Wait for the running turn, or cancel it (escape).", severity="warning")
             return
-        from tui_assist.ui.screens.grounded_prompt import GroundedPromptScreen
-
-        def chosen(answer: tuple[str, str] | None) -> None:
-            if answer is not None:
-                self._turn_worker = self.run_grounded_flow(Path(answer[0]).expanduser(), answer[1])
-
-        self.app.push_screen(GroundedPromptScreen(str(self.session.settings.workdir)), chosen)
-
-    @work(exclusive=True, group="turn", exit_on_error=False)
-    async def run_grounded_flow(self, corpus: Path, question: str) -> None:
-        from tui_assist.flows import grounded
-        from tui_assist.flows.grounded_index import CorpusIndex, default_index_path
+        from tui_assist.ui.screens.grounded_prompt import GroundedPromptScreen, GroundedRequest
 
         session = self.session
-        self.conversation.add_notice(f"**grounded question** (corpus `{corpus}`): {question}")
+
+        def model_choice() -> tuple[str | None, str]:
+            """What `model` leaves would use, or why there is nothing (one line)."""
+            if session.provider is not None:
+                return f"{session.provider.name} · {session.provider.model}", ""
+            if not session.ready:
+                return None, "The model provider is still loading"
+            problem = (session.provider_problem or "").strip().splitlines()
+            return None, problem[0].replace("**", "").strip() if problem else ""
+
+        def chosen(request: GroundedRequest | None) -> None:
+            if request is not None:
+                self._turn_worker = self.run_grounded_flow(
+                    request.corpus, request.question, leaves=request.leaves, data=request.data
+                )
+
+        workdir = session.settings.workdir
+        model, problem = model_choice()
+        form = GroundedPromptScreen(str(workdir), workdir=workdir, model=model, model_problem=problem)
+        self.app.push_screen(form, chosen)
+        if not session.ready:
+
+            async def offer_when_ready() -> None:
+                await session.wait_ready()
+                if form.is_attached:
+                    form.offer_model(*model_choice())
+
+            self.run_worker(offer_when_ready(), group="grounded-form", exit_on_error=False)
+
+    @work(exclusive=True, group="turn", exit_on_error=False)
+    async def run_grounded_flow(
+        self, corpus: Path, question: str, *, leaves: str = "rules", data: Path | None = None
+    ) -> None:
+        """Run the grounded flow with `rules` or `model` leaves (as `tui-assist flow grounded` does)."""
+        from tui_assist.flows import grounded
+        from tui_assist.flows.grounded_index import CorpusIndex, default_index_path
+        from tui_assist.flows.grounded_sql import SqlSource
+
+        session = self.session
+        using = f"corpus `{corpus}`" + (f", data `{data}`" if data is not None else "") + f", {leaves} leaves"
+        self.conversation.add_notice(f"**grounded question** ({using}): {question}")
+        # The form checked these; the files may have moved since.
         if not corpus.is_dir():
             self.conversation.add_notice(f"**Cannot ask:** `{corpus}` is not a folder.", classes="-error")
             return
+        if data is not None and not data.is_file():
+            self.conversation.add_notice(f"**Cannot ask:** `{data}` is not a file.", classes="-error")
+            return
         await session.wait_ready()
+        if leaves == "model" and session.provider is None:
+            self.conversation.add_notice("**Cannot ask:** model leaves need a provider.", classes="-error")
+            return
         self.status.state = "running"
         self._flow_running = True
         index: CorpusIndex | None = None
+        sql: SqlSource | None = None
         try:
             glossary = grounded.load_glossary(corpus)
+            if data is not None:
+                sql = await SqlSource.open(data)
             index_path = default_index_path(data_dir(session.settings.data_dir), corpus)
             index = await CorpusIndex.open(corpus, index_path)
             await index.refresh()
             run = await grounded.run_grounded(
                 question,
                 index=index,
+                sql=sql,
                 glossary=glossary,
-                leaves="model" if session.provider is not None else "rules",
-                provider=session.provider,
+                leaves="model" if leaves == "model" else "rules",
+                provider=session.provider if leaves == "model" else None,
                 observer=TextualObserver(self, self.app),
                 store=session.store,
                 caller="tui",
             )
-        except Exception as exc:  # a bad corpus or glossary must not take the chat down
+        except Exception as exc:  # a bad corpus, glossary or database must not take the chat down
             self.conversation.add_notice(f"**The grounded flow failed:** `{exc}`", classes="-error")
             return
         finally:
@@ -436,6 +476,8 @@ class MainScreen(Screen[None]):
             self.status.state = "idle"
             if index is not None:
                 await index.close()
+            if sql is not None:
+                await sql.close()
         state = run.state
         if state.outcome == "awaiting_approval":
             self.held_run_id = state.run_id if session.store is not None else None
