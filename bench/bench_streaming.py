@@ -161,7 +161,8 @@ async def run_stream(deltas: list[str], *, rate: float | None, finish: bool = Tr
                 await _painted(widget)
         cpu = time.process_time() - cpu0
         wall = time.perf_counter() - wall0
-        assert widget.source.replace("\n\n", "") == "".join(deltas).replace("\n\n", "").rstrip("\n") or True
+        assert widget.source == "".join(deltas), "the widget lost or changed streamed text"
+        assert widget.finished or not finish
         return {"cpu": cpu, "wall": wall, "stall": monitor.max_stall, "latency": latency}
 
 

@@ -1,9 +1,15 @@
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
+from textual.geometry import Region
 
+from tui_assist.core.events import NodeFinished, NodeStarted, TextDelta
 from tui_assist.ui.widgets import streaming_markdown
+from tui_assist.ui.widgets.conversation import AnswerText, Conversation
 from tui_assist.ui.widgets.streaming_markdown import StreamingMarkdown
 
 DOC = """# Title
@@ -44,7 +50,7 @@ async def test_streamed_text_ends_up_the_same_as_text_given_at_once() -> None:
         widget.finish()
         await pilot.pause()
         streamed = _lines(widget)
-        assert widget.source.replace("\n", "") == DOC.replace("\n", "")
+        assert widget.source == DOC
         once = StreamingMarkdown(DOC, finished=True)
         await app.query_one(VerticalScroll).mount(once)
         await pilot.pause()
@@ -67,7 +73,7 @@ async def test_code_fences_and_indented_continuations_are_never_split() -> None:
         assert "continued item text" in item
 
 
-async def test_deltas_are_merged_per_frame() -> None:
+async def test_deltas_are_merged_before_they_are_drawn() -> None:
     app = _Host()
     async with app.run_test(size=(60, 20)) as pilot:
         widget = app.query_one(StreamingMarkdown)
@@ -106,7 +112,11 @@ async def test_reset_discards_a_broken_stream() -> None:
         widget = app.query_one(StreamingMarkdown)
         widget.append("half an ans")
         widget.flush()
+        await pilot.pause()
+        assert widget.size.height == 1
         widget.reset()
+        await pilot.pause()
+        assert widget.line_count == 0 and widget.source == "" and widget.size.height == 0
         widget.append("The whole answer.")
         widget.finish()
         await pilot.pause()
@@ -127,3 +137,140 @@ async def test_only_a_few_rendered_chunks_are_kept() -> None:
         # Scrolling back renders an evicted chunk again, identically.
         first = _lines(widget)[:3]
         assert "Part 0" in first[0]
+
+
+LONG_DOC = "\n\n".join(
+    [f"## Part {i}\n\nParagraph {i} says something about part {i}, at some length." for i in range(12)]
+    + ["```python\ndef g():\n\n    return 2\n```", "- a\n- b\n\n  more of b", "The end."]
+)
+
+
+async def test_finished_blocks_are_committed_and_rendered_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    rendered: list[str] = []
+    original = streaming_markdown._Renderer.render
+
+    def recording(self: Any, text: str, width: int) -> Any:
+        rendered.append(text)
+        return original(self, text, width)
+
+    monkeypatch.setattr(streaming_markdown._Renderer, "render", recording)
+    monkeypatch.setattr(streaming_markdown, "CHUNK_TARGET", 1)  # one chunk per block
+    monkeypatch.setattr(streaming_markdown, "CACHED_CHUNKS", 100)  # (evicted chunks render again)
+    app = _Host()
+    async with app.run_test(size=(60, 100)) as pilot:  # no scrollbar: the width never changes
+        widget = app.query_one(StreamingMarkdown)
+        await pilot.pause()
+        for start in range(0, len(LONG_DOC), 37):
+            widget.append(LONG_DOC[start : start + 37])
+            widget.flush()  # a frame, without waiting for one
+            committed = "".join(widget._chunks)
+            # Only whole blocks are committed; the tail holds the rest, nothing is lost.
+            assert committed + widget._tail == LONG_DOC[: start + 37]
+            assert committed == "" or committed.endswith("\n\n")
+        assert not widget.finished and widget._tail
+        widget.finish()
+        await pilot.pause()
+        assert widget.finished and widget._tail == "" and not widget._pending
+        assert widget.source == LONG_DOC
+        # Each committed block was rendered exactly once; later frames only re-rendered the tail.
+        for chunk in widget._chunks:
+            assert rendered.count(chunk) == 1, chunk
+        assert len(widget._chunks) > 12
+        text = "\n".join(_lines(widget))
+        assert "Part 0" in text and "return 2" in text and "The end." in text
+
+
+async def test_while_streaming_deltas_are_merged_over_the_stream_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Clock:
+        now = 100.0
+
+        def monotonic(self) -> float:
+            return self.now
+
+    clock = Clock()
+    monkeypatch.setattr(streaming_markdown, "time", clock)
+    app = _Host()
+    async with app.run_test(size=(60, 20)) as pilot:
+        widget = app.query_one(StreamingMarkdown)
+        delays: list[float] = []
+        original = widget.set_timer
+
+        def recording(delay: float, *args: Any, **kwargs: Any) -> Any:
+            delays.append(delay)
+            return original(delay, *args, **kwargs)
+
+        widget.set_timer = recording  # type: ignore[method-assign]
+        # The first delta after a pause is drawn on the next frame...
+        widget.append("first ")
+        assert delays == [streaming_markdown.FRAME_INTERVAL]
+        widget.flush()
+        # ...later ones wait until STREAM_INTERVAL has passed since the last drawn text.
+        clock.now += 0.02
+        widget.append("second ")
+        assert delays[-1] == pytest.approx(streaming_markdown.STREAM_INTERVAL - 0.02)
+        widget.append("third ")
+        assert len(delays) == 2  # one timer for the whole window
+        widget.flush()
+        clock.now += 10
+        widget.append("after a pause")
+        assert delays[-1] == streaming_markdown.FRAME_INTERVAL
+        widget.finish()
+        await pilot.pause()
+        assert _lines(widget) == ["first second third after a pause"]
+
+
+async def test_a_flush_repaints_only_what_changed() -> None:
+    app = _Host()
+    async with app.run_test(size=(60, 20)) as pilot:
+        widget = app.query_one(StreamingMarkdown)
+        widget.append("# Title\n\nA first paragraph.\n\nThe streaming")
+        widget.flush()
+        await pilot.pause()
+        calls: list[tuple[tuple[Region, ...], bool]] = []
+        original = widget.refresh
+
+        def recording(*regions: Region, layout: bool = False, **kwargs: Any) -> Any:
+            calls.append((regions, layout))
+            return original(*regions, layout=layout, **kwargs)
+
+        widget.refresh = recording  # type: ignore[method-assign]
+        widget.flush()
+        assert calls == []  # nothing queued: nothing to repaint
+        last = widget.line_count - 1
+        widget.append(" line grows")
+        widget.flush()
+        assert calls == [((Region(0, last, widget._width, 1),), False)]  # just the tail's last line
+        widget.append(" and grows " + "long " * 20)
+        widget.flush()
+        assert calls[-1] == ((), True)  # taller: a layout
+        assert _lines(widget)[last].startswith("The streaming line grows and grows")
+
+
+async def test_finishing_or_cancelling_a_turn_draws_the_queued_text_at_once() -> None:
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Conversation()
+
+    for how in ("finished", "cancelled"):
+        app = Host()
+        async with app.run_test(size=(60, 20)) as pilot:
+            conversation = app.query_one(Conversation)
+            view = conversation.begin_turn("question", "agent")
+            conversation.apply(NodeStarted(node_id="t", parent_id=None, node_kind="turn", label="turn"))
+            conversation.apply(NodeStarted(node_id="a", parent_id="t", node_kind="agent", label="agent"))
+            await pilot.pause()
+            for word in ("Some ", "streamed ", "text, ", "then the last words."):
+                conversation.apply(TextDelta(node_id="a", text=word))
+            answer = app.query_one(AnswerText)
+            assert answer._pending  # queued for the next flush...
+            if how == "finished":
+                conversation.apply(NodeFinished(node_id="a", output="x"))
+            else:
+                view.mark_cancelled()
+            # ...but the end of the turn draws it straight away and makes it static.
+            assert answer.finished and not answer._pending and answer._timer is None
+            assert answer._tail == "" and answer.source == "Some streamed text, then the last words."
+            await pilot.pause()
+            assert _lines(answer) == ["Some streamed text, then the last words."]

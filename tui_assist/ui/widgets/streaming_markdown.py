@@ -4,8 +4,16 @@ Textual's own streaming Markdown lays out every block of the answer on every fra
 cost grows with the answer. This widget splits the text at block boundaries instead: everything
 before the last safe boundary is *committed* (rendered once into cached strips, re-rendered only
 when the width or theme changes) and only the unfinished *tail* is rendered again when deltas
-arrive. Deltas are merged and flushed at most once per frame, and the widget draws through the
-line API, so a frame costs O(tail + visible lines) however long the answer grows.
+arrive. The widget draws through the line API, so a flush costs O(tail + visible lines) however
+long the answer grows.
+
+What a flush costs is mostly not this widget's work but Textual's: a taller answer means a full
+layout of the screen (two, in fact: the ancestors' virtual sizes change and lay out again) and a
+repaint of the whole pane, since anchored content scrolls. So while text streams, deltas are
+merged over `STREAM_INTERVAL` (a few frames, well inside the 250 ms a reader notices) rather than
+drawn every frame; the first delta after a pause is drawn after one short `FRAME_INTERVAL`, so an
+answer starts showing at once. A flush that changes no line repaints nothing, and one that changes
+only the tail without changing the height repaints only the tail lines that differ.
 
 A boundary is a blank line outside a code fence that is followed by an unindented line: splitting
 there cannot change how the text before it parses (indented continuations of list items and
@@ -22,15 +30,19 @@ from __future__ import annotations
 
 import io
 import re
+import time
 import weakref
 from bisect import bisect_right
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.console import Console
+from rich.segment import Segment
 from rich.style import Style
 from textual.app import App
 from textual.geometry import Region, Size
+from textual.selection import Selection
 from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
@@ -38,8 +50,14 @@ from textual.widget import Widget
 from tui_assist.ui.themes import markdown_rich_theme
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-FRAME_INTERVAL = 1 / 20
-"""Seconds between flushes of merged deltas (30 frames a second reads smoothly in a terminal)."""
+FRAME_INTERVAL = 1 / 30
+"""Seconds the first delta after a pause waits (deltas that arrive together are drawn together),
+and between the slices of a burst larger than `FRAME_BUDGET`."""
+STREAM_INTERVAL = 1 / 8
+"""Least seconds between two flushes while text streams. Eight updates a second still read as
+smooth streaming, and the last delta shows within about 150 ms (the budget is 250 ms). Each update
+that adds lines costs two screen layouts and a repaint of the pane: at 1,000 deltas a second, 20
+updates a second spent more CPU on that than on rendering all of the answer's Markdown."""
 FRAME_BUDGET = 4_000
 """Characters taken from the queue per frame: a burst (or one huge append) is drawn over several
 frames instead of stalling the event loop while all of it is parsed at once."""
@@ -47,6 +65,7 @@ CHUNK_TARGET = 1_500
 """Characters per committed chunk (whole blocks are never split, so chunks may be larger)."""
 CACHED_CHUNKS = 6
 """Rendered chunks kept per widget; the rest are rendered again when scrolled into view."""
+_BLANK = Strip.blank(0)
 
 
 @dataclass(slots=True)
@@ -121,7 +140,7 @@ class StreamingMarkdown(Widget):
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._chunks: list[str] = []
-        """Committed source chunks, in order."""
+        """Committed source chunks, in order, each with the blank lines after it."""
         self._starts: list[int] = []
         """First line of each chunk at the current width (chunks after the first follow a blank line)."""
         self._committed_height = 0
@@ -129,6 +148,8 @@ class StreamingMarkdown(Widget):
         """Chunk index -> its styled strips, least recently used first."""
         self._tail = ""
         self._tail_lines: list[Strip] = []
+        self._tail_render: tuple[str, int, list[Strip]] = ("", 0, [])
+        """The tail text and width `_tail_lines` were rendered from, and the unstyled lines."""
         self._pending: list[str] = []
         self._scan = 0
         """Offset in the tail up to which complete lines were scanned."""
@@ -139,6 +160,11 @@ class StreamingMarkdown(Widget):
         self._base_style: Style | None = None
         self._tail_dirty = False
         self._timer: Timer | None = None
+        self._flushed_at = float("-inf")
+        """`time.monotonic()` of the last flush that drew new text."""
+        self._selection: Selection | None = None
+        """The mouse text selection in this widget, if any."""
+        self._painting = False
         self.finished = finished
         """No more text will come: the tail is committed on mount or on `finish`."""
         if markdown:
@@ -149,7 +175,7 @@ class StreamingMarkdown(Widget):
     @property
     def source(self) -> str:
         """The whole text so far (flushed or not)."""
-        return "\n\n".join(self._chunks + ([self._tail] if self._tail else [])) + "".join(self._pending)
+        return "".join(self._chunks) + self._tail + "".join(self._pending)
 
     @property
     def line_count(self) -> int:
@@ -157,12 +183,13 @@ class StreamingMarkdown(Widget):
         return self._committed_height + self._gap + len(self._tail_lines)
 
     def append(self, text: str) -> None:
-        """Queue a delta; queued deltas are merged and drawn on the next frame."""
+        """Queue a delta; queued deltas are merged and drawn together (see `STREAM_INTERVAL`)."""
         if not text:
             return
         self._pending.append(text)
         if self._timer is None and self.is_mounted:
-            self._timer = self.set_timer(FRAME_INTERVAL, self._on_frame)
+            wait = max(FRAME_INTERVAL, self._flushed_at + STREAM_INTERVAL - time.monotonic())
+            self._timer = self.set_timer(wait, self._on_frame)
 
     def reset(self, text: str = "") -> None:
         """Throw away everything (a retried stream) and start again with `text`."""
@@ -176,6 +203,7 @@ class StreamingMarkdown(Widget):
         self._scan, self._fence, self._blank_at = 0, None, None
         self.finished = False
         self._flush()
+        self.refresh(layout=True)  # the flush compares with what was just thrown away
 
     def finish(self) -> None:
         """No more deltas: commit the tail so the whole text is static."""
@@ -183,7 +211,7 @@ class StreamingMarkdown(Widget):
         self.finished = True
 
     def flush(self) -> None:
-        """Draw queued deltas now instead of on the next frame."""
+        """Draw queued deltas now instead of when the merge window closes."""
         self._flush()
 
     # -- internals ----------------------------------------------------------------------------
@@ -222,7 +250,10 @@ class StreamingMarkdown(Widget):
             self._timer.stop()
             self._timer = None
         before = self.line_count
+        committed = self._committed_height
+        old_tail = self._tail_lines
         if self._pending:
+            self._flushed_at = time.monotonic()
             queued = "".join(self._pending)
             self._pending.clear()
             if len(queued) > FRAME_BUDGET:
@@ -237,10 +268,28 @@ class StreamingMarkdown(Widget):
             final = False
         if final and self._tail:
             self._commit_tail()
-        if self._tail_dirty and self._width > 0:
-            self._tail_lines = self._style_lines(self._renderer().render(self._tail, self._width))
-        self._tail_dirty = self._width <= 0
-        self.refresh(layout=self._width <= 0 or self.line_count != before)
+        if self._width <= 0:
+            self.refresh(layout=True)  # not laid out yet: measuring renders everything
+            return
+        if self._tail_dirty:
+            self._render_tail()
+        if self.line_count != before:
+            self.refresh(layout=True)
+        elif self._committed_height != committed:
+            self.refresh()
+        else:
+            self._refresh_tail(old_tail)
+
+    def _refresh_tail(self, old: list[Strip]) -> None:
+        """Repaint the tail lines that differ from `old` (often one line; often none)."""
+        new = self._tail_lines
+        first = next(
+            (y for y, (a, b) in enumerate(zip(old, new, strict=False)) if a is not b and a != b),
+            min(len(old), len(new)),
+        )
+        if first < max(len(old), len(new)):
+            top = self._committed_height + self._gap + first
+            self.refresh(Region(0, top, self._width, max(len(old), len(new)) - first))
 
     @staticmethod
     def _split_for_budget(queued: str) -> tuple[str, str]:
@@ -281,7 +330,7 @@ class StreamingMarkdown(Widget):
         start = 0
         for i, (cut, resume) in enumerate(boundaries):
             if cut - start >= CHUNK_TARGET or i == len(boundaries) - 1:
-                self._commit_source(tail[start:cut])
+                self._commit_source(tail[start:resume])  # with its blank lines: `source` is exact
                 start = resume
         self._tail = tail[start:]
         self._scan -= start
@@ -289,14 +338,26 @@ class StreamingMarkdown(Widget):
             self._blank_at -= start
         self._tail_dirty = True
 
+    def _render_tail(self) -> None:
+        lines = self._renderer().render(self._tail, self._width)
+        self._tail_render = (self._tail, self._width, lines)
+        self._tail_lines = self._style_lines(lines)
+        self._tail_dirty = False
+
     def _commit_tail(self) -> None:
-        self._commit_source(self._tail)
+        text, width, lines = self._tail_render
+        if text == self._tail and width == self._width > 0:
+            # Finished after the tail was drawn: it is already rendered.
+            self._chunks.append(self._tail)
+            self._add_chunk(len(self._chunks) - 1, lines)
+        else:
+            self._commit_source(self._tail)
         self._tail = ""
         self._scan, self._fence, self._blank_at = 0, None, None
         self._tail_dirty = True
 
     def _commit_source(self, chunk: str) -> None:
-        if not chunk.strip():
+        if not chunk:
             return
         self._chunks.append(chunk)
         if self._width > 0:
@@ -346,8 +407,7 @@ class StreamingMarkdown(Widget):
         self._cache.clear()
         for index, chunk in enumerate(self._chunks):
             self._add_chunk(index, renderer.render(chunk, width))
-        self._tail_lines = self._style_lines(renderer.render(self._tail, width))
-        self._tail_dirty = False
+        self._render_tail()
 
     def _check_style(self) -> None:
         style = self.rich_style
@@ -355,7 +415,7 @@ class StreamingMarkdown(Widget):
             self._base_style = style
             self._cache.clear()
             if self._width > 0:
-                self._tail_lines = self._style_lines(self._renderer().render(self._tail, self._width))
+                self._render_tail()
 
     def get_content_width(self, container: Size, viewport: Size) -> int:
         return container.width
@@ -369,13 +429,74 @@ class StreamingMarkdown(Widget):
         width = self.content_region.width
         if width != self._width:
             self._ensure_width(width)
-        return super().render_lines(crop)
+        self._painting = True
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._painting = False
 
     def render_line(self, y: int) -> Strip:
+        line = self._line(y)
+        selection = self._selection
+        if selection is not None and (span := selection.get_span(y)) is not None:
+            line = self._highlight(line, *span)
+        if self._painting:
+            return line
+        # Outside `render_lines`, the compositor asks for a line to find the character under the
+        # pointer (mouse text selection): that needs offsets, painting doesn't. (Each offset is a
+        # new Rich style: on every painted line they would cost time, and churn Rich's style cache.)
+        return line.apply_offsets(0, y)
+
+    def _line(self, y: int) -> Strip:
         if y < self._committed_height:
             index = bisect_right(self._starts, y) - 1
             offset = y - self._starts[index]
             lines = self._chunk_lines(index)
-            return lines[offset] if 0 <= offset < len(lines) else Strip.blank(0)
+            return lines[offset] if 0 <= offset < len(lines) else _BLANK
         y -= self._committed_height + self._gap
-        return self._tail_lines[y] if 0 <= y < len(self._tail_lines) else Strip.blank(0)
+        return self._tail_lines[y] if 0 <= y < len(self._tail_lines) else _BLANK
+
+    # -- mouse text selection -----------------------------------------------------------------
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """The selected text as shown (the Markdown source is what the copy key copies)."""
+        if self._width <= 0:
+            return None
+        return selection.extract("\n".join(self._plain_lines())), "\n"
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        self._selection = selection
+        self.refresh()
+
+    def _plain_lines(self) -> list[str]:
+        """Every rendered line as text; chunks out of the cache are rendered without caching them."""
+        lines = [""] * self.line_count
+        for index, chunk in enumerate(self._chunks):
+            strips = self._cache.get(index)
+            if strips is None:
+                strips = self._renderer().render(chunk, self._width)
+            start = self._starts[index]
+            lines[start : start + len(strips)] = [strip.text.rstrip() for strip in strips]
+        top = self._committed_height + self._gap
+        lines[top:] = [strip.text.rstrip() for strip in self._tail_lines]
+        return lines
+
+    def _highlight(self, line: Strip, start: int, end: int) -> Strip:
+        text = line.text
+        left = cell_len(text[:start])
+        right = cell_len(text[:end] if end != -1 else text.rstrip())
+        if right <= left:
+            return line
+        selected = line.crop(left, right)
+        style = self._selection_style()
+        selected = Strip(Segment.apply_style(selected, post_style=style), selected.cell_length)
+        return Strip.join([line.crop(0, left), selected, line.crop(right, line.cell_length)])
+
+    def _selection_style(self) -> Style:
+        # Not `get_component_rich_style`: Rich has no transparent colour, and the default selection
+        # foreground is transparent (keep the text's colour), which Rich would turn into the
+        # background colour and hide the text.
+        styles = self.screen.get_component_styles("screen--selection")
+        background = self.background_colors[1] + styles.background
+        color = styles.color
+        return Style(bgcolor=background.rich_color, color=color.rich_color if color.a > 0 else None)
