@@ -31,7 +31,11 @@ class TuiAssistCommands(Provider):
             "Write the conversation to a Markdown file",
             screen.action_export_markdown,
         )
-        yield "answer: copy last", "Copy the last answer to the clipboard", screen.action_copy_answer
+        yield (
+            "answer: copy last",
+            "Copy the last answer to the clipboard",
+            partial(screen.action_copy_answer, last=True),
+        )
         yield "refine: toggle", "Turn Refine mode on or off", screen.action_toggle_refine
         for rounds in range(1, MAX_ROUNDS_OFFERED + 1):
             yield (

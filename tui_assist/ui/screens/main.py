@@ -55,7 +55,13 @@ class MainScreen(Screen[None]):
         Binding("f2", "toggle_tree", "Tree", id="toggle-tree"),
         Binding("f3", "toggle_flow", "Flow", id="toggle-flow"),
         Binding("f4", "review_round", "Review round", id="review-round"),
-        Binding("f5", "copy_answer", "Copy answer", id="copy-answer"),
+        Binding(
+            "f5",
+            "copy_answer",
+            "Copy answer",
+            id="copy-answer",
+            tooltip="Copy the message selected in the conversation (up/down there), else the last answer",
+        ),
         Binding("f8", "approve_flow", "Approve held run", id="approve-flow"),
     ]
 
@@ -302,13 +308,20 @@ class MainScreen(Screen[None]):
             return
         self.toggle_class(hidden_class)
 
-    def action_copy_answer(self) -> None:
-        answer = self.conversation.last_answer
-        if not answer:
-            self.notify("No answer to copy yet.", timeout=2)
+    def action_copy_answer(self, last: bool = False) -> None:
+        """Copy the message selected in the conversation pane, else (or if `last`) the last answer."""
+        conversation = self.conversation
+        selected = None if last else conversation.selected_message
+        if selected is not None:
+            text, what = selected.copy_text(), selected.copy_label
+        else:
+            text, what = conversation.last_answer, "the last answer"
+        if not text:
+            empty = "No answer to copy yet." if selected is None else f"Nothing to copy in {what}."
+            self.notify(empty, timeout=2)
             return
-        self.app.copy_to_clipboard(answer)
-        self.notify(f"Copied the last answer ({len(answer)} characters).", timeout=2)
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied {what} ({len(text):,} characters).", timeout=2)
 
     def action_review_round(self) -> None:
         turns = list(self.log_model.turns)

@@ -4,6 +4,12 @@ Only the main generator's output is shown here (the turn's agent, or each refine
 generator); sub-agents and critics live in the agent tree, with one verdict line per round.
 Finished text is static (`StreamingMarkdown` commits it), and old turns are unmounted beyond a
 cap, so neither a long answer nor a long session makes frames slower.
+
+The pane has a message cursor, as a list has: with the focus in the pane (click a message, or tab
+to it), up / down / home / end select a `ConversationEntry` (a prompt, an answer, a tool call, a
+verdict, a notice). The selection is highlighted, and offered to the copy key, only while the pane
+has the focus: back in the prompt, the copy key copies the last answer again. Selecting text with
+the mouse (Textual's own; ctrl+c copies it) works too: every entry implements `get_selection`.
 """
 
 from __future__ import annotations
@@ -11,11 +17,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Static
 
 from tui_assist.core.events import (
@@ -51,7 +59,20 @@ def key_argument(name: str, tool_input: dict[str, Any]) -> str:
     return ""
 
 
-class UserMessage(Static):
+class ConversationEntry:
+    """A message in the pane that the cursor can select and the copy key can copy (a mixin)."""
+
+    @property
+    def copy_label(self) -> str:
+        """What the entry is, for the notification ("Copied the answer (120 characters).")."""
+        return "the message"
+
+    def copy_text(self) -> str:
+        """The text the copy key puts on the clipboard."""
+        return ""
+
+
+class UserMessage(ConversationEntry, Static):
     """What the user sent."""
 
     DEFAULT_CSS = """
@@ -67,8 +88,15 @@ class UserMessage(Static):
         super().__init__(Content(text))
         self.text = text
 
+    @property
+    def copy_label(self) -> str:
+        return "the prompt"
 
-class Notice(StreamingMarkdown):
+    def copy_text(self) -> str:
+        return self.text
+
+
+class Notice(ConversationEntry, StreamingMarkdown):
     """An app message in the conversation (how to configure a provider, errors, hints)."""
 
     DEFAULT_CSS = """
@@ -82,8 +110,15 @@ class Notice(StreamingMarkdown):
     def __init__(self, markdown: str, *, classes: str | None = None) -> None:
         super().__init__(markdown, classes=classes, finished=True)
 
+    @property
+    def copy_label(self) -> str:
+        return "the notice"
 
-class AnswerText(StreamingMarkdown):
+    def copy_text(self) -> str:
+        return self.source
+
+
+class AnswerText(ConversationEntry, StreamingMarkdown):
     """A run of text one generator node streamed."""
 
     DEFAULT_CSS = """
@@ -97,8 +132,16 @@ class AnswerText(StreamingMarkdown):
         super().__init__(text, finished=finished)
         self.node_id = node_id
 
+    @property
+    def copy_label(self) -> str:
+        parent = self.parent
+        return f"the round {parent.index} draft" if isinstance(parent, RoundView) else "the answer"
 
-class ToolCallView(Vertical, can_focus=True):
+    def copy_text(self) -> str:
+        return self.source
+
+
+class ToolCallView(ConversationEntry, Vertical, can_focus=True):
     """One tool call: name, key argument, status and duration; enter or a click shows it all."""
 
     DEFAULT_CSS = """
@@ -197,8 +240,20 @@ class ToolCallView(Vertical, can_focus=True):
     def on_click(self) -> None:
         self.action_toggle_details()
 
+    @property
+    def copy_label(self) -> str:
+        return f"the {self.tool_name} call"
 
-class VerdictLine(Static):
+    def copy_text(self) -> str:
+        """The call as the details show it, with the whole output."""
+        argument = key_argument(self.tool_name, self.tool_input)
+        shown = json.dumps(self.tool_input, indent=2, ensure_ascii=False)
+        output = self.output or ("(none yet)" if self.state == "running" else "(none)")
+        head = f"{self.tool_name}: {argument}" if argument else self.tool_name
+        return f"{head}\n\ninput\n{shown}\n\noutput\n{output}"
+
+
+class VerdictLine(ConversationEntry, Static):
     """A critic's verdict on one round."""
 
     DEFAULT_CSS = """
@@ -207,6 +262,28 @@ class VerdictLine(Static):
         margin: 1 0 0 0;
     }
     """
+
+    def __init__(self, verdict: str, feedback: str) -> None:
+        label = "PASS" if verdict == "pass" else "REVISE"
+        clipped = clip(feedback, 120)
+        super().__init__(
+            Content.assemble(
+                ("critic: ", "bold"),
+                (label, "$success bold" if verdict == "pass" else "$warning bold"),
+                (f" — {clipped}" if clipped else "", ""),
+            ),
+            classes=f"-{verdict}",
+        )
+        self.verdict = verdict
+        self.feedback = feedback
+
+    @property
+    def copy_label(self) -> str:
+        return "the critic's verdict"
+
+    def copy_text(self) -> str:
+        label = "PASS" if self.verdict == "pass" else "REVISE"
+        return f"{label}\n\n{self.feedback}" if self.feedback else label
 
 
 class RoundHeader(Static):
@@ -328,17 +405,7 @@ class TurnView(Vertical):
                 self._tools[node_id].finish(event.output, event.is_error, event.duration)
             case VerdictReached():
                 round_view = self._round_of_critic(event)
-                label = "PASS" if event.verdict == "pass" else "REVISE"
-                feedback = clip(event.feedback, 120)
-                line = VerdictLine(
-                    Content.assemble(
-                        ("critic: ", "bold"),
-                        (label, "$success bold" if event.verdict == "pass" else "$warning bold"),
-                        (f" — {feedback}" if feedback else "", ""),
-                    ),
-                    classes=f"-{event.verdict}",
-                )
-                (round_view or self).mount(line)
+                (round_view or self).mount(VerdictLine(event.verdict, event.feedback))
             case NodeFinished(node_id=node_id) if node_id in self._containers:
                 self._finish_text(node_id)
             case NodeFinished(node_id=node_id) if node_id == self.turn_id:
@@ -410,12 +477,25 @@ class Conversation(VerticalScroll):
         padding: 0 1 1 1;
         scrollbar-size-vertical: 1;
     }
+    Conversation .-selected {
+        background: $primary 20%;
+    }
     """
+    # Up / down move the message cursor instead of scrolling by a line (page up / page down and
+    # the mouse wheel still scroll); selecting a message scrolls it into view.
+    BINDINGS = [
+        Binding("up", "select_previous_message", "Previous message", id="select-previous-message"),
+        Binding("down", "select_next_message", "Next message", id="select-next-message"),
+        Binding("home", "select_first_message", "First message", id="select-first-message", show=False),
+        Binding("end", "select_last_message", "Last message", id="select-last-message", show=False),
+    ]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._by_turn: dict[str, TurnView] = {}
         self._current: TurnView | None = None
+        self._selected: ConversationEntry | None = None
+        """The message cursor; shown and offered to the copy key only while the pane has focus."""
 
     # Textual's `anchor()` keeps the bottom in view while content grows, without an extra frame,
     # but bottom-aligns content shorter than the viewport (a negative scroll offset), which leaves
@@ -432,6 +512,105 @@ class Conversation(VerticalScroll):
         notice = Notice(markdown, classes=classes)
         self._mount_child(notice)
         return notice
+
+    # -- the message cursor ------------------------------------------------------------------
+
+    @property
+    def selected_message(self) -> ConversationEntry | None:
+        """The message the cursor is on, while the pane (or a tool call in it) has focus."""
+        entry = self._selected
+        if entry is None or not self.has_focus_within or not self._shown(entry):
+            return None
+        return entry
+
+    def entries(self) -> list[ConversationEntry]:
+        """The messages the cursor can select, top to bottom (folded drafts are skipped)."""
+        return [node for node in self.query("*") if isinstance(node, ConversationEntry) and self._shown(node)]
+
+    def select_message(self, entry: ConversationEntry | None, *, scroll: bool = True) -> None:
+        """Put the cursor on `entry` (None clears it) and scroll it into view."""
+        previous = self._selected
+        self._selected = entry
+        if isinstance(previous, Widget) and previous is not entry:
+            previous.remove_class("-selected")
+        if not isinstance(entry, Widget):
+            return
+        if entry.can_focus:
+            # A tool call takes the focus, so its own keys (enter: details) act on it.
+            entry.focus(scroll_visible=False)
+        elif self.screen.focused is not self and self.has_focus_within:
+            self.focus(scroll_visible=False)
+        if scroll:
+            self.scroll_to_widget(entry, animate=False, immediate=True)
+        self._show_selection()
+
+    def action_select_previous_message(self) -> None:
+        self._move(-1)
+
+    def action_select_next_message(self) -> None:
+        self._move(1)
+
+    def action_select_first_message(self) -> None:
+        entries = self.entries()
+        if entries:
+            self.select_message(entries[0])
+
+    def action_select_last_message(self) -> None:
+        entries = self.entries()
+        if entries:
+            self.select_message(entries[-1])
+
+    def _move(self, step: int) -> None:
+        entries = self.entries()
+        if not entries:
+            return
+        current = self._selected
+        if current is None or current not in entries:
+            # The first press picks a message in view: the lowest one going up, the highest going down.
+            in_view = [entry for entry in entries if self._in_view(entry)] or entries
+            self.select_message(in_view[-1] if step < 0 else in_view[0])
+            return
+        index = entries.index(current) + step
+        self.select_message(entries[max(0, min(index, len(entries) - 1))])
+
+    def _shown(self, entry: ConversationEntry) -> bool:
+        node: Any = entry
+        while isinstance(node, Widget) and node is not self:
+            if not node.display or not node.is_attached:
+                return False
+            node = node.parent
+        return node is self
+
+    def _in_view(self, entry: ConversationEntry) -> bool:
+        return isinstance(entry, Widget) and entry.region.overlaps(self.scrollable_content_region)
+
+    def _show_selection(self) -> None:
+        entry = self._selected
+        if isinstance(entry, Widget):
+            entry.set_class(self.has_focus_within and entry.is_attached, "-selected")
+
+    def on_click(self, event: events.Click) -> None:
+        node: Any = event.widget
+        while isinstance(node, Widget) and node is not self:
+            if isinstance(node, ConversationEntry):
+                if node is not self._selected:
+                    self.select_message(node, scroll=False)
+                return
+            node = node.parent
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        if isinstance(event.widget, ConversationEntry) and event.widget is not self._selected:
+            self.select_message(event.widget, scroll=False)
+        self.call_later(self._show_selection)
+
+    def on_descendant_blur(self) -> None:
+        self.call_later(self._show_selection)
+
+    def on_focus(self) -> None:
+        self.call_later(self._show_selection)
+
+    def on_blur(self) -> None:
+        self.call_later(self._show_selection)
 
     def begin_turn(self, prompt: str, strategy: str) -> TurnView:
         """Show the user's prompt; the turn's events will follow."""
@@ -478,6 +657,7 @@ class Conversation(VerticalScroll):
     def clear_all(self) -> None:
         self._by_turn.clear()
         self._current = None
+        self._selected = None
         self.remove_children()
 
     def show_history(self, pairs: list[tuple[str, str]]) -> None:
