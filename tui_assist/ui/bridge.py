@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 
 
 class CoreEvent(Message):
-    """One core event, delivered to the main screen."""
+    """One core event, delivered to the screen that runs the turn (and no further)."""
+
+    bubble = False  # nothing above the screen handles it: a stream of deltas needn't climb
 
     def __init__(self, event: TurnEvent) -> None:
         super().__init__()
