@@ -28,6 +28,20 @@ def one_line(text: str) -> str:
     return clip(text, MAX_LINE)
 
 
+def duration(seconds: float) -> str:
+    """A duration for a glance: `850ms` under a second, `3.2s` under a minute, then `2m05s`.
+
+    Milliseconds below a second, because workflow steps without a model take that little and
+    `0.0s` says nothing.
+    """
+    if seconds < 0.9995:  # what would round to 1000ms reads as 1.0s
+        return f"{seconds * 1000:.0f}ms"
+    if seconds < 59.95:
+        return f"{seconds:.1f}s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes}m{rest:02d}s"
+
+
 def truncation_marker(omitted: int) -> str:
     """The line that stands in for output that was cut.
 

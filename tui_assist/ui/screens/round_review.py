@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from tui_assist.core.events import ToolCallFinished, ToolCallStarted, VerdictReached
+from tui_assist.core.text import duration
 from tui_assist.core.tree import NodeLog, NodeRecord, TextSegment
 from tui_assist.ui.widgets.streaming_markdown import StreamingMarkdown
 
@@ -187,7 +188,7 @@ class RoundReviewScreen(Screen[None]):
         title = Content.assemble(
             ("  " * max(0, depth)),
             (f"tool {finished.name}", "bold"),
-            (f"  {finished.duration:.2f}s", "$foreground 55%"),
+            (f"  {duration(finished.duration)}", "$foreground 55%"),
             ("  error" if finished.is_error else "", "$error bold"),
         )
         body = Content.assemble(

@@ -16,15 +16,11 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from tui_assist.core.events import NodeStarted, ToolCallStarted, TurnEvent
-from tui_assist.core.text import clip
+from tui_assist.core.text import clip, duration
 from tui_assist.core.tree import NodeLog, NodeRecord
 from tui_assist.ui.widgets.conversation import key_argument
 
 _ICONS = {"running": "◌", "done": "✓", "failed": "✗", "cancelled": "⊘"}
-
-
-def _seconds(value: float | None) -> str:
-    return "" if value is None else f"{value:.1f}s"
 
 
 class AgentTree(Tree[str]):
@@ -176,11 +172,11 @@ class AgentTree(Tree[str]):
             case _:
                 text.append(clip(record.label, 40))
         if state == "running":
-            text.append(f" {_seconds(max(0.0, self.clock() - record.started_at))}", self._style("muted"))
+            text.append(f" {duration(max(0.0, self.clock() - record.started_at))}", self._style("muted"))
         else:
             elapsed = record.elapsed
             if elapsed is not None:
-                text.append(f" {_seconds(elapsed)}", self._style("muted"))
+                text.append(f" {duration(elapsed)}", self._style("muted"))
             if state == "failed" and record.error:
                 text.append(" " + clip(record.error, 40), self._style("failed"))
         return text

@@ -36,7 +36,7 @@ from tui_assist.core.events import (
     TurnEvent,
     VerdictReached,
 )
-from tui_assist.core.text import clip
+from tui_assist.core.text import clip, duration
 from tui_assist.ui.widgets.streaming_markdown import StreamingMarkdown
 
 MAX_TURN_VIEWS = 100
@@ -199,7 +199,7 @@ class ToolCallView(ConversationEntry, Vertical, can_focus=True):
         if argument:
             parts += ["  ", (clip(argument, 70), "italic")]
         if self.duration is not None:
-            parts += ["  ", (f"{self.duration:.2f}s", "dim")]
+            parts += ["  ", (duration(self.duration), "dim")]
         elif self.state == "cancelled":
             parts += ["  ", ("cancelled", "dim")]
         return Content.assemble(*parts)

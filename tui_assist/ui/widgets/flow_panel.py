@@ -14,6 +14,7 @@ from textual.events import Click
 from textual.message import Message
 from textual.widget import Widget
 
+from tui_assist.core.text import duration
 from tui_assist.core.tree import NodeLog, NodeRecord
 
 _STATE_STYLE = {"running": "$warning", "done": "$success", "failed": "$error", "cancelled": "$error 70%"}
@@ -107,7 +108,7 @@ class FlowPanel(Widget):
             finish = min(finish, bar_width)
             begin = min(begin, bar_width - 1)
             elapsed = record.elapsed
-            seconds = f"{elapsed:5.1f}s" if elapsed is not None else "  …  "
+            seconds = f"{duration(elapsed):>6}" if elapsed is not None else "   …  "
             if record.node_id == self.selected:
                 text_style = "reverse"
             else:

@@ -1,0 +1,28 @@
+"""Text helpers for what users read."""
+
+from __future__ import annotations
+
+import pytest
+
+from tui_assist.core.text import clip, duration
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"),
+    [
+        (0.0004, "0ms"),
+        (0.0123, "12ms"),
+        (0.9994, "999ms"),
+        (0.9996, "1.0s"),
+        (59.94, "59.9s"),
+        (59.96, "1m00s"),
+        (125.4, "2m05s"),
+    ],
+)
+def test_durations_read_at_a_glance(seconds: float, shown: str) -> None:
+    assert duration(seconds) == shown
+
+
+def test_clip_folds_whitespace_and_marks_the_cut() -> None:
+    assert clip("a  b\n c", 10) == "a b c"
+    assert clip("abcdefghijkl", 5) == "abcd…"
