@@ -11,6 +11,10 @@ rendering the finished answer once through the same widget. Prints:
   (goal: <= 250 ms);
 - optionally (`--turns N`) memory after N short turns, to show it stays flat.
 
+`--history N` mounts N finished turns (a prompt, a few paragraphs of Markdown, a tool call; every
+third one a refine turn with two rounds and verdicts) in the pane before each measurement, so the
+figures show whether a frame's cost grows with the conversation as well as with the answer.
+
 Run: `.venv/bin/python bench/bench_streaming.py` (add `--quick` for a smaller run).
 """
 
@@ -23,12 +27,23 @@ import statistics
 import sys
 import time
 import tracemalloc
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from textual.pilot import Pilot  # noqa: E402
+
 from tui_assist.config import Settings  # noqa: E402
-from tui_assist.core.events import NodeFinished, NodeStarted, TextDelta  # noqa: E402
+from tui_assist.core.events import (  # noqa: E402
+    NodeFinished,
+    NodeStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnEvent,
+    VerdictReached,
+)
 from tui_assist.ui.app import TuiAssistApp  # noqa: E402
 from tui_assist.ui.bridge import CoreEvent, TextualObserver  # noqa: E402
 from tui_assist.ui.widgets.conversation import AnswerText  # noqa: E402
@@ -113,6 +128,78 @@ class _NoProvider:
         return None
 
 
+def _history_answer(n: int) -> str:
+    return (
+        f"## Turn {n}\n\nThe deploy of **service-{n % 7}** failed at the health check; the logs show "
+        f"`exit 137` twice, which is the OOM killer. See [the runbook](https://example.com/{n}).\n\n"
+        f"- raise the memory limit to {256 + n % 4 * 128} MiB\n- cap the worker pool at {n % 5 + 2}\n"
+        "- redeploy and watch the first five minutes\n\n"
+        "The earlier restarts were unrelated: a config reload, *not* a crash, and the cache warmed "
+        "within two minutes each time, so nothing else needs attention today.\n"
+    )
+
+
+def history_events(n: int) -> tuple[str, str, list[TurnEvent]]:
+    """The prompt, strategy and core events of one realistic finished turn `n`."""
+    t = f"h{n}"
+    tool = ToolCallStarted(
+        node_id=f"{t}.tool",
+        parent_id="",
+        call_id=f"c{n}",
+        name="bash",
+        input={"command": f"journalctl -u service-{n % 7} --since -1h"},
+    )
+    done = ToolCallFinished(
+        node_id=f"{t}.tool", call_id=f"c{n}", name="bash", output="line\n" * 40, duration=0.4
+    )
+    events: list[TurnEvent] = [NodeStarted(node_id=t, parent_id=None, node_kind="turn", label="turn")]
+    if n % 3 == 2:
+        for r in (1, 2):
+            rnd, gen = f"{t}.r{r}", f"{t}.r{r}.g"
+            events += [
+                NodeStarted(node_id=rnd, parent_id=t, node_kind="round", label=f"round {r}"),
+                NodeStarted(node_id=gen, parent_id=rnd, node_kind="generate", label="generate"),
+                TextDelta(node_id=gen, text="Checking the logs first.\n"),
+                replace(tool, node_id=f"{tool.node_id}{r}", parent_id=gen),
+                replace(done, node_id=f"{tool.node_id}{r}"),
+                TextDelta(node_id=gen, text=_history_answer(n)),
+                NodeFinished(node_id=gen, output=_history_answer(n)),
+                VerdictReached(
+                    node_id=f"{rnd}.c",
+                    round=r,
+                    verdict="pass" if r == 2 else "revise",
+                    feedback="" if r == 2 else "Say which limit to raise and by how much.",
+                ),
+                NodeFinished(node_id=rnd),
+            ]
+        events.append(NodeFinished(node_id=t, outcome="answered", output=_history_answer(n)))
+        return f"why did deploy {n} fail? check it twice", "refine", events
+    gen = f"{t}.a"
+    events += [
+        NodeStarted(node_id=gen, parent_id=t, node_kind="agent", label="agent"),
+        TextDelta(node_id=gen, text="Let me look at the service logs.\n"),
+        replace(tool, parent_id=gen),
+        done,
+        TextDelta(node_id=gen, text=_history_answer(n)),
+        NodeFinished(node_id=gen, output=_history_answer(n)),
+        NodeFinished(node_id=t, outcome="answered", output=_history_answer(n)),
+    ]
+    return f"why did deploy {n} fail?", "agent", events
+
+
+async def mount_history(app: TuiAssistApp, pilot: Pilot[int], turns: int) -> None:
+    """Show `turns` finished turns in the pane, as if the session had been running a while."""
+    conversation = app.main_screen.conversation
+    for n in range(turns):
+        prompt, strategy, events = history_events(n)
+        conversation.begin_turn(prompt, strategy)
+        for event in events:
+            conversation.apply(event)
+        if n % 10 == 9:
+            await pilot.pause()
+    await pilot.pause()
+
+
 async def _painted(widget: AnswerText) -> None:
     """Wait until queued deltas are flushed and a frame has been drawn after that."""
     while widget._pending or widget._timer is not None:
@@ -122,13 +209,17 @@ async def _painted(widget: AnswerText) -> None:
     await done.wait()
 
 
-async def run_stream(deltas: list[str], *, rate: float | None, finish: bool = True) -> dict[str, float]:
+async def run_stream(
+    deltas: list[str], *, rate: float | None, finish: bool = True, history: int = 0
+) -> dict[str, float]:
     """Stream `deltas` (paced at `rate` per second, or as fast as possible) into a fresh app."""
     app = _app()
     async with app.run_test(size=SIZE) as pilot:
         await app.session.wait_ready()
         await app.workers.wait_for_complete()
         await pilot.pause()
+        if history:
+            await mount_history(app, pilot, history)
         screen = app.main_screen
         observer = TextualObserver(screen, app)
         screen.conversation.begin_turn("stream a long answer", "agent")
@@ -176,9 +267,9 @@ async def run_driver_only(count: int, rate: float) -> float:
     return time.process_time() - cpu0
 
 
-async def run_once(document: str) -> dict[str, float]:
+async def run_once(document: str, history: int = 0) -> dict[str, float]:
     """Render the finished answer once through the same widget."""
-    return await run_stream([document], rate=None)
+    return await run_stream([document], rate=None, history=history)
 
 
 async def run_turns(turns: int) -> list[tuple[int, float]]:
@@ -213,17 +304,20 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="20 KB in 1,000 deltas")
     parser.add_argument("--turns", type=int, default=0, help="also measure memory over N short turns")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--history", type=int, default=0, help="finished turns in the pane before streaming")
     args = parser.parse_args()
     size, count = (20_000, 1_000) if args.quick else (100_000, 5_000)
     document = make_document(size)
     deltas = split_deltas(document, count)
     print(
-        f"document: {len(document):,} chars, {len(deltas):,} deltas of ~{len(deltas[0])} chars; terminal {SIZE}"
+        f"document: {len(document):,} chars, {len(deltas):,} deltas of ~{len(deltas[0])} chars; terminal {SIZE}; "
+        f"{args.history} earlier turns in the pane"
     )
 
-    once = [asyncio.run(run_once(document)) for _ in range(args.repeat)]
-    fast = [asyncio.run(run_stream(deltas, rate=None)) for _ in range(args.repeat)]
-    paced = [asyncio.run(run_stream(deltas, rate=1000.0)) for _ in range(args.repeat)]
+    history = args.history
+    once = [asyncio.run(run_once(document, history)) for _ in range(args.repeat)]
+    fast = [asyncio.run(run_stream(deltas, rate=None, history=history)) for _ in range(args.repeat)]
+    paced = [asyncio.run(run_stream(deltas, rate=1000.0, history=history)) for _ in range(args.repeat)]
 
     def med(runs: list[dict[str, float]], key: str) -> float:
         return statistics.median(r[key] for r in runs)

@@ -5,6 +5,15 @@ generator); sub-agents and critics live in the agent tree, with one verdict line
 Finished text is static (`StreamingMarkdown` commits it), and old turns are unmounted beyond a
 cap, so neither a long answer nor a long session makes frames slower.
 
+A layout arranges every displayed widget of the screen, and a streaming answer that grows taller
+asks for one several times a second: with a hundred turns of eight or so widgets each in the pane,
+arranging them cost more than streaming the answer. So a finished turn a few turns back is
+*compacted*: it draws itself from lines captured from its children (the look is the same) and its
+children are hidden, so a layout arranges one widget for it instead of a dozen. The children stay
+mounted, with everything the cursor and the copy key need; selecting one of them, the mouse
+entering the turn, or a theme or width change expands the turn again (it is compacted again when
+the next turn starts).
+
 The pane has a message cursor, as a list has: with the focus in the pane (click a message, or tab
 to it), up / down / home / end select a `ConversationEntry` (a prompt, an answer, a tool call, a
 verdict, a notice). The selection is highlighted, and offered to the copy key, only while the pane
@@ -17,12 +26,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rich.segment import Segment
+from rich.style import Style
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
+from textual.geometry import Region, Size
 from textual.message import Message
+from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -41,6 +54,11 @@ from tui_assist.ui.widgets.streaming_markdown import StreamingMarkdown
 
 MAX_TURN_VIEWS = 100
 """Turns kept mounted; older ones are removed (they stay in the store and the export)."""
+LIVE_TURNS = 3
+"""The newest turns that are never compacted (they are the ones that change)."""
+COMPACT_MAX_LINES = 300
+"""Taller turns are not compacted: their captured lines would cost more memory (and garbage
+collection time) than the few widgets they save cost in layout."""
 _BODY_LIMIT = 6_000
 _STATE_ICONS = {"running": "…", "done": "✓", "failed": "✗", "cancelled": "⊘"}
 
@@ -353,6 +371,9 @@ class TurnView(Vertical):
     TurnView {
         height: auto;
     }
+    TurnView.-compact > * {
+        display: none;
+    }
     """
 
     def __init__(self, prompt: str, strategy: str, *, answer: str | None = None) -> None:
@@ -367,10 +388,128 @@ class TurnView(Vertical):
         self._last_text: dict[str, AnswerText] = {}
         self._tools: dict[str, ToolCallView] = {}
         self._rounds: dict[str, RoundView] = {}
+        self._lines: list[list[Segment]] | None = None
+        """While compacted: the turn as its children drew it."""
+        self._placements: dict[Widget, Region] = {}
+        """While compacted: where each shown descendant was, relative to the turn."""
+        self._compacted_as: tuple[int, str] = (0, "")
+        """The width and theme the lines were captured at."""
 
     @property
     def running(self) -> bool:
         return self.turn_id is not None and self.outcome is None
+
+    # -- compaction ------------------------------------------------------------------------------
+
+    @property
+    def compacted(self) -> bool:
+        return self._lines is not None
+
+    def compact(self) -> bool:
+        """Draw the finished turn from captured lines and hide its children; False if it can't now."""
+        if self._lines is not None or self.running or not self.children:
+            return False
+        origin = self.region
+        width, height = self.size
+        if not origin or not width or height > COMPACT_MAX_LINES:
+            return False
+        if any(node.has_focus or node.has_class("-selected") for node in self.walk_children(Widget)):
+            return False
+        # Gaps (margins) show the turn's own background, as the compositor draws them.
+        blank = Strip.blank(width, Style(bgcolor=self.visual_style.rich_style.bgcolor))
+        lines = [blank] * height
+        placements: dict[Widget, Region] = {}
+        # Parents come before their children, so a child is drawn over its container (a tool
+        # call's border, a round's background), as the compositor does.
+        for node in self.walk_children(Widget, with_self=False):
+            region = node.region
+            if not region:
+                continue  # not shown (a folded draft, a collapsed body)
+            placed = region.translate(-origin.offset)
+            placements[node] = placed
+            right = min(placed.right, width)
+            for row, strip in enumerate(node.render_lines(Region(0, 0, *region.size)), placed.y):
+                if 0 <= row < height and placed.x < right:
+                    line = lines[row]
+                    piece = strip.crop(0, right - placed.x)
+                    lines[row] = Strip.join([line.crop(0, placed.x), piece, line.crop(right, width)])
+        # Kept as plain segments: a `Strip` carries seven caches, and every object kept alive here
+        # is one more that each of Python's full collections scans.
+        self._lines = [list(Segment.simplify(line)) for line in lines]
+        self._placements = placements
+        self._compacted_as = (width, self.app.theme)
+        self.add_class("-compact")
+        self.refresh(layout=True)
+        return True
+
+    def uncompact(self) -> None:
+        """Show the children again (they draw the same lines)."""
+        if self._lines is None:
+            return
+        self._lines = None
+        self._placements = {}
+        self.remove_class("-compact")
+        self.refresh(layout=True)
+
+    def placement(self, widget: Widget) -> Region | None:
+        """Where `widget` is drawn in the compacted turn, relative to the turn."""
+        return self._placements.get(widget)
+
+    def widget_at(self, y: int) -> Widget | None:
+        """The innermost descendant drawn at line `y` of the compacted turn."""
+        found: Widget | None = None
+        for widget, region in self._placements.items():
+            if region.y <= y < region.bottom:
+                found = widget  # later placements are deeper or lower: the last match is innermost
+        return found
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        if self._lines is not None:
+            return len(self._lines)
+        return super().get_content_height(container, viewport, width)
+
+    def render_line(self, y: int) -> Strip:
+        lines = self._lines
+        if lines is None:
+            return super().render_line(y)
+        if 0 <= y < len(lines):
+            return Strip(lines[y], self.size.width)
+        return Strip.blank(self.size.width, self.visual_style.rich_style)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._lines is not None and event.size.width != self._compacted_as[0]:
+            self.uncompact()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        if self._lines is not None and self.app.theme != self._compacted_as[1]:
+            self.uncompact()
+
+    def on_enter(self) -> None:
+        # The mouse is on the turn: expand it before a button goes down, so that text selection
+        # (which starts on the widget under the pointer) and hover work as on any live turn.
+        self.uncompact()
+
+    def on_click(self, event: events.Click) -> None:
+        """A click on a compacted turn expands it and acts as a click on what was drawn there."""
+        if self._lines is None:
+            return
+        event.stop()
+        target = self.widget_at(event.y)
+        self.uncompact()
+        node: Any = target
+        entry: ConversationEntry | None = None
+        while isinstance(node, Widget) and node is not self:
+            if isinstance(node, ToolCallView):
+                node.action_toggle_details()
+            elif isinstance(node, RoundView) and node.foldable:
+                node.fold(not node.has_class("-folded"))
+            if entry is None and isinstance(node, ConversationEntry):
+                entry = node
+            node = node.parent
+        conversation = self.parent
+        if isinstance(conversation, Conversation) and entry is not None:
+            conversation.select_message(entry, scroll=False)
 
     def apply(self, event: TurnEvent) -> None:
         """Show one event of this turn."""
@@ -496,6 +635,7 @@ class Conversation(VerticalScroll):
         self._current: TurnView | None = None
         self._selected: ConversationEntry | None = None
         """The message cursor; shown and offered to the copy key only while the pane has focus."""
+        self._compaction_queued = False
 
     # Textual's `anchor()` keeps the bottom in view while content grows, without an extra frame,
     # but bottom-aligns content shorter than the viewport (a negative scroll offset), which leaves
@@ -535,6 +675,13 @@ class Conversation(VerticalScroll):
             previous.remove_class("-selected")
         if not isinstance(entry, Widget):
             return
+        turn = self._compacted_turn_of(entry)
+        if turn is not None:
+            turn.uncompact()
+            if scroll:
+                # The turn is laid out again (to the same size) before the entry has a region.
+                self.call_after_refresh(self._scroll_to_entry, entry)
+                scroll = False
         if entry.can_focus:
             # A tool call takes the focus, so its own keys (enter: details) act on it.
             entry.focus(scroll_visible=False)
@@ -543,6 +690,18 @@ class Conversation(VerticalScroll):
         if scroll:
             self.scroll_to_widget(entry, animate=False, immediate=True)
         self._show_selection()
+
+    def _scroll_to_entry(self, entry: Widget) -> None:
+        if entry.is_attached:
+            self.scroll_to_widget(entry, animate=False, immediate=True)
+
+    def _compacted_turn_of(self, entry: object) -> TurnView | None:
+        node: Any = entry
+        while isinstance(node, Widget) and node is not self:
+            if isinstance(node, TurnView) and node.compacted:
+                return node
+            node = node.parent
+        return None
 
     def action_select_previous_message(self) -> None:
         self._move(-1)
@@ -576,13 +735,22 @@ class Conversation(VerticalScroll):
     def _shown(self, entry: ConversationEntry) -> bool:
         node: Any = entry
         while isinstance(node, Widget) and node is not self:
-            if not node.display or not node.is_attached:
+            if not node.is_attached:
+                return False
+            # A compacted turn hides its children only to draw them itself: they count as shown.
+            hidden_by_compaction = isinstance(node.parent, TurnView) and node.parent.compacted
+            if not node.display and not hidden_by_compaction:
                 return False
             node = node.parent
         return node is self
 
     def _in_view(self, entry: ConversationEntry) -> bool:
-        return isinstance(entry, Widget) and entry.region.overlaps(self.scrollable_content_region)
+        if not isinstance(entry, Widget):
+            return False
+        turn = self._compacted_turn_of(entry)
+        placed = turn.placement(entry) if turn is not None else None
+        region = placed.translate(turn.region.offset) if turn is not None and placed else entry.region
+        return region.overlaps(self.scrollable_content_region)
 
     def _show_selection(self) -> None:
         entry = self._selected
@@ -642,6 +810,21 @@ class Conversation(VerticalScroll):
                 if isinstance(old, TurnView) and old.turn_id:
                     self._by_turn.pop(old.turn_id, None)
                 old.remove()
+        if not self._compaction_queued:
+            self._compaction_queued = True
+            self.call_after_refresh(self._compact_old_turns)
+
+    def _compact_old_turns(self) -> None:
+        """Compact finished turns older than the newest `LIVE_TURNS` (see the module docstring)."""
+        self._compaction_queued = False
+        # The cursor's turn stays live, so the selection shows when the pane has the focus again.
+        selected = self._selected.parent if isinstance(self._selected, Widget) else None
+        while isinstance(selected, Widget) and not isinstance(selected, TurnView):
+            selected = selected.parent
+        turns = [child for child in self.children if isinstance(child, TurnView)]
+        for turn in turns[:-LIVE_TURNS]:
+            if not turn.compacted and turn is not selected:
+                turn.compact()
 
     @property
     def last_answer(self) -> str:
