@@ -17,14 +17,12 @@ from tui_assist.core.budget import BudgetExhausted, BudgetTracker
 from tui_assist.core.conversation import Message, ToolResultBlock, ToolUseBlock, Usage
 from tui_assist.core.events import (
     NodeKind,
-    StreamRetried,
-    TextDelta,
     ToolCallFinished,
     ToolCallStarted,
     UsageRecorded,
 )
 from tui_assist.core.nodes import NodeScope, new_id
-from tui_assist.core.observer import ToolApproval, TurnObserver
+from tui_assist.core.observer import NodeSink, ToolApproval, TurnObserver
 from tui_assist.core.prompts import SUBAGENT_SYSTEM_SUFFIX
 from tui_assist.core.tooling import Tool, Toolbox, ToolContext, ToolInputError, ToolOutput
 from tui_assist.providers.base import ModelRequest, Provider
@@ -70,22 +68,6 @@ class AgentRuntime:
     max_depth: int = 2
     """How deep sub-agents may nest (a sub-agent of a sub-agent is depth 2)."""
     max_tokens: int = 8192
-
-
-class NodeSink:
-    """Turns a provider's stream callbacks into events of one node."""
-
-    def __init__(self, observer: TurnObserver, node_id: str) -> None:
-        self._observer = observer
-        self._node_id = node_id
-
-    def text(self, delta: str) -> None:
-        """Report a text delta of the node."""
-        self._observer.on_event(TextDelta(node_id=self._node_id, text=delta))
-
-    def retrying(self, attempt: int, error: str) -> None:
-        """Report that the node's stream restarts."""
-        self._observer.on_event(StreamRetried(node_id=self._node_id, attempt=attempt, error=error))
 
 
 async def run_agent(

@@ -7,12 +7,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tui_assist.core.agent import NodeSink, ToolCallRecord
+from tui_assist.core.agent import ToolCallRecord
 from tui_assist.core.budget import BudgetTracker
 from tui_assist.core.conversation import Message, TextBlock, Usage
 from tui_assist.core.events import UsageRecorded, Verdict, VerdictReached
 from tui_assist.core.nodes import NodeScope
-from tui_assist.core.observer import TurnObserver
+from tui_assist.core.observer import NodeSink, TurnObserver
 from tui_assist.core.text import truncate_middle
 from tui_assist.providers.base import ModelRequest, Provider
 

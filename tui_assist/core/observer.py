@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from tui_assist.core.events import TurnEvent
+from tui_assist.core.events import StreamRetried, TextDelta, TurnEvent
 
 ApprovalDecision = Literal["allow_once", "allow_session", "deny"]
 
@@ -86,3 +86,23 @@ class FanOutObserver:
     async def approve(self, request: ToolApproval) -> ApprovalDecision:
         """Ask the primary observer."""
         return await self._observers[0].approve(request)
+
+
+class NodeSink:
+    """A provider's stream callbacks as events of one node (dropped without an observer or node)."""
+
+    __slots__ = ("_node_id", "_observer")
+
+    def __init__(self, observer: TurnObserver | None, node_id: str | None) -> None:
+        self._observer = observer if node_id is not None else None
+        self._node_id = node_id or ""
+
+    def text(self, delta: str) -> None:
+        """Report a text delta of the node."""
+        if self._observer is not None:
+            self._observer.on_event(TextDelta(node_id=self._node_id, text=delta))
+
+    def retrying(self, attempt: int, error: str) -> None:
+        """Report that the node's stream restarts."""
+        if self._observer is not None:
+            self._observer.on_event(StreamRetried(node_id=self._node_id, attempt=attempt, error=error))

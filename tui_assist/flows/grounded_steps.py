@@ -20,7 +20,8 @@ from pydantic import BaseModel
 
 from tui_assist.core.budget import BudgetExhausted
 from tui_assist.core.conversation import Message, ToolResultBlock, ToolUseBlock
-from tui_assist.core.events import StreamRetried, TextDelta, ToolCallFinished, ToolCallStarted, UsageRecorded
+from tui_assist.core.events import ToolCallFinished, ToolCallStarted, UsageRecorded
+from tui_assist.core.observer import NodeSink
 from tui_assist.flows.grounded_index import CorpusIndex, SearchResult, query_terms
 from tui_assist.flows.grounded_sql import (
     SQL_TOOL_NAME,
@@ -131,24 +132,6 @@ def check_budget(state: FlowState, request: ModelRequest) -> None:
         )
 
 
-class _Sink:
-    """A provider's stream callbacks as events of the calling step's node."""
-
-    __slots__ = ("_node_id", "_observer")
-
-    def __init__(self, ctx: WorkflowContext) -> None:
-        self._observer = ctx.observer if ctx.parent_id is not None else None
-        self._node_id = ctx.parent_id or ""
-
-    def text(self, delta: str) -> None:
-        if self._observer is not None:
-            self._observer.on_event(TextDelta(node_id=self._node_id, text=delta))
-
-    def retrying(self, attempt: int, error: str) -> None:
-        if self._observer is not None:
-            self._observer.on_event(StreamRetried(node_id=self._node_id, attempt=attempt, error=error))
-
-
 async def complete(ctx: WorkflowContext, state: FlowState, request: ModelRequest) -> ModelResponse:
     """Make one model call for a leaf: budget first, then the call, then the accounting.
 
@@ -169,7 +152,7 @@ async def complete(ctx: WorkflowContext, state: FlowState, request: ModelRequest
         raise ProviderError("the grounded flow's model leaves need a provider, but none is configured")
     check_budget(state, request)
     ctx.budget.before_model_request()
-    response = await provider.complete(request, _Sink(ctx))
+    response = await provider.complete(request, NodeSink(ctx.observer, ctx.parent_id))
     ctx.budget.record(response.usage)
     usage = response.usage
     state.tokens_prompt += usage.total_input_tokens

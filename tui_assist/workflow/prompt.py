@@ -16,8 +16,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from tui_assist.core.conversation import Message
-from tui_assist.core.events import StreamRetried, TextDelta, UsageRecorded
-from tui_assist.core.observer import TurnObserver
+from tui_assist.core.events import UsageRecorded
+from tui_assist.core.observer import NodeSink
 from tui_assist.providers.base import ModelRequest, ProviderError
 from tui_assist.workflow.step import In, Step, WorkflowContext
 
@@ -59,24 +59,6 @@ def parse_reply(output_type: type[M], text: str) -> M:
     if start < 0 or end < start:
         raise ValueError("the reply holds no JSON object")
     return output_type.model_validate_json(text[start : end + 1])
-
-
-class _Sink:
-    """A provider's stream callbacks as events of one node (dropped when unobserved)."""
-
-    __slots__ = ("_node_id", "_observer")
-
-    def __init__(self, observer: TurnObserver | None, node_id: str | None) -> None:
-        self._observer = observer if node_id is not None else None
-        self._node_id = node_id or ""
-
-    def text(self, delta: str) -> None:
-        if self._observer is not None:
-            self._observer.on_event(TextDelta(node_id=self._node_id, text=delta))
-
-    def retrying(self, attempt: int, error: str) -> None:
-        if self._observer is not None:
-            self._observer.on_event(StreamRetried(node_id=self._node_id, attempt=attempt, error=error))
 
 
 class PromptStep(Step[In, M]):
@@ -140,7 +122,7 @@ class PromptStep(Step[In, M]):
         if provider is None:
             raise ProviderError(f"step {self.label!r} needs a model, but no provider is configured")
         observer = ctx.observer
-        sink = _Sink(observer, ctx.parent_id)
+        sink = NodeSink(observer, ctx.parent_id)
         messages = [Message.user(self.prompt(input))]
         error: ValueError | None = None
         for _ in range(self.retries + 1):
