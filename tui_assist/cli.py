@@ -235,12 +235,7 @@ def result_json(result: TurnResult, conversation_id: str | None) -> dict[str, An
             }
             for r in result.rounds
         ],
-        "usage": {
-            "input_tokens": result.usage.input_tokens,
-            "output_tokens": result.usage.output_tokens,
-            "cache_creation_input_tokens": result.usage.cache_creation_input_tokens,
-            "cache_read_input_tokens": result.usage.cache_read_input_tokens,
-        },
+        "usage": result.usage.to_dict(),
     }
     if result.error and result.outcome in ("error", "cancelled", "budget_exhausted"):
         data["error"] = result.error

@@ -139,6 +139,15 @@ class Usage:
             self.cache_read_input_tokens + other.cache_read_input_tokens,
         )
 
+    def to_dict(self) -> dict[str, int]:
+        """The four counts under the API's names, as `--json`, the store and the audit print them."""
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+        }
+
     @property
     def total_input_tokens(self) -> int:
         """Every input token, cached or not."""

@@ -15,7 +15,6 @@ from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Any, Literal, TextIO
 
-from tui_assist.core.conversation import Usage
 from tui_assist.core.text import clip
 from tui_assist.store.db import Store, UnknownIdError
 from tui_assist.store.rows import ConversationRow, RoundRow, SearchHit, ToolCallRow, TurnRow, WeekStats
@@ -35,15 +34,6 @@ def _iso(ts: float | None) -> str | None:
 
 def _when(ts: float) -> str:
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
-
-
-def _usage_dict(usage: Usage) -> dict[str, int]:
-    return {
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
-        "cache_read_input_tokens": usage.cache_read_input_tokens,
-    }
 
 
 def _conversation_dict(c: ConversationRow) -> dict[str, Any]:
@@ -67,7 +57,7 @@ def _turn_dict(t: TurnRow) -> dict[str, Any]:
         "answer": t.answer,
         "outcome": t.outcome,
         "error": t.error,
-        "usage": _usage_dict(t.usage),
+        "usage": t.usage.to_dict(),
         "rounds": t.rounds,
         "tool_calls": t.tool_calls,
         "duration": round(t.duration, 3),
@@ -92,7 +82,7 @@ def _round_dict(r: RoundRow) -> dict[str, Any]:
         "answer": r.answer,
         "verdict": r.verdict,
         "feedback": r.feedback,
-        "usage": _usage_dict(r.usage),
+        "usage": r.usage.to_dict(),
         "tool_calls": [_call_dict(c) for c in r.evidence],
     }
 
@@ -413,7 +403,7 @@ def _week_dict(w: WeekStats) -> dict[str, Any]:
         "week": w.week,
         "turns": w.turns,
         "outcomes": w.outcomes,
-        **_usage_dict(w.usage),
+        **w.usage.to_dict(),
         "tool_calls": w.tool_calls,
         "rounds": w.rounds,
         "flow_runs": w.flow_runs,
