@@ -185,15 +185,12 @@ def format_run(state: FlowState) -> str:
 
 
 def _sources(state: FlowState) -> str:
-    passages = {p.chunk_id: p for p in state.passages}
-    calls = {c.id: c for c in state.sql_calls}
-    lines: list[str] = []
-    for cited in state.citations:
-        if cited in passages:
-            p = passages[cited]
-            lines.append(f"  [{cited}] {p.title}{' > ' + p.heading if p.heading else ''}")
-        elif cited in calls:
-            lines.append(f"  [{cited}] {calls[cited].query}")
+    lines = [
+        f"  [{s.chunk_id}] {s.title}{' > ' + s.heading if s.heading else ''}"
+        if isinstance(s, Passage)
+        else f"  [{s.id}] {s.query}"
+        for s in state.cited_sources()
+    ]
     return "\nSources:\n" + "\n".join(lines) + "\n" if lines else ""
 
 

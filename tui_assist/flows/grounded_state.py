@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,20 +30,11 @@ Outcome = Literal[
     "error",
 ]
 """How a run ended: the closed set (DESIGN.md's outcomes plus the flow ones)."""
-OUTCOMES: tuple[Outcome, ...] = (
-    "answered",
-    "unverified",
-    "out_of_scope",
-    "no_relevant_documents",
-    "budget_exhausted",
-    "awaiting_approval",
-    "cancelled",
-    "error",
-)
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 """Every outcome, in a stable order."""
 RouteLabel = Literal["docs", "data", "unsupported"]
 """The classifier's closed label set."""
-ROUTE_LABELS: tuple[RouteLabel, ...] = ("docs", "data", "unsupported")
+ROUTE_LABELS: tuple[RouteLabel, ...] = get_args(RouteLabel)
 """The labels, in the route's order (`unsupported` is its explicit decline branch)."""
 Leaves = Literal["rules", "model"]
 """`rules`: deterministic leaves; `model`: leaves on the configured provider."""
@@ -151,6 +142,12 @@ class FlowState(BaseModel):
     def retrieved_ids(self) -> list[str]:
         """Ids an answer may cite: the passages' chunk ids and the successful queries' ids."""
         return [p.chunk_id for p in self.passages] + [c.id for c in self.sql_calls if c.error is None]
+
+    def cited_sources(self) -> list[Passage | SqlCall]:
+        """What each citation points at (a passage or a query), in order of citation."""
+        by_id: dict[str, Passage | SqlCall] = {c.id: c for c in self.sql_calls}
+        by_id.update({p.chunk_id: p for p in self.passages})
+        return [by_id[cited] for cited in self.citations if cited in by_id]
 
 
 def audit_line(state: FlowState) -> dict[str, Any]:

@@ -575,17 +575,15 @@ class MainScreen(Screen[None]):
 def grounded_markdown(state: Any, *, approvable: bool) -> str:
     """A grounded run for the conversation pane: the answer with its citations, or why it stopped."""
     from tui_assist.flows.grounded import format_run
+    from tui_assist.flows.grounded_state import Passage
 
     head = f"**grounded** · `{state.outcome}` · run `{state.run_id[:8]}`\n\n"
-    passages = {p.chunk_id: p for p in state.passages}
-    calls = {c.id: c for c in state.sql_calls}
-    sources: list[str] = []
-    for cited in state.citations:
-        if cited in passages:
-            p = passages[cited]
-            sources.append(f"- `[{cited}]` {p.title}{' › ' + p.heading if p.heading else ''}")
-        elif cited in calls:
-            sources.append(f"- `[{cited}]` `{calls[cited].query}`")
+    sources = [
+        f"- `[{s.chunk_id}]` {s.title}{' › ' + s.heading if s.heading else ''}"
+        if isinstance(s, Passage)
+        else f"- `[{s.id}]` `{s.query}`"
+        for s in state.cited_sources()
+    ]
     cited = "\n\n**Sources**\n\n" + "\n".join(sources) if sources else ""
     match state.outcome:
         case "answered" | "unverified":
