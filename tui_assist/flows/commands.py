@@ -163,28 +163,25 @@ async def flow_grounded(
             return 1
     kind: grounded.Leaves = "model" if leaves == "model" else "rules"
     sql: SqlSource | None = None
-    index: CorpusIndex | None = None
     try:
         if data is not None:
             try:
                 sql = await SqlSource.open(data)
             except (OSError, sqlite3.Error) as exc:
                 return usage(f"cannot open {data} as an SQLite database: {exc}")
-        index = await CorpusIndex.open(corpus, default_index_path(store.path.parent, corpus))
-        await index.refresh()
-        run = await grounded.run_grounded(
-            question,
-            index=index,
-            sql=sql,
-            glossary=glossary,
-            leaves=kind,
-            provider=provider,
-            store=store,
-            caller="cli",
-        )
+        async with await CorpusIndex.open(corpus, default_index_path(store.path.parent, corpus)) as index:
+            await index.refresh()
+            run = await grounded.run_grounded(
+                question,
+                index=index,
+                sql=sql,
+                glossary=glossary,
+                leaves=kind,
+                provider=provider,
+                store=store,
+                caller="cli",
+            )
     finally:
-        if index is not None:
-            await index.close()
         if sql is not None:
             await sql.close()
         if provider is not None:

@@ -461,34 +461,31 @@ class MainScreen(Screen[None]):
             return
         self.status.state = "running"
         self._flow_running = True
-        index: CorpusIndex | None = None
         sql: SqlSource | None = None
         try:
             glossary = grounded.load_glossary(corpus)
             if data is not None:
                 sql = await SqlSource.open(data)
             index_path = default_index_path(data_dir(session.settings.data_dir), corpus)
-            index = await CorpusIndex.open(corpus, index_path)
-            await index.refresh()
-            run = await grounded.run_grounded(
-                question,
-                index=index,
-                sql=sql,
-                glossary=glossary,
-                leaves="model" if leaves == "model" else "rules",
-                provider=session.provider if leaves == "model" else None,
-                observer=TextualObserver(self, self.app),
-                store=session.store,
-                caller="tui",
-            )
+            async with await CorpusIndex.open(corpus, index_path) as index:
+                await index.refresh()
+                run = await grounded.run_grounded(
+                    question,
+                    index=index,
+                    sql=sql,
+                    glossary=glossary,
+                    leaves="model" if leaves == "model" else "rules",
+                    provider=session.provider if leaves == "model" else None,
+                    observer=TextualObserver(self, self.app),
+                    store=session.store,
+                    caller="tui",
+                )
         except Exception as exc:  # a bad corpus, glossary or database must not take the chat down
             self.conversation.add_notice(f"**The grounded flow failed:** `{exc}`", classes="-error")
             return
         finally:
             self._flow_running = False
             self.status.state = "idle"
-            if index is not None:
-                await index.close()
             if sql is not None:
                 await sql.close()
         state = run.state
