@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,3 +74,17 @@ def test_unknown_provider_is_one_line(capsys: pytest.CaptureFixture[str], tmp_pa
     assert main(["ask", "--provider", "nope", "--workdir", str(tmp_path), "hi"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unknown provider" in err
+
+
+def test_a_reader_that_stops_early_gets_no_traceback() -> None:
+    """`tui-assist ... | head` closes the pipe before the output is written."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tui_assist", "bench", "helpdesk"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert child.stdout is not None and child.stderr is not None
+    child.stdout.close()
+    errors = child.stderr.read().decode()
+    assert child.wait(timeout=60) == 1
+    assert "Traceback" not in errors and "BrokenPipeError" not in errors
