@@ -21,10 +21,10 @@ from tests.fake_anthropic import FakeAnthropic, Reply, ToolUse  # noqa: E402
 from tui_assist.core.approval import ApprovalPolicy  # noqa: E402
 from tui_assist.core.conversation import Conversation, Message, Usage  # noqa: E402
 from tui_assist.core.observer import NullObserver  # noqa: E402
-from tui_assist.core.turns.base import TurnDeps  # noqa: E402
-from tui_assist.core.turns.refine import RefineTurn  # noqa: E402
+from tui_assist.core.turn import TurnDeps  # noqa: E402
 from tui_assist.providers.anthropic import AnthropicProvider  # noqa: E402
 from tui_assist.tools.registry import toolbox_factory  # noqa: E402
+from tui_assist.turns.refine import RefineTurn  # noqa: E402
 
 
 def script() -> list[Reply]:

@@ -34,7 +34,7 @@ from tui_assist.core.events import (
     TurnEvent,
     UsageRecorded,
 )
-from tui_assist.core.turns.base import TurnResult
+from tui_assist.core.turn import TurnResult
 from tui_assist.store import Store
 from tui_assist.store.db import DB_FILENAME
 

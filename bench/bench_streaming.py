@@ -34,7 +34,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from textual.pilot import Pilot  # noqa: E402
 
-from tui_assist.config import Settings  # noqa: E402
 from tui_assist.core.events import (  # noqa: E402
     NodeFinished,
     NodeStarted,
@@ -44,6 +43,7 @@ from tui_assist.core.events import (  # noqa: E402
     TurnEvent,
     VerdictReached,
 )
+from tui_assist.session.config import Settings  # noqa: E402
 from tui_assist.ui.app import TuiAssistApp  # noqa: E402
 from tui_assist.ui.bridge import CoreEvent, TextualObserver  # noqa: E402
 from tui_assist.ui.widgets.conversation import AnswerText  # noqa: E402

@@ -8,10 +8,10 @@ import sys
 import pytest
 
 NON_UI = [
-    "tui_assist.core.turns.agent",
-    "tui_assist.core.turns.refine",
+    "tui_assist.turns.agent",
+    "tui_assist.turns.refine",
     "tui_assist.core.critic",
-    "tui_assist.core.headless",
+    "tui_assist.session.headless",
     "tui_assist.providers.scripted",
     "tui_assist.providers.anthropic_info",
     "tui_assist.tools.registry",
@@ -21,7 +21,7 @@ NON_UI = [
     "tui_assist.flows.helpdesk",
     "tui_assist.flows.docs_policies",
     "tui_assist.flows.commands",
-    "tui_assist.config",
+    "tui_assist.session.config",
     "tui_assist.cli",
 ]
 
@@ -39,7 +39,7 @@ def test_non_ui_modules_never_load_textual(module: str) -> None:
 
 @pytest.mark.parametrize(
     "module",
-    ["tui_assist.core", "tui_assist.core.turns.refine", "tui_assist.cli", "tui_assist.tools.registry"],
+    ["tui_assist.core", "tui_assist.turns.refine", "tui_assist.cli", "tui_assist.tools.registry"],
 )
 def test_core_does_not_load_the_anthropic_sdk(module: str) -> None:
     assert "anthropic" not in _loaded(module)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tui_assist.cli import EXIT_USAGE, main
-from tui_assist.config_source import ConfigError, ConfigSource
+from tui_assist.session.config_source import ConfigError, ConfigSource
 
 
 def write_config(folder: Path, text: str) -> Path:

@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tui_assist import __version__
-from tui_assist.config_source import ConfigError, ConfigSource, checked_workdir
+from tui_assist.session.config_source import ConfigError, ConfigSource, checked_workdir
 
 if TYPE_CHECKING:
-    from tui_assist.config import Settings
+    from tui_assist.core.model import Provider
     from tui_assist.core.tooling import Tool
-    from tui_assist.core.turns.base import TurnResult, TurnStrategy
-    from tui_assist.providers.base import Provider
+    from tui_assist.core.turn import TurnResult, TurnStrategy
+    from tui_assist.session.config import Settings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -151,7 +151,7 @@ def make_provider(settings: Settings) -> Provider:
         SetupError: when the provider is unknown or not configured.
     """
     if settings.provider == "scripted":
-        from tui_assist.providers.base import ProviderError
+        from tui_assist.core.model import ProviderError
         from tui_assist.providers.scripted import ScriptedProvider
 
         if settings.script is None:
@@ -199,10 +199,10 @@ def make_strategy(
     """The turn strategy the settings ask for, with real tools."""
     from tui_assist.core.approval import ApprovalPolicy
     from tui_assist.core.budget import Budget
-    from tui_assist.core.turns.agent import AgentTurn
-    from tui_assist.core.turns.base import TurnDeps
-    from tui_assist.core.turns.refine import RefineTurn
+    from tui_assist.core.turn import TurnDeps
     from tui_assist.tools.registry import toolbox_factory
+    from tui_assist.turns.agent import AgentTurn
+    from tui_assist.turns.refine import RefineTurn
 
     approval = settings.approval
     deps = TurnDeps(
@@ -258,11 +258,11 @@ def _failure_json(strategy: str, error: str) -> dict[str, Any]:
 
 async def _ask(args: argparse.Namespace, settings: Settings) -> int:
     from tui_assist.core.conversation import Conversation, Usage
-    from tui_assist.core.headless import HeadlessObserver
     from tui_assist.core.nodes import new_id
     from tui_assist.core.observer import FanOutObserver
-    from tui_assist.core.turns.base import TurnResult
+    from tui_assist.core.turn import TurnResult
     from tui_assist.paths import data_dir
+    from tui_assist.session.headless import HeadlessObserver
     from tui_assist.store.db import Store, UnknownIdError, title_from_prompt
 
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt

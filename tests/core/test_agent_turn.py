@@ -9,11 +9,11 @@ from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.budget import Budget
 from tui_assist.core.conversation import Conversation, TextBlock, ToolResultBlock, ToolUseBlock
 from tui_assist.core.events import NodeFinished, NodeStarted, ToolCallFinished, ToolCallStarted
+from tui_assist.core.model import ProviderError
 from tui_assist.core.observer import RecordingObserver
-from tui_assist.core.turns.agent import AgentTurn
-from tui_assist.core.turns.base import TurnDeps
-from tui_assist.providers.base import ProviderError
+from tui_assist.core.turn import TurnDeps
 from tui_assist.providers.scripted import ScriptedProvider
+from tui_assist.turns.agent import AgentTurn
 
 
 def use(name: str, **input: object) -> ToolUseBlock:

@@ -7,9 +7,9 @@ from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.conversation import Conversation, Message, TextBlock, ToolResultBlock, ToolUseBlock
 from tui_assist.core.events import event_from_dict, event_to_dict
 from tui_assist.core.observer import FanOutObserver, RecordingObserver
-from tui_assist.core.turns.base import TurnDeps
-from tui_assist.core.turns.refine import RefineTurn
+from tui_assist.core.turn import TurnDeps
 from tui_assist.providers.scripted import ScriptedProvider, load_script
+from tui_assist.turns.refine import RefineTurn
 
 
 async def test_every_event_survives_a_json_round_trip() -> None:
@@ -49,7 +49,7 @@ def test_messages_round_trip_in_the_api_shape() -> None:
 def test_script_file_is_validated(tmp_path) -> None:
     import pytest
 
-    from tui_assist.providers.base import ProviderError
+    from tui_assist.core.model import ProviderError
 
     good = tmp_path / "s.json"
     good.write_text(

@@ -7,9 +7,9 @@ from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.conversation import Conversation, ToolUseBlock
 from tui_assist.core.events import NodeStarted, VerdictReached
 from tui_assist.core.observer import RecordingObserver
-from tui_assist.core.turns.base import TurnDeps
-from tui_assist.core.turns.refine import RefineTurn
+from tui_assist.core.turn import TurnDeps
 from tui_assist.providers.scripted import ScriptedProvider
+from tui_assist.turns.refine import RefineTurn
 
 
 def refine(script, rounds: int = 3, factory: BoxFactory | None = None):

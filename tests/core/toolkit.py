@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from tui_assist.core.model import ToolSpec
 from tui_assist.core.tooling import ToolContext, ToolInputError, ToolOutput
-from tui_assist.providers.base import ToolSpec
 
 
 class _EchoArgs(BaseModel):

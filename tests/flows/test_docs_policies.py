@@ -12,6 +12,7 @@ import pytest
 from tests.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse
 from tui_assist.core.conversation import TextBlock, ToolResultBlock, ToolUseBlock
 from tui_assist.core.events import NodeFinished, NodeStarted, ToolCallFinished, ToolCallStarted
+from tui_assist.core.model import ModelRequest, ProviderError
 from tui_assist.core.observer import RecordingObserver
 from tui_assist.flows.commands import bench_docs
 from tui_assist.flows.docs_corpus import (
@@ -59,7 +60,6 @@ from tui_assist.flows.docs_runtime import (
     flow_outcome,
 )
 from tui_assist.providers.anthropic import AnthropicProvider
-from tui_assist.providers.base import ModelRequest, ProviderError
 from tui_assist.providers.scripted import ScriptedProvider
 
 # --------------------------------------------------------------------------- helpers

@@ -18,6 +18,7 @@ from tests.fake_anthropic import Error, FakeAnthropic, Reply, Text, ToolUse
 from tests.workflow.helpers import assert_balanced
 from tui_assist.core.conversation import TextBlock, ToolUseBlock
 from tui_assist.core.events import NodeFinished, NodeStarted, ToolCallFinished, ToolCallStarted
+from tui_assist.core.model import ModelRequest, ModelResponse, StreamSink
 from tui_assist.core.observer import RecordingObserver
 from tui_assist.flows import grounded
 from tui_assist.flows.commands import flow_approve, flow_grounded
@@ -36,7 +37,6 @@ from tui_assist.flows.grounded import (
 from tui_assist.flows.grounded_index import CorpusIndex, chunk_document, default_index_path, doc_id_for
 from tui_assist.flows.grounded_sql import SqlRefused, SqlSource, validate_sql
 from tui_assist.providers.anthropic import AnthropicProvider
-from tui_assist.providers.base import ModelRequest, ModelResponse, StreamSink
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.store import Store
 from tui_assist.store.migrations import MIGRATIONS, SCHEMA_VERSION, m002_flow_runs

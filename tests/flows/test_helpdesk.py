@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from tests.workflow.helpers import assert_balanced
+from tui_assist.core.model import ModelRequest, ProviderError
 from tui_assist.core.observer import RecordingObserver
 from tui_assist.flows import helpdesk
 from tui_assist.flows.commands import bench_helpdesk
@@ -19,7 +20,6 @@ from tui_assist.flows.helpdesk import (
     load_tickets,
     run_pattern,
 )
-from tui_assist.providers.base import ModelRequest, ProviderError
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.workflow import node_shape
 

@@ -11,11 +11,11 @@ from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.conversation import Conversation
 from tui_assist.core.events import StreamRetried
 from tui_assist.core.observer import RecordingObserver
-from tui_assist.core.turns.agent import AgentTurn
-from tui_assist.core.turns.base import TurnDeps
-from tui_assist.core.turns.refine import RefineTurn
+from tui_assist.core.turn import TurnDeps
 from tui_assist.providers.anthropic import AnthropicProvider
 from tui_assist.tools.registry import toolbox_factory
+from tui_assist.turns.agent import AgentTurn
+from tui_assist.turns.refine import RefineTurn
 
 
 @pytest.fixture

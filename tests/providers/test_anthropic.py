@@ -17,6 +17,7 @@ import pytest
 from tests.fake_anthropic import Error, FakeAnthropic, Hang, Reply, Text, Thinking, ToolUse
 from tests.fake_anthropic import Usage as FakeUsage
 from tui_assist.core.conversation import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from tui_assist.core.model import ModelRequest, ProviderError, ToolSpec
 from tui_assist.providers.anthropic import (
     BASH_TOOL_TYPE,
     DEFAULT_MODEL,
@@ -27,7 +28,6 @@ from tui_assist.providers.anthropic import (
     build_stream_params,
 )
 from tui_assist.providers.anthropic_info import MISSING_CREDENTIALS_HINT, anthropic_credentials_available
-from tui_assist.providers.base import ModelRequest, ProviderError, ToolSpec
 
 EPHEMERAL = {"type": "ephemeral"}
 
@@ -381,7 +381,7 @@ def test_credentials_check(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> No
 
 def test_light_modules_do_not_import_the_sdk() -> None:
     code = (
-        "import sys, tui_assist.providers.base, tui_assist.providers.anthropic_info; "
+        "import sys, tui_assist.core.model, tui_assist.providers.anthropic_info; "
         "print('anthropic' in sys.modules, 'httpx2' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -26,11 +26,9 @@ from tui_assist.core.conversation import (
     Usage,
 )
 from tui_assist.core.events import StreamRetried
+from tui_assist.core.model import ModelRequest, ProviderError, ToolSpec
 from tui_assist.core.observer import RecordingObserver
-from tui_assist.core.turns.agent import AgentTurn
-from tui_assist.core.turns.base import TurnDeps
-from tui_assist.core.turns.refine import RefineTurn
-from tui_assist.providers.base import ModelRequest, ProviderError, ToolSpec
+from tui_assist.core.turn import TurnDeps
 from tui_assist.providers.openai_compat import OpenAICompatProvider, build_chat_params
 from tui_assist.providers.profiles import (
     BUILTIN_PROFILES,
@@ -42,6 +40,8 @@ from tui_assist.providers.profiles import (
     resolve_endpoint,
 )
 from tui_assist.tools.registry import toolbox_factory
+from tui_assist.turns.agent import AgentTurn
+from tui_assist.turns.refine import RefineTurn
 
 MODEL = "qwen2.5-coder:7b"
 

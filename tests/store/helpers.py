@@ -9,14 +9,14 @@ from typing import Any
 
 from tui_assist.core.conversation import Conversation, Message, TextBlock, ToolUseBlock, Usage
 from tui_assist.core.events import NodeFinished, NodeStarted, TextDelta, TurnEvent, UsageRecorded
+from tui_assist.core.model import ToolSpec
 from tui_assist.core.observer import FanOutObserver, RecordingObserver
 from tui_assist.core.tooling import ToolContext, ToolInputError, ToolOutput
-from tui_assist.core.turns.agent import AgentTurn
-from tui_assist.core.turns.base import TurnDeps, TurnResult
-from tui_assist.core.turns.refine import RefineTurn
-from tui_assist.providers.base import ToolSpec
+from tui_assist.core.turn import TurnDeps, TurnResult
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.store import Store
+from tui_assist.turns.agent import AgentTurn
+from tui_assist.turns.refine import RefineTurn
 
 
 class EchoTool:

@@ -20,11 +20,11 @@ from tui_assist.core.conversation import Conversation, TextBlock, ToolUseBlock
 from tui_assist.core.events import ToolCallFinished, ToolCallStarted
 from tui_assist.core.observer import ApprovalDecision, RecordingObserver
 from tui_assist.core.tooling import ToolContext, ToolInputError
-from tui_assist.core.turns.agent import AgentTurn
-from tui_assist.core.turns.base import TurnDeps, TurnResult
+from tui_assist.core.turn import TurnDeps, TurnResult
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.tools.mcp import McpManager, McpServerConfig, McpTool, format_status, qualified_name
 from tui_assist.tools.registry import toolbox_factory
+from tui_assist.turns.agent import AgentTurn
 
 SERVER = str(Path(__file__).with_name("mcp_server.py"))
 

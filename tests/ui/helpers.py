@@ -12,11 +12,11 @@ from typing import Any
 
 from rich.console import Console
 
-from tui_assist.config import Settings
 from tui_assist.core.conversation import TextBlock, ToolUseBlock
+from tui_assist.core.model import ModelRequest, ModelResponse, StreamSink, ToolSpec
 from tui_assist.core.tooling import ToolContext, ToolInputError, ToolOutput
-from tui_assist.providers.base import ModelRequest, ModelResponse, StreamSink, ToolSpec
 from tui_assist.providers.scripted import ScriptedProvider, ScriptStep
+from tui_assist.session.config import Settings
 from tui_assist.ui.app import TuiAssistApp
 
 

@@ -301,7 +301,7 @@ class _RetryingProvider:
 
     async def complete(self, request, sink):
         from tui_assist.core.conversation import Message, Usage
-        from tui_assist.providers.base import ModelResponse
+        from tui_assist.core.model import ModelResponse
 
         sink.text("garbled half ans")
         sink.retrying(1, "stream cut")

@@ -12,7 +12,7 @@ import pytest
 
 from tests.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse
 from tests.ui.helpers import screen_text, wait_until
-from tui_assist.config import ApprovalSettings, Settings
+from tui_assist.session.config import ApprovalSettings, Settings
 from tui_assist.ui.app import TuiAssistApp
 from tui_assist.ui.screens.approval import ApprovalScreen
 from tui_assist.ui.screens.main import MainScreen

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from tests.ui.helpers import BlockingProvider, FakeToolbox, make_app, screen_text, wait_until
-from tui_assist.config import Settings
 from tui_assist.core.conversation import Message, Usage
 from tui_assist.core.events import TurnEvent
 from tui_assist.core.observer import ApprovalDecision, ToolApproval
 from tui_assist.providers.scripted import ScriptedProvider
+from tui_assist.session.config import Settings
 from tui_assist.store.rows import ConversationRow, TurnRow
 from tui_assist.ui.app import TuiAssistApp
 from tui_assist.ui.screens.main import MainScreen

@@ -6,9 +6,9 @@ import textwrap
 from pathlib import Path
 
 from tests.ui.helpers import FakeToolbox, screen_text
-from tui_assist.config import Settings
-from tui_assist.config_source import ConfigSource
 from tui_assist.providers.scripted import ScriptedProvider
+from tui_assist.session.config import Settings
+from tui_assist.session.config_source import ConfigSource
 from tui_assist.ui.app import TuiAssistApp
 from tui_assist.ui.session import ChatSession
 from tui_assist.ui.widgets.conversation import Notice, TurnBadge
@@ -24,7 +24,7 @@ def test_neither_the_sdk_nor_pydantic_loads_before_the_first_frame(monkeypatch, 
     code = textwrap.dedent(
         """
         import asyncio, sys
-        from tui_assist.config_source import ConfigSource
+        from tui_assist.session.config_source import ConfigSource
         import tui_assist.ui.app as app_module
         from tui_assist.ui.screens.main import MainScreen
         assert "anthropic" not in sys.modules, "importing the app imported anthropic"

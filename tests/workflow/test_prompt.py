@@ -8,8 +8,8 @@ from pydantic import BaseModel
 from tests.workflow.helpers import assert_balanced, finished, started
 from tui_assist.core.budget import BudgetExhausted
 from tui_assist.core.events import TextDelta, UsageRecorded
+from tui_assist.core.model import ModelRequest, ProviderError
 from tui_assist.core.observer import RecordingObserver
-from tui_assist.providers.base import ModelRequest, ProviderError
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.workflow import Route, WorkflowBudget, WorkflowBudgetTracker, node_shape, run_reporting, step
 from tui_assist.workflow.prompt import PromptStep, StructuredOutputError, parse_reply

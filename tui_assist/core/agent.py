@@ -21,11 +21,11 @@ from tui_assist.core.events import (
     ToolCallStarted,
     UsageRecorded,
 )
+from tui_assist.core.model import ModelRequest, Provider
 from tui_assist.core.nodes import NodeScope, new_id
 from tui_assist.core.observer import NodeSink, ToolApproval, TurnObserver
 from tui_assist.core.prompts import SUBAGENT_SYSTEM_SUFFIX
 from tui_assist.core.tooling import Tool, Toolbox, ToolContext, ToolInputError, ToolOutput
-from tui_assist.providers.base import ModelRequest, Provider
 
 
 @dataclass(frozen=True, slots=True)

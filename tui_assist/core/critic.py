@@ -11,10 +11,10 @@ from tui_assist.core.agent import ToolCallRecord
 from tui_assist.core.budget import BudgetTracker
 from tui_assist.core.conversation import Message, TextBlock, Usage
 from tui_assist.core.events import UsageRecorded, Verdict, VerdictReached
+from tui_assist.core.model import ModelRequest, Provider
 from tui_assist.core.nodes import NodeScope
 from tui_assist.core.observer import NodeSink, TurnObserver
 from tui_assist.core.text import truncate_middle
-from tui_assist.providers.base import ModelRequest, Provider
 
 _VERDICT = re.compile(r"^[\W_]*(pass|revise)(?![a-z])[\W_]*", re.IGNORECASE)
 EVIDENCE_OUTPUT_LIMIT = 8_000

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from tui_assist.providers.base import ToolSpec
+from tui_assist.core.model import ToolSpec
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,8 @@ from tui_assist.flows.docs_bench import bench_docs
 __all__ = ["bench_docs", "bench_helpdesk", "flow_approve", "flow_grounded"]
 
 if TYPE_CHECKING:
+    from tui_assist.core.model import Provider
     from tui_assist.flows.grounded import GroundedRun
-    from tui_assist.providers.base import Provider
     from tui_assist.store.db import Store
 
 
@@ -49,8 +49,8 @@ async def bench_helpdesk(
     """
     import sys
 
+    from tui_assist.core.model import ProviderError
     from tui_assist.flows import helpdesk
-    from tui_assist.providers.base import ProviderError
 
     errors = err if err is not None else sys.stderr
     if leaves not in ("rules", "model"):

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from tui_assist.core.model import Provider
 from tui_assist.flows.docs_corpus import Case, FixtureError, Fixtures, load_fixtures
 from tui_assist.flows.docs_policies import (
     CASE_SETS,
@@ -26,7 +27,6 @@ from tui_assist.flows.docs_policies import (
     run_policy,
 )
 from tui_assist.flows.docs_runtime import PolicyResult
-from tui_assist.providers.base import Provider
 
 DOCS_EXIT_OK = 0
 DOCS_EXIT_FAILED = 1

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tui_assist.core.conversation import Message, ToolResultBlock, ToolUseBlock
+from tui_assist.core.model import ModelRequest, Provider, ToolSpec
 from tui_assist.core.nodes import NodeScope
 from tui_assist.core.observer import NullObserver, TurnObserver
 from tui_assist.flows.docs_corpus import (
@@ -60,7 +61,6 @@ from tui_assist.flows.docs_runtime import (
     Read,
     Search,
 )
-from tui_assist.providers.base import ModelRequest, Provider, ToolSpec
 
 PolicyName = Literal["keyword_route", "workflow", "scripted_loop", "adaptive_loop", "model"]
 SCRIPTED_POLICIES: tuple[PolicyName, ...] = ("keyword_route", "workflow", "scripted_loop", "adaptive_loop")

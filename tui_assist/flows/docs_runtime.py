@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from tui_assist.core.events import ToolCallFinished, ToolCallStarted
+from tui_assist.core.model import ProviderError
 from tui_assist.core.nodes import NodeScope, new_id
 from tui_assist.core.observer import NullObserver, TurnObserver
 from tui_assist.flows.docs_corpus import (
@@ -40,7 +41,6 @@ from tui_assist.flows.docs_corpus import (
     Task,
     validate_task,
 )
-from tui_assist.providers.base import ProviderError
 
 Stop = Literal[
     "final",

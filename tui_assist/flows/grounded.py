@@ -96,7 +96,7 @@ from tui_assist.flows.grounded_steps import (
 from tui_assist.workflow import RouteError, Step, run_reporting
 
 if TYPE_CHECKING:
-    from tui_assist.providers.base import Provider
+    from tui_assist.core.model import Provider
     from tui_assist.store.db import Store
 
 __all__ = [

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from tui_assist.core.budget import BudgetExhausted
 from tui_assist.core.conversation import Message, ToolResultBlock, ToolUseBlock
 from tui_assist.core.events import ToolCallFinished, ToolCallStarted, UsageRecorded
+from tui_assist.core.model import ModelRequest, ModelResponse, ProviderError, ToolSpec
 from tui_assist.core.observer import NodeSink
 from tui_assist.flows.grounded_index import CorpusIndex, SearchResult, query_terms
 from tui_assist.flows.grounded_sql import (
@@ -42,7 +43,6 @@ from tui_assist.flows.grounded_state import (
     RouteLabel,
     SqlCall,
 )
-from tui_assist.providers.base import ModelRequest, ModelResponse, ProviderError, ToolSpec
 from tui_assist.workflow import Chain, Route, Step, WorkflowContext
 from tui_assist.workflow.prompt import StructuredOutputError, parse_reply
 

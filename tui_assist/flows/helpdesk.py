@@ -36,8 +36,8 @@ from functools import cache
 from importlib.resources import files
 from typing import Any, Generic, Literal, TypeVar, cast
 
+from tui_assist.core.model import Provider
 from tui_assist.core.observer import TurnObserver
-from tui_assist.providers.base import Provider
 from tui_assist.workflow import (
     Attempt,
     Candidate,

@@ -37,6 +37,7 @@ from anthropic.types import (
 from anthropic.types import Message as ApiMessage
 
 from tui_assist.core.conversation import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from tui_assist.core.model import ModelRequest, ModelResponse, ProviderError, StreamSink, ToolSpec
 from tui_assist.providers.anthropic_info import (
     BASH_TOOL_NAME,
     BASH_TOOL_TYPE,
@@ -48,7 +49,6 @@ from tui_assist.providers.anthropic_info import (
     anthropic_credentials_available,
     supports_native_tools,
 )
-from tui_assist.providers.base import ModelRequest, ModelResponse, ProviderError, StreamSink, ToolSpec
 from tui_assist.providers.streaming import (
     StreamBroke,
     exc_text,

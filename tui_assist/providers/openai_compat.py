@@ -47,7 +47,7 @@ from openai.types.chat import (
 from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 
 from tui_assist.core.conversation import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
-from tui_assist.providers.base import ModelRequest, ModelResponse, ProviderError, StreamSink, ToolSpec
+from tui_assist.core.model import ModelRequest, ModelResponse, ProviderError, StreamSink, ToolSpec
 from tui_assist.providers.profiles import NO_KEY_PLACEHOLDER, MaxTokensParam
 from tui_assist.providers.streaming import (
     StreamBroke,

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from tui_assist.core.conversation import Block, Message, TextBlock, ToolUseBlock, Usage, block_from_dict
-from tui_assist.providers.base import ModelRequest, ModelResponse, ProviderError, StreamSink
+from tui_assist.core.model import ModelRequest, ModelResponse, ProviderError, StreamSink
 
 ScriptStep = Sequence[Block] | str | Callable[[ModelRequest], "Sequence[Block] | str"]
 

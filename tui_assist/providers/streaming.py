@@ -11,8 +11,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from tui_assist.core.model import ProviderError, StreamSink
 from tui_assist.core.text import clip, exc_text, one_line, plural
-from tui_assist.providers.base import ProviderError, StreamSink
 
 __all__ = ["StreamBroke", "clip", "exc_text", "one_line", "plural", "retry_broken_stream", "sdk_attempts"]
 

@@ -48,7 +48,7 @@ from tui_assist.core.events import (
     event_to_dict,
 )
 from tui_assist.core.nodes import new_id
-from tui_assist.core.turns.base import TurnResult
+from tui_assist.core.turn import TurnResult
 from tui_assist.store.fts import fts_query
 from tui_assist.store.lock import InstanceLock, is_alive
 from tui_assist.store.migrations import migrate

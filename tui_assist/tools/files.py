@@ -19,8 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tui_assist.core.model import ToolSpec
 from tui_assist.core.tooling import ToolContext, ToolInputError, ToolOutput
-from tui_assist.providers.base import ToolSpec
 from tui_assist.tools.base import PathOutsideWorkdir, confine, describe_validation_error
 
 TOOL_NAME = "str_replace_based_edit_tool"

@@ -61,9 +61,9 @@ from typing import IO, TYPE_CHECKING, Any, Final, Literal, TextIO, cast
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tui_assist.core.model import ToolSpec
 from tui_assist.core.text import clip, exc_text, one_line, truncate_middle
 from tui_assist.core.tooling import Tool, ToolContext, ToolInputError, ToolOutput
-from tui_assist.providers.base import ToolSpec
 
 if TYPE_CHECKING:
     from types import TracebackType

@@ -27,9 +27,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from tui_assist.core.model import ToolSpec
 from tui_assist.core.text import truncate_middle, truncation_marker
 from tui_assist.core.tooling import ToolContext, ToolOutput
-from tui_assist.providers.base import ToolSpec
 from tui_assist.tools.base import validate_input
 
 _SENTINEL_PREFIX = "__TUI_ASSIST_DONE_"

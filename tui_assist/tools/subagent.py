@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from tui_assist.core.model import ToolSpec
 from tui_assist.core.tooling import ToolContext, ToolOutput
-from tui_assist.providers.base import ToolSpec
 from tui_assist.tools.base import validate_input
 
 _DESCRIPTION = """\

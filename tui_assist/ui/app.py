@@ -14,15 +14,15 @@ from textual.binding import Binding
 from textual.command import Provider
 from textual.screen import Screen
 
-from tui_assist.config_source import DEFAULT_THEME, ConfigSource
 from tui_assist.paths import themes_dir
+from tui_assist.session.config_source import DEFAULT_THEME, ConfigSource
 from tui_assist.ui.screens.main import MainScreen
 from tui_assist.ui.session import ChatSession, ProviderFactory
 from tui_assist.ui.themes import discover_themes
 
 if TYPE_CHECKING:
-    from tui_assist.config import Settings
     from tui_assist.core.tooling import ToolboxFactory
+    from tui_assist.session.config import Settings
     from tui_assist.store.db import Store
 
 StartScreen = Literal["chat", "explore"]

@@ -16,21 +16,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tui_assist.config_source import ConfigError, ConfigPreview, ConfigSource
 from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.conversation import Conversation, ToolUseBlock, Usage
 from tui_assist.core.nodes import new_id
 from tui_assist.core.observer import FanOutObserver
 from tui_assist.paths import config_file
+from tui_assist.session.config_source import ConfigError, ConfigPreview, ConfigSource
 
 if TYPE_CHECKING:
-    from tui_assist.config import Price, Settings
     from tui_assist.core.conversation import Message
     from tui_assist.core.events import TurnEvent
+    from tui_assist.core.model import Provider
     from tui_assist.core.observer import TurnObserver
     from tui_assist.core.tooling import Tool, ToolboxFactory
-    from tui_assist.core.turns.base import TurnResult, TurnStrategy
-    from tui_assist.providers.base import Provider
+    from tui_assist.core.turn import TurnResult, TurnStrategy
+    from tui_assist.session.config import Price, Settings
     from tui_assist.store.db import Store
     from tui_assist.store.recorder import TurnRecorder
     from tui_assist.tools.mcp import McpManager
@@ -216,7 +216,7 @@ class ChatSession:
         with self._settings_lock:  # `load` validates in a thread
             if self._settings is not None or self._source is None:
                 return
-            from tui_assist.config import Settings
+            from tui_assist.session.config import Settings
 
             try:
                 settings = self._source.settings()
@@ -318,9 +318,9 @@ class ChatSession:
     def strategy(self) -> TurnStrategy:
         # The strategies pull in the whole agent loop: imported at the first turn, not at startup.
         from tui_assist.core.budget import Budget
-        from tui_assist.core.turns.agent import AgentTurn
-        from tui_assist.core.turns.base import TurnDeps
-        from tui_assist.core.turns.refine import RefineTurn
+        from tui_assist.core.turn import TurnDeps
+        from tui_assist.turns.agent import AgentTurn
+        from tui_assist.turns.refine import RefineTurn
 
         if self.provider is None:
             raise RuntimeError(self.provider_problem or "no provider")

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 from tui_assist.core.conversation import Message
 from tui_assist.core.events import UsageRecorded
+from tui_assist.core.model import ModelRequest, ProviderError
 from tui_assist.core.observer import NodeSink
-from tui_assist.providers.base import ModelRequest, ProviderError
 from tui_assist.workflow.step import In, Step, WorkflowContext
 
 if TYPE_CHECKING:

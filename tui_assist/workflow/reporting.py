@@ -17,7 +17,7 @@ from tui_assist.core.observer import TurnObserver
 from tui_assist.workflow.step import Step, WorkflowBudget, WorkflowBudgetTracker, WorkflowContext
 
 if TYPE_CHECKING:
-    from tui_assist.providers.base import Provider
+    from tui_assist.core.model import Provider
 
 I = TypeVar("I")  # noqa: E741
 O = TypeVar("O")  # noqa: E741

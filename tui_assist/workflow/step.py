@@ -28,7 +28,7 @@ from tui_assist.core.observer import NullObserver, TurnObserver
 
 if TYPE_CHECKING:
     from tui_assist.core.conversation import Usage
-    from tui_assist.providers.base import Provider
+    from tui_assist.core.model import Provider
     from tui_assist.workflow.combinators import Chain
 
 In = TypeVar("In", contravariant=True)

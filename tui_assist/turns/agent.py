@@ -5,10 +5,10 @@ from __future__ import annotations
 from tui_assist.core.agent import run_agent
 from tui_assist.core.budget import BudgetTracker
 from tui_assist.core.conversation import Conversation, Message
+from tui_assist.core.model import ProviderError
 from tui_assist.core.nodes import NodeScope
 from tui_assist.core.observer import TurnObserver
-from tui_assist.core.turns.base import Stopwatch, StrategyName, TurnDeps, TurnResult
-from tui_assist.providers.base import ProviderError
+from tui_assist.core.turn import Stopwatch, StrategyName, TurnDeps, TurnResult
 
 
 class AgentTurn:

@@ -16,10 +16,10 @@ from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.budget import Budget, BudgetTracker
 from tui_assist.core.conversation import Conversation, Message, Usage
 from tui_assist.core.events import Verdict
+from tui_assist.core.model import Provider
 from tui_assist.core.observer import TurnObserver
 from tui_assist.core.prompts import CRITIC_PROMPT, SYSTEM_PROMPT
 from tui_assist.core.tooling import Toolbox, ToolboxFactory
-from tui_assist.providers.base import Provider
 
 StrategyName = Literal["agent", "refine"]
 Outcome = Literal["answered", "unverified", "budget_exhausted", "cancelled", "error"]

@@ -1,6 +1,6 @@
 """The settings' sources merged but not yet validated: what the TUI paints its first frame from.
 
-Validating (`tui_assist.config`, pydantic) costs about 100 ms of imports and schema building,
+Validating (`tui_assist.session.config`, pydantic) costs about 100 ms of imports and schema building,
 half of a bare Textual app's whole time to first paint. Reading the TOML file, the environment
 and the flags costs next to nothing, so the TUI starts from a `ConfigSource`, draws its first frame
 from the source's best-effort `preview`, and validates right after (`ChatSession.load`). The
@@ -20,7 +20,7 @@ from tui_assist.paths import config_file
 from tui_assist.providers.anthropic_info import DEFAULT_MODEL
 
 if TYPE_CHECKING:
-    from tui_assist.config import Settings
+    from tui_assist.session.config import Settings
 
 DEFAULT_THEME = "tui-dark"
 DEFAULT_ROUNDS = 3
@@ -117,7 +117,7 @@ class ConfigSource:
         Raises:
             ConfigError: when a value is invalid or the workdir is not a directory.
         """
-        from tui_assist.config import validate
+        from tui_assist.session.config import validate
 
         settings = validate(self.data, self.path)
         return settings.model_copy(update={"workdir": checked_workdir(settings.workdir)})

@@ -15,11 +15,11 @@ from tui_assist.core.agent import ToolCallRecord, run_agent
 from tui_assist.core.budget import BudgetExhausted, BudgetTracker
 from tui_assist.core.conversation import Conversation, Message, TextBlock, Usage
 from tui_assist.core.critic import Critique, critique
+from tui_assist.core.model import ProviderError
 from tui_assist.core.nodes import NodeScope
 from tui_assist.core.observer import TurnObserver
 from tui_assist.core.prompts import REVISION_TEMPLATE
-from tui_assist.core.turns.base import Outcome, RoundRecord, Stopwatch, StrategyName, TurnDeps, TurnResult
-from tui_assist.providers.base import ProviderError
+from tui_assist.core.turn import Outcome, RoundRecord, Stopwatch, StrategyName, TurnDeps, TurnResult
 from tui_assist.workflow.combinators import Attempt, Candidate, Refine, RefineOutcome
 from tui_assist.workflow.step import Step, WorkflowBudgetTracker, WorkflowContext
 

@@ -1,4 +1,4 @@
-"""Typed settings, validated with pydantic; `tui_assist.config_source` reads and merges them.
+"""Typed settings, validated with pydantic; `tui_assist.session.config_source` reads and merges them.
 
 Read settings with `ConfigSource.read(flags).settings()`: the TOML file, then `TUI_ASSIST_*`
 environment variables, then flags.
@@ -12,10 +12,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tui_assist.config_source import DEFAULT_ROUNDS, DEFAULT_THEME, MAX_ROUNDS, ConfigError, resolve_model
 from tui_assist.core.prompts import CRITIC_PROMPT, SYSTEM_PROMPT
 from tui_assist.providers.anthropic_info import DEFAULT_MODEL
 from tui_assist.providers.profiles import OpenAIProfile
+from tui_assist.session.config_source import (
+    DEFAULT_ROUNDS,
+    DEFAULT_THEME,
+    MAX_ROUNDS,
+    ConfigError,
+    resolve_model,
+)
 from tui_assist.tools.mcp import McpServerConfig
 
 __all__ = ["ApprovalSettings", "ConfigError", "Price", "Settings", "validate"]
