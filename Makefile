@@ -2,6 +2,7 @@ check:
 	.venv/bin/ruff format --check .
 	.venv/bin/ruff check .
 	.venv/bin/pyright
+	.venv/bin/lint-imports
 	.venv/bin/python -m pytest -q
 
 .PHONY: check

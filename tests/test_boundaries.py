@@ -22,6 +22,8 @@ NON_UI = [
     "tui_assist.flows.docs_policies",
     "tui_assist.flows.commands",
     "tui_assist.session.config",
+    "tui_assist.session.chat",
+    "tui_assist.session.factory",
     "tui_assist.cli",
 ]
 
@@ -39,7 +41,13 @@ def test_non_ui_modules_never_load_textual(module: str) -> None:
 
 @pytest.mark.parametrize(
     "module",
-    ["tui_assist.core", "tui_assist.turns.refine", "tui_assist.cli", "tui_assist.tools.registry"],
+    [
+        "tui_assist.core",
+        "tui_assist.turns.refine",
+        "tui_assist.cli",
+        "tui_assist.tools.registry",
+        "tui_assist.session.chat",
+    ],
 )
 def test_core_does_not_load_the_anthropic_sdk(module: str) -> None:
     assert "anthropic" not in _loaded(module)

@@ -15,24 +15,19 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tui_assist import __version__
 from tui_assist.session.config_source import ConfigError, ConfigSource, checked_workdir
+from tui_assist.session.factory import SetupError, make_provider
 
 if TYPE_CHECKING:
-    from tui_assist.core.model import Provider
-    from tui_assist.core.tooling import Tool
-    from tui_assist.core.turn import TurnResult, TurnStrategy
+    from tui_assist.core.turn import TurnResult
     from tui_assist.session.config import Settings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
-
-
-class SetupError(Exception):
-    """The program cannot start as asked; one line for the user."""
 
 
 def _common_flags() -> argparse.ArgumentParser:
@@ -144,80 +139,6 @@ def config_from_args(args: argparse.Namespace) -> ConfigSource:
     return ConfigSource.read(flags)
 
 
-def make_provider(settings: Settings) -> Provider:
-    """The configured provider.
-
-    Raises:
-        SetupError: when the provider is unknown or not configured.
-    """
-    if settings.provider == "scripted":
-        from tui_assist.core.model import ProviderError
-        from tui_assist.providers.scripted import ScriptedProvider
-
-        if settings.script is None:
-            raise SetupError("--provider scripted needs --script FILE (a JSON list of assistant messages)")
-        try:
-            return ScriptedProvider.from_file(settings.script)
-        except ProviderError as exc:
-            raise SetupError(str(exc)) from exc
-    if settings.provider == "anthropic":
-        from tui_assist.providers.anthropic_info import (
-            MISSING_CREDENTIALS_HINT,
-            anthropic_credentials_available,
-        )
-
-        if not anthropic_credentials_available():
-            raise SetupError(MISSING_CREDENTIALS_HINT)
-        from tui_assist.providers.anthropic import AnthropicProvider
-
-        return AnthropicProvider(settings.resolved_model, base_url=settings.base_url)
-    from tui_assist.providers.profiles import EndpointError, is_openai_compatible, make_openai_provider
-
-    if is_openai_compatible(settings.provider, settings.profiles):
-        try:
-            return make_openai_provider(
-                settings.provider,
-                model=settings.model,
-                base_url=settings.base_url,
-                profiles=settings.profiles,
-            )
-        except EndpointError as exc:
-            raise SetupError(str(exc)) from exc
-    raise SetupError(
-        f"unknown provider {settings.provider!r}: use anthropic, scripted, openai, ollama, vllm, llamacpp "
-        "or a profile from config.toml"
-    )
-
-
-def make_strategy(
-    settings: Settings,
-    provider: Provider,
-    *,
-    yes: bool,
-    extra_tools: Callable[[], Sequence[Tool]] | None = None,
-) -> TurnStrategy:
-    """The turn strategy the settings ask for, with real tools."""
-    from tui_assist.core.approval import ApprovalPolicy
-    from tui_assist.core.budget import Budget
-    from tui_assist.core.turn import TurnDeps
-    from tui_assist.tools.registry import toolbox_factory
-    from tui_assist.turns.agent import AgentTurn
-    from tui_assist.turns.refine import RefineTurn
-
-    approval = settings.approval
-    deps = TurnDeps(
-        provider=provider,
-        toolbox_factory=toolbox_factory(
-            settings.workdir, bash_timeout=settings.bash_timeout, extra_tools=extra_tools or ()
-        ),
-        approvals=ApprovalPolicy("allow" if yes else approval.default, {} if yes else approval.rules),
-        budget=Budget(settings.max_model_requests, settings.max_tool_calls, settings.max_tokens_per_turn),
-        system_prompt=settings.system_prompt,
-        critic_prompt=settings.critic_prompt,
-    )
-    return RefineTurn(deps, max_rounds=settings.rounds) if settings.refine else AgentTurn(deps)
-
-
 def result_json(result: TurnResult, conversation_id: str | None) -> dict[str, Any]:
     """The `ask --json` object (a DESIGN.md contract)."""
     data: dict[str, Any] = {
@@ -257,69 +178,55 @@ def _failure_json(strategy: str, error: str) -> dict[str, Any]:
 
 
 async def _ask(args: argparse.Namespace, settings: Settings) -> int:
-    from tui_assist.core.conversation import Conversation, Usage
-    from tui_assist.core.nodes import new_id
-    from tui_assist.core.observer import FanOutObserver
-    from tui_assist.core.turn import TurnResult
-    from tui_assist.paths import data_dir
+    from tui_assist.core.approval import ApprovalPolicy
+    from tui_assist.session.chat import ChatSession
     from tui_assist.session.headless import HeadlessObserver
-    from tui_assist.store.db import Store, UnknownIdError, title_from_prompt
+    from tui_assist.store.db import UnknownIdError
 
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
     if not prompt.strip():
         raise ConfigError("the prompt is empty")
-    from tui_assist.tools.mcp import McpManager
-
-    provider = make_provider(settings)
-    mcp = McpManager(settings.mcp_servers, cwd=settings.workdir, log_dir=data_dir(settings.data_dir) / "logs")
-    strategy = make_strategy(settings, provider, yes=args.yes, extra_tools=mcp.current_tools)
-    store = await Store.open(data_dir(settings.data_dir))
+    approvals = ApprovalPolicy("allow") if args.yes else None
+    session = ChatSession(settings, approvals=approvals)
     try:
-        await mcp.start()
+        await session.load()
+        if session.provider is None:
+            raise SetupError(session.provider_problem or "no provider is configured")
+        if session.store is None:
+            raise SetupError(session.store_problem or "the store is not open")
         if args.conversation:
             try:
-                conversation_id = await store.resolve_conversation_id(args.conversation)
+                await session.open_conversation(args.conversation)
             except UnknownIdError as exc:
                 raise ConfigError(f"{exc} (see `tui-assist history list`)") from exc
-        else:
-            latest = await store.latest_conversation_id() if args.continue_ else None
-            conversation_id = latest or await store.create_conversation(
-                title=title_from_prompt(prompt), model=provider.model, workdir=str(settings.workdir)
-            )
-        conversation = Conversation(conversation_id, await store.load_history(conversation_id))
-        turn_id = new_id()
-        await store.begin_turn(
-            conversation_id=conversation_id, turn_id=turn_id, strategy=strategy.name, prompt=prompt
-        )
-        recorder = store.recorder()
-        observer = FanOutObserver(HeadlessObserver(progress=sys.stderr.isatty()), recorder)
+        elif args.continue_:
+            await session.continue_latest()
+        loop = asyncio.get_running_loop()
         task = asyncio.current_task()
         assert task is not None
-        loop = asyncio.get_running_loop()
+
+        def interrupt() -> None:
+            # Stop the turn (it is then stored as cancelled); before it starts, stop everything.
+            if not session.interrupt():
+                task.cancel()
+
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, task.cancel)
+            loop.add_signal_handler(sig, interrupt)
         try:
-            result = await strategy.run(conversation, prompt, observer, turn_id=turn_id)
-        except asyncio.CancelledError:
-            task.uncancel()
-            result = TurnResult(
-                turn_id, strategy.name, prompt, "", "cancelled", Usage(), [], error="cancelled"
-            )
-            await store.mark_cancelled(turn_id, recorder.events)
-        else:
-            await store.commit_turn(conversation_id, result, recorder.events)
+            outcome = await session.run_turn(prompt, HeadlessObserver(progress=sys.stderr.isatty()))
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
     finally:
-        await store.close()
-        await mcp.aclose()
-        await provider.aclose()
+        await session.aclose()
 
+    result = outcome.result
     if args.json:
-        print(json.dumps(result_json(result, conversation_id), ensure_ascii=False))
+        print(json.dumps(result_json(result, outcome.conversation_id), ensure_ascii=False))
     elif result.outcome not in ("error", "cancelled"):
         print(result.answer)
+    for warning in outcome.warnings:
+        print(f"tui-assist: warning: {warning}", file=sys.stderr)
     if result.outcome == "unverified" and not args.json:
         print(
             f"tui-assist: unverified: the critic did not pass any of {len(result.rounds)} rounds",
@@ -464,7 +371,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         print(f"tui-assist: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):
         return EXIT_CANCELLED
     except BrokenPipeError:
         # The reader went away (`| head`): no traceback. Point stdout at /dev/null so the

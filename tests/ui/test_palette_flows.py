@@ -12,9 +12,9 @@ from textual.widgets import Input, RadioButton, RadioSet, Static
 
 from tui_assist.core.tree import NodeLog
 from tui_assist.providers.scripted import ScriptedProvider
+from tui_assist.session.factory import SetupError
 from tui_assist.ui.app import TuiAssistApp
 from tui_assist.ui.screens.grounded_prompt import GroundedPromptScreen
-from tui_assist.ui.session import ProviderUnavailable
 from tui_assist.ui.widgets.conversation import Notice
 from tui_assist.ui.widgets.flow_panel import FlowPanel
 
@@ -24,7 +24,7 @@ CORPUS = Path(__file__).parents[1] / "flows" / "grounded_corpus"
 
 
 def _no_provider() -> object:
-    raise ProviderUnavailable("offline")
+    raise SetupError("offline")
 
 
 def offline_app(workdir: Path) -> TuiAssistApp:
@@ -321,19 +321,16 @@ async def test_a_provider_still_loading_is_offered_once_ready(
 ) -> None:
     import threading
 
-    import tui_assist.ui.session as session_module
+    import tui_assist.session.factory as factory
 
     release = threading.Event()
     provider = ScriptedProvider([], model="scripted-model")
 
-    def slow_factory(settings):  # type: ignore[no-untyped-def]
-        def make() -> ScriptedProvider:
-            release.wait(10)  # built in a thread, as the Anthropic one is; held until the test says
-            return provider
+    def slow_make(settings: object) -> ScriptedProvider:
+        release.wait(10)  # built in a thread, as the Anthropic one is; held until the test says
+        return provider
 
-        return make
-
-    monkeypatch.setattr(session_module, "default_provider_factory", slow_factory)
+    monkeypatch.setattr(factory, "make_provider", slow_make)
     app = TuiAssistApp(settings(tmp_path), toolbox_factory=lambda: FakeToolbox(tmp_path))
     try:
         async with app.run_test(size=(120, 40)) as pilot:

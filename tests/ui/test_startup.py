@@ -7,10 +7,10 @@ from pathlib import Path
 
 from tests.ui.helpers import FakeToolbox, screen_text
 from tui_assist.providers.scripted import ScriptedProvider
+from tui_assist.session.chat import ChatSession
 from tui_assist.session.config import Settings
 from tui_assist.session.config_source import ConfigSource
 from tui_assist.ui.app import TuiAssistApp
-from tui_assist.ui.session import ChatSession
 from tui_assist.ui.widgets.conversation import Notice, TurnBadge
 
 ROOT = Path(__file__).resolve().parents[2]

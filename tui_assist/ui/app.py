@@ -15,9 +15,9 @@ from textual.command import Provider
 from textual.screen import Screen
 
 from tui_assist.paths import themes_dir
+from tui_assist.session.chat import ChatSession, ProviderFactory
 from tui_assist.session.config_source import DEFAULT_THEME, ConfigSource
 from tui_assist.ui.screens.main import MainScreen
-from tui_assist.ui.session import ChatSession, ProviderFactory
 from tui_assist.ui.themes import discover_themes
 
 if TYPE_CHECKING:

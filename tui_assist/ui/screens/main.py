@@ -28,6 +28,7 @@ from tui_assist.core.events import NodeStarted, TextDelta, TurnEvent, UsageRecor
 from tui_assist.core.tree import NodeLog
 from tui_assist.paths import data_dir
 from tui_assist.ui.bridge import CoreEvent, TextualObserver
+from tui_assist.ui.setup_help import provider_notice
 from tui_assist.ui.widgets.agent_tree import AgentTree
 from tui_assist.ui.widgets.conversation import Conversation
 from tui_assist.ui.widgets.flow_panel import FlowPanel
@@ -36,7 +37,7 @@ from tui_assist.ui.widgets.prompt import Prompt
 from tui_assist.ui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
-    from tui_assist.ui.session import ChatSession
+    from tui_assist.session.chat import ChatSession
 
 NARROW_WIDTH = 80
 """Below this many columns the side panels collapse."""
@@ -160,8 +161,8 @@ class MainScreen(Screen[None]):
         self._show_session(settings.workdir)
         if not self.running:
             self.status.state = "idle"
-        if session.provider_problem:
-            self.conversation.add_notice(session.provider_problem, classes="-setup")
+        if (notice := provider_notice(session)) is not None:
+            self.conversation.add_notice(notice, classes="-setup")
         self._show_notes()
 
     def _show_session(self, workdir: Path) -> None:
@@ -242,9 +243,14 @@ class MainScreen(Screen[None]):
                 return
             status.state = "running"
             observer = TextualObserver(self, self.app)
-            result = await session.run_turn(prompt, observer)
-            if result.outcome == "error" and result.error:
+            outcome = await session.run_turn(prompt, observer)
+            result = outcome.result
+            if result.outcome == "cancelled":
+                self.call_later(view.mark_cancelled)
+            elif result.outcome == "error" and result.error:
                 self.notify(result.error, title="turn failed", severity="error", timeout=8)
+            for warning in outcome.warnings:
+                self.notify(warning, severity="warning", timeout=6)
         except asyncio.CancelledError:
             self.call_later(view.mark_cancelled)
             raise
@@ -279,7 +285,10 @@ class MainScreen(Screen[None]):
 
     def action_cancel_turn(self) -> None:
         if self.running:
-            self.workers.cancel_group(self, "turn")
+            # A turn under way is stopped by the session, which stores it as cancelled; a turn
+            # still waiting for the session to load has nothing to store.
+            if not self.session.interrupt():
+                self.workers.cancel_group(self, "turn")
             self.notify("Turn cancelled.", timeout=2)
 
     def action_toggle_refine(self) -> None:

@@ -1,0 +1,508 @@
+"""A chat session: settings, provider, tools, store and meters, and the life of a persisted turn.
+
+`ChatSession.run_turn` is the one place a turn is persisted: the conversation is created on the
+first turn, the turn is begun before any model call, the strategy runs, and the turn is committed
+(or stored as cancelled) before the host shows it as done. The headless `ask` and the TUI both
+call it; neither knows the store's steps.
+
+Heavy pieces (the Anthropic SDK, the tools, the store) are loaded by `load()`, which a host calls
+when it is ready (the TUI: after its first paint); nothing here imports them at module level.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from tui_assist.core.approval import ApprovalPolicy
+from tui_assist.core.conversation import Conversation, ToolUseBlock, Usage
+from tui_assist.core.nodes import new_id
+from tui_assist.core.observer import FanOutObserver
+from tui_assist.session.config_source import ConfigError, ConfigPreview, ConfigSource
+from tui_assist.session.factory import EmptyToolbox, MissingCredentials, SetupError
+
+if TYPE_CHECKING:
+    from tui_assist.core.conversation import Message
+    from tui_assist.core.events import TurnEvent
+    from tui_assist.core.model import Provider
+    from tui_assist.core.observer import TurnObserver
+    from tui_assist.core.tooling import Tool, ToolboxFactory
+    from tui_assist.core.turn import TurnResult, TurnStrategy
+    from tui_assist.session.config import Price, Settings
+    from tui_assist.store.db import Store
+    from tui_assist.store.recorder import TurnRecorder
+    from tui_assist.tools.mcp import McpManager
+
+log = logging.getLogger(__name__)
+
+ProviderFactory = Callable[[], "Provider"]
+
+RESUME_TURNS = 50
+"""Turns redrawn when a conversation is resumed (the newest; the history sent is complete)."""
+
+
+def price_for(prices: dict[str, Price], model: str) -> Price | None:
+    """The price entry for `model` (exact, then by prefix)."""
+    if model in prices:
+        return prices[model]
+    for name, price in prices.items():
+        if model.startswith(name):
+            return price
+    return None
+
+
+def cost_of(usage: Usage, price: Price | None) -> float | None:
+    """USD for `usage`, or None without a price."""
+    if price is None:
+        return None
+    return (
+        usage.input_tokens * price.input
+        + usage.output_tokens * price.output
+        + usage.cache_creation_input_tokens * price.cache_write
+        + usage.cache_read_input_tokens * price.cache_read
+    ) / 1_000_000
+
+
+@dataclass
+class Meter:
+    """Tokens and cost of the session."""
+
+    usage: Usage = field(default_factory=Usage)
+    cost: float | None = 0.0
+
+    def add(self, usage: Usage, price: Price | None) -> None:
+        """Count one model call's usage at `price` (None: the cost becomes unknown)."""
+        self.usage = self.usage + usage
+        spent = cost_of(usage, price)
+        self.cost = None if spent is None or self.cost is None else self.cost + spent
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTurn:
+    """A stored turn to redraw: its prompt, strategy, answer and event log (may be empty)."""
+
+    prompt: str
+    strategy: str
+    answer: str
+    events: list[TurnEvent]
+
+
+@dataclass(slots=True)
+class TurnOutcome:
+    """What running one persisted turn produced, for the host to show."""
+
+    result: TurnResult
+    conversation_id: str | None
+    saved: bool
+    """Whether the turn is in the store (false without a store, or when storing it failed)."""
+    warnings: list[str] = field(default_factory=lambda: list[str]())
+    """One line each: what the user should know about this turn (e.g. that it was not saved)."""
+
+
+class ChatSession:
+    """One conversation with a model, as any host runs it."""
+
+    def __init__(
+        self,
+        settings: Settings | ConfigSource,
+        *,
+        provider_factory: ProviderFactory | None = None,
+        toolbox_factory: ToolboxFactory | None = None,
+        store: Store | None = None,
+        use_store: bool = True,
+        approvals: ApprovalPolicy | None = None,
+    ) -> None:
+        """Start a session; call `load` before the first turn.
+
+        Args:
+            settings: Validated settings, or their unvalidated source: then a host can draw from its
+                `preview` at once and `load` validates it (pydantic is slow to import).
+            provider_factory: Makes the provider; None builds the one the settings name.
+            toolbox_factory: Makes each run's tools; None uses the tool registry (and MCP servers).
+            store: A ready store (the caller closes it); None opens the settings' one when `use_store`.
+            use_store: Whether to open the store when none is given.
+            approvals: The approval policy; None builds it from the settings.
+        """
+        self._source: ConfigSource | None = None
+        self._settings: Settings | None = None
+        self._settings_lock = threading.Lock()
+        if isinstance(settings, ConfigSource):
+            self._source = settings
+            self.preview = settings.preview()
+        else:
+            self.preview = ConfigPreview.of(settings)
+        self.refine = self.preview.refine
+        self.rounds = self.preview.rounds
+        self.model = self.preview.model
+        self._fixed_approvals = approvals is not None
+        self.approvals = approvals or ApprovalPolicy()
+        self.config_problem: str | None = None
+        """Why the settings are invalid (the session then runs on defaults, without a model)."""
+        if not isinstance(settings, ConfigSource):
+            self._adopt(settings)
+        self.conversation = Conversation()
+        self.conversation_id: str | None = None
+        self.meter = Meter()
+        self.provider: Provider | None = None
+        self.provider_problem: str | None = None
+        """Why there is no provider: one line, or several for invalid settings."""
+        self.missing_credentials = False
+        """The provider is Anthropic and the SDK found no credentials."""
+        self.store = store
+        self.store_problem: str | None = None
+        """Why the store could not be opened (turns then aren't saved)."""
+        self.notes: list[str] = []
+        """Things the user should know about what was loaded (shown once)."""
+        self._use_store = use_store and store is None
+        self._owns_store = False
+        self._mcp: McpManager | None = None
+        self._provider_factory = provider_factory
+        self._toolbox_factory = toolbox_factory
+        self._ready = asyncio.Event()
+        self._running: asyncio.Task[TurnResult] | None = None
+
+    # -- settings ------------------------------------------------------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        """The validated settings; validated here, at once, if `load` hasn't done it yet."""
+        if self._settings is None:
+            self._validate()
+        assert self._settings is not None
+        return self._settings
+
+    def _validate(self) -> None:
+        with self._settings_lock:  # `load` validates in a thread
+            if self._settings is not None or self._source is None:
+                return
+            from tui_assist.session.config import Settings
+
+            try:
+                settings = self._source.settings()
+            except ConfigError as exc:
+                self.config_problem = str(exc)
+                settings = Settings(workdir=self.preview.workdir)
+            self._adopt(settings)
+
+    def _adopt(self, settings: Settings) -> None:
+        self._settings = settings
+        # A refine toggle or round count the user already changed on the first frame wins.
+        if self.refine == self.preview.refine:
+            self.refine = settings.refine
+        if self.rounds == self.preview.rounds:
+            self.rounds = settings.rounds
+        self.model = settings.resolved_model
+        if not self._fixed_approvals:
+            self.approvals = ApprovalPolicy(settings.approval.default, settings.approval.rules)
+
+    # -- loading -------------------------------------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        """Whether `load` has finished."""
+        return self._ready.is_set()
+
+    async def wait_ready(self) -> None:
+        """Wait until `load` has finished."""
+        await self._ready.wait()
+
+    @property
+    def mcp(self) -> McpManager | None:
+        """The `McpManager` of the configured MCP servers (None when none are configured)."""
+        return self._mcp
+
+    async def load(self) -> None:
+        """Validate the settings, build the provider, the tools and the store (in threads where slow).
+
+        Never raises for a part that can't be built: it records why (`config_problem`,
+        `provider_problem`, `store_problem`, `notes`) and the host decides what that means.
+        """
+        await asyncio.to_thread(self._validate)
+        await self._load_provider()
+        if self._toolbox_factory is None:
+            extra = await self._start_mcp()
+            self._toolbox_factory = await asyncio.to_thread(self._make_toolbox_factory, extra)
+        if self._use_store:
+            await self._open_store()
+        self._ready.set()
+
+    async def _load_provider(self) -> None:
+        if self.config_problem is not None:
+            self.provider_problem = self.config_problem
+            return
+        try:
+            if self._provider_factory is not None:
+                provider = self._provider_factory()
+            else:
+                from tui_assist.session.factory import make_provider
+
+                provider = await asyncio.to_thread(make_provider, self.settings)
+        except SetupError as exc:
+            self.missing_credentials = isinstance(exc, MissingCredentials)
+            self.provider_problem = str(exc)
+            return
+        except Exception as exc:
+            log.exception("provider failed to load")
+            self.provider_problem = f"the provider could not be started: {exc}"
+            return
+        self.provider = provider
+        self.model = provider.model
+
+    def _make_toolbox_factory(self, extra: Callable[[], Sequence[Tool]] | None) -> ToolboxFactory:
+        from tui_assist.session.factory import make_toolbox_factory
+
+        try:
+            return make_toolbox_factory(self.settings, extra)
+        except Exception as exc:  # a broken tool must not keep the chat from opening
+            log.exception("tools unavailable")
+            self.notes.append(f"tools are unavailable ({exc}); the model gets no tools")
+            workdir = self.settings.workdir
+            return lambda: EmptyToolbox(workdir)
+
+    async def _start_mcp(self) -> Callable[[], Sequence[Tool]] | None:
+        """Start the configured MCP servers (if any); their tools join every toolbox."""
+        from tui_assist.session.factory import make_mcp
+
+        try:
+            self._mcp = manager = make_mcp(self.settings)
+            if manager is None:
+                return None
+            await manager.start()
+            return manager.current_tools
+        except Exception as exc:
+            log.exception("MCP servers failed to start")
+            self.notes.append(f"MCP tools are unavailable: {exc}")
+            return None
+
+    async def _open_store(self) -> None:
+        from tui_assist.session.factory import open_store
+
+        try:
+            self.store = await open_store(self.settings)
+        except Exception as exc:
+            log.exception("cannot open the store")
+            self.store_problem = f"cannot open the store ({exc})"
+            self.notes.append(f"history is not saved: {self.store_problem}")
+            return
+        self._owns_store = True
+        if self.store.recovered:
+            self.notes.append(
+                f"{len(self.store.recovered)} turn(s) cut by an earlier crash were stored as cancelled"
+            )
+
+    async def aclose(self) -> None:
+        """Release what `load` opened: MCP servers, the provider's connections, the store."""
+        for closer in (
+            self._mcp.aclose if self._mcp is not None else None,
+            self.provider.aclose if self.provider is not None else None,
+            self.store.close if self.store is not None and self._owns_store else None,
+        ):
+            if closer is None:
+                continue
+            try:
+                await closer()
+            except Exception:
+                log.exception("error while closing the session")
+
+    # -- turns ---------------------------------------------------------------------------------
+
+    def strategy(self) -> TurnStrategy:
+        """The strategy the next turn runs: agent, or refine with the current round budget.
+
+        Raises:
+            SetupError: when there is no provider.
+        """
+        # The strategies pull in the whole agent loop: imported at the first turn, not at startup.
+        from tui_assist.core.budget import Budget
+        from tui_assist.core.turn import TurnDeps
+        from tui_assist.turns.agent import AgentTurn
+        from tui_assist.turns.refine import RefineTurn
+
+        if self.provider is None:
+            raise SetupError(self.provider_problem or "no provider is configured")
+        s = self.settings
+        deps = TurnDeps(
+            provider=self.provider,
+            toolbox_factory=self._toolbox_factory or (lambda: EmptyToolbox(s.workdir)),
+            approvals=self.approvals,
+            budget=Budget(s.max_model_requests, s.max_tool_calls, s.max_tokens_per_turn),
+            system_prompt=s.system_prompt,
+            critic_prompt=s.critic_prompt,
+        )
+        return RefineTurn(deps, max_rounds=self.rounds) if self.refine else AgentTurn(deps)
+
+    def price(self, model: str | None = None) -> Price | None:
+        """The price of `model` (default: the session's) for the cost meter."""
+        return price_for(self.settings.prices, model or self.model)
+
+    @property
+    def running(self) -> bool:
+        """Whether a turn is running."""
+        return self._running is not None and not self._running.done()
+
+    def interrupt(self) -> bool:
+        """Stop the running turn; `run_turn` then returns it as cancelled. False when none runs."""
+        if not self.running:
+            return False
+        assert self._running is not None
+        self._running.cancel()
+        return True
+
+    async def run_turn(self, prompt: str, observer: TurnObserver) -> TurnOutcome:
+        """Run one turn and persist it: the one place a turn's life is written.
+
+        The turn is begun in the store before any model call and committed before this returns;
+        a turn stopped by `interrupt` is stored as cancelled and returned with that outcome.
+        Storing never fails the turn: what could not be saved becomes a warning.
+
+        Raises:
+            SetupError: when there is no provider.
+            asyncio.CancelledError: when the calling task itself is cancelled (the turn is
+                stored as cancelled first).
+        """
+        strategy = self.strategy()
+        turn_id = new_id()
+        warnings: list[str] = []
+        recorder = await self._begin(turn_id, strategy.name, prompt, warnings)
+        if recorder is not None:
+            observer = FanOutObserver(observer, recorder)
+        self._running = task = asyncio.create_task(
+            strategy.run(self.conversation, prompt, observer, turn_id=turn_id)
+        )
+        try:
+            result = await task
+        except asyncio.CancelledError:
+            result = self._cancelled_result(turn_id, strategy.name, prompt)
+            saved = recorder is not None and await asyncio.shield(self._store_cancelled(turn_id, recorder))
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # the host itself is going away, not just this turn
+            return TurnOutcome(result, self.conversation_id, saved, warnings)
+        finally:
+            self._running = None
+        saved = recorder is not None and await self._commit(result, recorder, warnings)
+        return TurnOutcome(result, self.conversation_id, saved, warnings)
+
+    async def _begin(
+        self, turn_id: str, strategy: str, prompt: str, warnings: list[str]
+    ) -> TurnRecorder | None:
+        """Create the conversation if need be and begin the turn; None when it can't be stored."""
+        store = self.store
+        if store is None:
+            return None
+        try:
+            if self.conversation_id is None:
+                from tui_assist.store.db import title_from_prompt  # loaded with the store
+
+                self.conversation_id = await store.create_conversation(
+                    title=title_from_prompt(prompt), model=self.model, workdir=str(self.settings.workdir)
+                )
+                self.conversation.id = self.conversation_id
+            await store.begin_turn(
+                conversation_id=self.conversation_id, turn_id=turn_id, strategy=strategy, prompt=prompt
+            )
+        except Exception as exc:
+            log.exception("store: cannot begin the turn")
+            warnings.append(f"this turn is not saved: {exc}")
+            return None
+        return store.recorder()
+
+    async def _commit(self, result: TurnResult, recorder: TurnRecorder, warnings: list[str]) -> bool:
+        assert self.store is not None and self.conversation_id is not None
+        try:
+            await self.store.commit_turn(self.conversation_id, result, recorder.events)
+        except Exception as exc:
+            log.exception("store: cannot commit the turn")
+            warnings.append(f"this turn could not be saved: {exc}")
+            return False
+        return True
+
+    async def _store_cancelled(self, turn_id: str, recorder: TurnRecorder) -> bool:
+        assert self.store is not None
+        try:
+            await self.store.mark_cancelled(turn_id, recorder.events)
+        except Exception:
+            log.exception("store: cannot mark the turn cancelled")
+            return False
+        return True
+
+    def _cancelled_result(self, turn_id: str, strategy: str, prompt: str) -> TurnResult:
+        from tui_assist.core.turn import TurnResult
+
+        name = "refine" if strategy == "refine" else "agent"
+        return TurnResult(turn_id, name, prompt, "", "cancelled", Usage(), [], error="cancelled")
+
+    # -- conversations -------------------------------------------------------------------------
+
+    def new_conversation(self) -> None:
+        """Start over: the next turn creates a new conversation."""
+        self.conversation = Conversation()
+        self.conversation_id = None
+
+    async def open_conversation(self, conversation_id: str) -> None:
+        """Continue a stored conversation: its full history is sent with the next turn.
+
+        Args:
+            conversation_id: An id, or a unique prefix of one.
+
+        Raises:
+            SetupError: when there is no store.
+            UnknownIdError: when no conversation matches.
+        """
+        await self._load_history(await self._need_store().resolve_conversation_id(conversation_id))
+
+    async def _load_history(self, conversation_id: str) -> None:
+        messages = await self._need_store().load_history(conversation_id)
+        self.conversation = Conversation(conversation_id, messages)
+        self.conversation_id = conversation_id
+
+    async def continue_latest(self) -> bool:
+        """Continue the most recent conversation; False (a new one starts) when there is none."""
+        latest = await self._need_store().latest_conversation_id()
+        if latest is not None:
+            await self._load_history(latest)
+        return latest is not None
+
+    async def resume(self, conversation_id: str) -> list[StoredTurn]:
+        """Open a stored conversation and return its newest turns to redraw.
+
+        Each stored turn comes back with its event log, so a host can replay it into the same
+        views a live turn builds (conversation, tree, rounds).
+        """
+        if self.store is None:
+            return []
+        await self._load_history(conversation_id)
+        turns: list[StoredTurn] = []
+        for row in await self.store.turns_page(conversation_id, limit=RESUME_TURNS):
+            events = await self.store.turn_events(row.id)
+            turns.append(StoredTurn(row.prompt, row.strategy, row.answer, events))
+        return turns
+
+    def _need_store(self) -> Store:
+        if self.store is None:
+            raise SetupError(f"no stored conversations: {self.store_problem or 'the store is not open'}")
+        return self.store
+
+    def export_markdown(self) -> str:
+        """The conversation's history as a Markdown document."""
+        return export_markdown(self.conversation.messages, title=self.conversation_id or "conversation")
+
+
+def export_markdown(messages: Sequence[Message], *, title: str) -> str:
+    """The conversation as a Markdown document (prompts, answers, tool calls in brief)."""
+    lines = [f"# {title}", ""]
+    for message in messages:
+        if message.role == "user":
+            if message.text:
+                lines += ["## You", "", message.text, ""]
+            continue
+        for block in message.content:
+            if isinstance(block, ToolUseBlock):
+                lines += [f"> tool `{block.name}` {block.input}", ""]
+        if message.text:
+            lines += ["## Assistant", "", message.text, ""]
+    return "\n".join(lines)

@@ -1,0 +1,121 @@
+"""The one factory: settings to a provider, a toolbox factory, MCP servers and a store.
+
+Every host builds its parts here, so the headless commands and the TUI can't drift apart. Each
+builder imports its heavy module (an SDK, the tools, aiosqlite) only when called.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tui_assist.paths import data_dir
+
+if TYPE_CHECKING:
+    from tui_assist.core.model import Provider
+    from tui_assist.core.tooling import Tool, ToolboxFactory
+    from tui_assist.session.config import Settings
+    from tui_assist.store.db import Store
+    from tui_assist.tools.mcp import McpManager
+
+log = logging.getLogger(__name__)
+
+
+class SetupError(Exception):
+    """A part cannot be built as the settings ask; the message is one line for users."""
+
+
+class MissingCredentials(SetupError):
+    """The Anthropic SDK found no credentials (hosts may explain the ways to set them up)."""
+
+
+def make_provider(settings: Settings) -> Provider:
+    """The configured provider. Building it may import an SDK (seconds): hosts call it in a thread.
+
+    Raises:
+        SetupError: when the provider is unknown or not configured.
+    """
+    if settings.provider == "scripted":
+        from tui_assist.core.model import ProviderError
+        from tui_assist.providers.scripted import ScriptedProvider
+
+        if settings.script is None:
+            raise SetupError("--provider scripted needs --script FILE (a JSON list of assistant messages)")
+        try:
+            return ScriptedProvider.from_file(settings.script)
+        except ProviderError as exc:
+            raise SetupError(str(exc)) from exc
+    if settings.provider == "anthropic":
+        from tui_assist.providers.anthropic_info import (
+            MISSING_CREDENTIALS_HINT,
+            anthropic_credentials_available,
+        )
+
+        if not anthropic_credentials_available():
+            raise MissingCredentials(MISSING_CREDENTIALS_HINT)
+        from tui_assist.providers.anthropic import AnthropicProvider
+
+        return AnthropicProvider(settings.resolved_model, base_url=settings.base_url)
+    from tui_assist.providers.profiles import EndpointError, is_openai_compatible, make_openai_provider
+
+    if is_openai_compatible(settings.provider, settings.profiles):
+        try:
+            return make_openai_provider(
+                settings.provider,
+                model=settings.model,
+                base_url=settings.base_url,
+                profiles=settings.profiles,
+            )
+        except EndpointError as exc:
+            raise SetupError(str(exc)) from exc
+    raise SetupError(
+        f"unknown provider {settings.provider!r}: use anthropic, scripted, openai, ollama, vllm, llamacpp "
+        "or a profile from config.toml"
+    )
+
+
+@dataclass(slots=True)
+class EmptyToolbox:
+    """The toolbox offered when the tools can't be loaded: the model gets none."""
+
+    workdir: Path
+    tools: Sequence[Tool] = ()
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+def make_toolbox_factory(
+    settings: Settings, extra_tools: Callable[[], Sequence[Tool]] | None = None
+) -> ToolboxFactory:
+    """The tool registry's factory: a fresh toolbox (shell, editor, sub-agents, `extra_tools`) per run."""
+    from tui_assist.tools.registry import toolbox_factory
+
+    return toolbox_factory(
+        settings.workdir, bash_timeout=settings.bash_timeout, extra_tools=extra_tools or ()
+    )
+
+
+def make_mcp(settings: Settings) -> McpManager | None:
+    """The manager of the configured MCP servers (not started yet), or None when there are none."""
+    if not settings.mcp_servers:
+        return None
+    from tui_assist.tools.mcp import McpManager
+
+    return McpManager(
+        settings.mcp_servers, cwd=settings.workdir, log_dir=data_dir(settings.data_dir) / "logs"
+    )
+
+
+async def open_store(settings: Settings) -> Store:
+    """The store under the settings' data dir, opened (and migrated).
+
+    Raises:
+        Exception: whatever opening the database raised; hosts turn it into one line.
+    """
+    from tui_assist.store.db import Store
+
+    return await Store.open(data_dir(settings.data_dir))
