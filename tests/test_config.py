@@ -46,14 +46,27 @@ def test_a_malformed_value_previews_as_its_default_and_fails_validation_by_name(
 
     preview = source.preview()
     assert (preview.rounds, preview.refine) == (3, False)
-    with pytest.raises(ConfigError, match=r"invalid setting rounds: .*config\.toml"):
+    with pytest.raises(
+        ConfigError, match=r"invalid setting rounds = 'many': .*\(fix rounds in .*config\.toml\)"
+    ):
         source.settings()
 
 
-def test_an_unparsable_file_is_reported_when_read(tmp_path) -> None:
+def test_a_bad_value_names_the_flag_or_variable_it_came_from(tmp_path, monkeypatch) -> None:
+    path = write_config(tmp_path, "rounds = 2\n")
+    with pytest.raises(ConfigError, match=r"invalid setting rounds = 0: .* \(fix --rounds\)"):
+        ConfigSource.read({"rounds": 0}, path=path).settings()
+    monkeypatch.setenv("TUI_ASSIST_ROUNDS", "0")
+    with pytest.raises(ConfigError, match=r"\(fix TUI_ASSIST_ROUNDS\)"):
+        ConfigSource.read(path=path).settings()
+
+
+def test_an_unreadable_file_is_reported_when_validated_so_the_tui_can_still_open(tmp_path) -> None:
     path = write_config(tmp_path, "rounds = [\n")
-    with pytest.raises(ConfigError, match="cannot read"):
-        ConfigSource.read(path=path)
+    source = ConfigSource.read(path=path)
+    assert source.preview().rounds == 3
+    with pytest.raises(ConfigError, match="is not valid TOML"):
+        source.settings()
 
 
 def test_the_workdir_must_be_a_directory(tmp_path) -> None:

@@ -121,3 +121,35 @@ async def test_scripted_provider_without_script_explains_itself(tmp_path) -> Non
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert "--script FILE" in app.query_one(Notice).source
+
+
+async def test_a_config_file_that_is_not_utf8_opens_the_app_and_says_so(tmp_path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_bytes(b'model = "caf\xe9"\n')
+    source = ConfigSource.read({"workdir": str(tmp_path)}, path=config)
+    app = TuiAssistApp(source, toolbox_factory=lambda: FakeToolbox(tmp_path), use_store=False)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await app.session.wait_ready()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.session.provider is None
+        assert "is not UTF-8 text" in app.query_one(Notice).source
+    assert config.read_bytes() == b'model = "caf\xe9"\n'
+
+
+async def test_a_data_dir_that_is_a_file_opens_the_app_and_says_history_is_not_saved(tmp_path) -> None:
+    data = tmp_path / "data-file"
+    data.write_text("mine")
+    settings = Settings(provider="scripted", workdir=tmp_path, data_dir=data)
+    app = TuiAssistApp(
+        settings,
+        provider_factory=lambda: ScriptedProvider(["hi"]),
+        toolbox_factory=lambda: FakeToolbox(tmp_path),
+    )
+    async with app.run_test(size=(110, 36)) as pilot:
+        await app.session.wait_ready()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        notices = [n.source for n in app.query(Notice)]
+        assert any("history is not saved" in n and "is a file, not a folder" in n for n in notices), notices
+    assert data.read_text() == "mine"

@@ -153,7 +153,7 @@ class ChatSession:
         self.missing_credentials = False
         """The provider is Anthropic and the SDK found no credentials."""
         self.store = store
-        self.store_problem: str | None = None
+        self.store_error: SetupError | None = None
         """Why the store could not be opened (turns then aren't saved)."""
         self.notes: list[str] = []
         """Things the user should know about what was loaded (shown once)."""
@@ -219,7 +219,7 @@ class ChatSession:
         """Validate the settings, build the provider, the tools and the store (in threads where slow).
 
         Never raises for a part that can't be built: it records why (`config_problem`,
-        `provider_problem`, `store_problem`, `notes`) and the host decides what that means.
+        `provider_problem`, `store_error`, `notes`) and the host decides what that means.
         """
         await asyncio.to_thread(self._validate)
         await self._load_provider()
@@ -283,10 +283,13 @@ class ChatSession:
 
         try:
             self.store = await open_store(self.settings)
+        except SetupError as exc:
+            self.store_error = exc
         except Exception as exc:
             log.exception("cannot open the store")
-            self.store_problem = f"cannot open the store ({exc})"
-            self.notes.append(f"history is not saved: {self.store_problem}")
+            self.store_error = SetupError(f"cannot open the history: {exc}")
+        if self.store is None:
+            self.notes.append(f"history is not saved: {self.store_error}")
             return
         self._owns_store = True
         if self.store.recovered:
@@ -484,7 +487,7 @@ class ChatSession:
 
     def _need_store(self) -> Store:
         if self.store is None:
-            raise SetupError(f"no stored conversations: {self.store_problem or 'the store is not open'}")
+            raise self.store_error or SetupError("no stored conversations: the store is not open")
         return self.store
 
     def export_markdown(self) -> str:

@@ -6,9 +6,8 @@ environment variables, then flags.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -23,6 +22,9 @@ from tui_assist.session.config_source import (
     resolve_model,
 )
 from tui_assist.tools.mcp import McpServerConfig
+
+if TYPE_CHECKING:
+    from tui_assist.session.config_source import ConfigSource
 
 __all__ = ["ApprovalSettings", "ConfigError", "Price", "Settings", "validate"]
 
@@ -89,15 +91,21 @@ class Settings(_Section):
         return resolve_model(self.provider, self.model)
 
 
-def validate(data: Mapping[str, Any], source: Path) -> Settings:
-    """`data` (merged from `source`, the environment and flags) as settings.
+def validate(source: ConfigSource) -> Settings:
+    """The merged values of `source` as settings.
 
     Raises:
-        ConfigError: when a value is invalid.
+        ConfigError: when a value is invalid; the message names the setting and where it came from.
     """
     try:
-        return Settings.model_validate(data)
+        return Settings.model_validate(source.data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"invalid setting {where}: {first['msg']} (from {source}, env or flags)") from exc
+        loc = [str(p) for p in first["loc"]]
+        where = ".".join(loc)
+        value = "" if first["type"] == "missing" else f" = {first['input']!r}"
+        if len(loc) > 1 or not source.origins.get(loc[0] if loc else ""):
+            fix = f"{where} in {source.path}"
+        else:
+            fix = source.origin(loc[0])
+        raise ConfigError(f"invalid setting {where}{value}: {first['msg'].lower()} (fix {fix})") from exc

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -90,37 +90,66 @@ class ConfigSource:
 
     data: Mapping[str, Any]
     path: Path
+    origins: Mapping[str, str] = field(default_factory=lambda: dict[str, str]())
+    """Where each top-level key's value came from (`--rounds`, `TUI_ASSIST_ROUNDS`, ...); the file
+    otherwise."""
+    problem: str | None = None
+    """Why the file could not be read (then only the environment and flags are used)."""
 
     @classmethod
     def read(cls, overrides: Mapping[str, Any] | None = None, *, path: Path | None = None) -> ConfigSource:
-        """Merge the file, the environment and `overrides` (flags; None values are skipped).
+        """Merge the file, the environment and `overrides` (flags by setting name; None skipped).
 
-        Raises:
-            ConfigError: when the file exists but can't be read or parsed.
+        Never raises: a file that can't be read is a `problem` that `settings` reports, so the TUI
+        can still open and say so.
         """
         path = path or config_file()
         data: dict[str, Any] = {}
-        if path.is_file():
-            try:
-                data = tomllib.loads(path.read_text(encoding="utf-8"))
-            except (OSError, tomllib.TOMLDecodeError) as exc:
-                raise ConfigError(f"cannot read {path}: {exc}") from exc
+        problem: str | None = None
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            pass
+        except IsADirectoryError:
+            problem = f"{path} is a folder, not a settings file (move it away)"
+        except UnicodeDecodeError as exc:
+            problem = f"{path} is not UTF-8 text: byte {exc.start} can't be read (save it as UTF-8)"
+        except tomllib.TOMLDecodeError as exc:
+            problem = f"{path} is not valid TOML: {exc} (fix that line)"
+        except OSError as exc:
+            problem = f"cannot read {path}: {exc.strerror or exc} (check its permissions)"
+        origins: dict[str, str] = {}
         for variable, key in ENV_VARIABLES.items():
             if (value := os.environ.get(variable)) is not None:
                 data[key] = value
-        data.update({k: v for k, v in (overrides or {}).items() if v is not None})
-        return cls(data, path)
+                origins[key] = variable
+        for key, value in (overrides or {}).items():
+            if value is not None:
+                data[key] = value
+                origins[key] = "--" + key.replace("_", "-")
+        return cls(data, path, origins, problem)
+
+    def origin(self, key: str) -> str:
+        """Where the value of the top-level setting `key` came from, for error messages."""
+        return self.origins.get(key) or f"{key} in {self.path}"
 
     def settings(self) -> Settings:
         """Validate (imports pydantic): the settings, with the workdir checked and made absolute.
 
         Raises:
-            ConfigError: when a value is invalid or the workdir is not a directory.
+            ConfigError: when the file can't be read, a value is invalid, or the workdir is not a
+                directory.
         """
         from tui_assist.session.config import validate
 
-        settings = validate(self.data, self.path)
-        return settings.model_copy(update={"workdir": checked_workdir(settings.workdir)})
+        if self.problem is not None:
+            raise ConfigError(self.problem)
+        settings = validate(self)
+        try:
+            workdir = checked_workdir(settings.workdir)
+        except ConfigError as exc:
+            raise ConfigError(f"{exc} (fix {self.origin('workdir')})") from exc
+        return settings.model_copy(update={"workdir": workdir})
 
     def preview(self) -> ConfigPreview:
         """Best-effort values for the first frame: a value of the wrong shape shows its default."""

@@ -110,12 +110,57 @@ def make_mcp(settings: Settings) -> McpManager | None:
     )
 
 
-async def open_store(settings: Settings) -> Store:
+class DataDirError(SetupError):
+    """The data dir can't hold the history as it is; the user must fix it (a usage error)."""
+
+
+class NoHistory(SetupError):
+    """There is no history in the data dir yet (read-only commands say so and create nothing)."""
+
+
+def _data_dir_hint(settings: Settings) -> str:
+    return "pass another folder with --data-dir" if settings.data_dir else "set --data-dir or TUI_ASSIST_HOME"
+
+
+async def open_store(settings: Settings, *, create: bool = True) -> Store:
     """The store under the settings' data dir, opened (and migrated).
 
-    Raises:
-        Exception: whatever opening the database raised; hosts turn it into one line.
-    """
-    from tui_assist.store.db import Store
+    Args:
+        settings: Where the data dir is.
+        create: Whether to create the database (and its folder) when there is none yet.
 
-    return await Store.open(data_dir(settings.data_dir))
+    Raises:
+        DataDirError: when the data dir or its database can't be used; the message says what to do.
+        NoHistory: when `create` is false and there is no database yet.
+    """
+    import sqlite3
+
+    from tui_assist.store.db import DB_FILENAME, Store
+    from tui_assist.store.migrations import MigrationError
+
+    folder = data_dir(settings.data_dir)
+    hint = _data_dir_hint(settings)
+    if folder.exists() and not folder.is_dir():
+        raise DataDirError(f"the data dir {folder} is a file, not a folder ({hint})")
+    database = folder / DB_FILENAME
+    if not create and not database.exists():
+        raise NoHistory(f"no history in {folder} yet")
+    try:
+        return await Store.open(folder)
+    except MigrationError as exc:
+        raise DataDirError(f"{exc} (upgrade tui-assist, or {hint})") from exc
+    except sqlite3.DatabaseError as exc:
+        if isinstance(exc, sqlite3.OperationalError) and database.exists():
+            raise DataDirError(
+                f"cannot write the history in {folder}: {exc} (make it writable, or {hint})"
+            ) from exc
+        if isinstance(exc, sqlite3.OperationalError):
+            raise DataDirError(
+                f"cannot create the history in {folder}: {exc} (make it writable, or {hint})"
+            ) from exc
+        raise DataDirError(
+            f"{database} is not a tui-assist history database: {exc} (move it away, or {hint})"
+        ) from exc
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise DataDirError(f"cannot use the data dir {folder}: {reason} ({hint})") from exc

@@ -106,7 +106,7 @@ async def _resolve(store: Store, conversation_id: str, err: TextIO) -> Conversat
     try:
         resolved = await store.resolve_conversation_id(conversation_id)
     except UnknownIdError as exc:
-        print(f"tui-assist history: {exc}", file=err)
+        print(f"{exc} (see `tui-assist history list`)", file=err)
         return None
     return await store.get_conversation(resolved)
 
@@ -260,7 +260,7 @@ async def history_export(
         The exit code: 0, or 2 for an unknown id or format.
     """
     if fmt not in ("md", "json"):
-        print(f"tui-assist history: unknown export format {fmt!r} (use md or json)", file=err or sys.stderr)
+        print(f"unknown export format {fmt!r} (use md or json)", file=err or sys.stderr)
         return EXIT_USAGE
     conversation = await _resolve(store, conversation_id, err if err is not None else sys.stderr)
     if conversation is None:

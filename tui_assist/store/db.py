@@ -51,7 +51,7 @@ from tui_assist.core.nodes import new_id
 from tui_assist.core.turn import TurnResult
 from tui_assist.store.fts import fts_query
 from tui_assist.store.lock import InstanceLock, is_alive
-from tui_assist.store.migrations import migrate
+from tui_assist.store.migrations import check_version, migrate
 from tui_assist.store.recorder import TurnRecorder
 from tui_assist.store.rows import (
     AuditLine,
@@ -259,6 +259,9 @@ class Store:
             raise
         try:
             await db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+            # Read before anything is written: a file that isn't a database, or one from a newer
+            # version, must be refused as it is (switching to WAL alone rewrites its header).
+            await check_version(db)
             async with db.execute("PRAGMA journal_mode = WAL") as cursor:
                 mode = await cursor.fetchone()
             if mode is None or str(mode[0]).lower() != "wal":

@@ -226,6 +226,22 @@ async def schema_version(db: aiosqlite.Connection) -> int:
     return int(row[0]) if row is not None else 0
 
 
+async def check_version(db: aiosqlite.Connection) -> int:
+    """The database's schema version, read without writing anything.
+
+    Raises:
+        MigrationError: when the database was written by a newer version of the program.
+        sqlite3.DatabaseError: when the file is not a database.
+    """
+    version = await schema_version(db)
+    if version > SCHEMA_VERSION:
+        raise MigrationError(
+            f"the history database's schema version {version} is newer than this program's "
+            f"({SCHEMA_VERSION}): it was written by a newer tui-assist"
+        )
+    return version
+
+
 async def migrate(db: aiosqlite.Connection) -> int:
     """Apply every pending migration, each in its own write transaction.
 
@@ -243,11 +259,7 @@ async def migrate(db: aiosqlite.Connection) -> int:
     while True:
         await db.execute("BEGIN IMMEDIATE")
         try:
-            version = await schema_version(db)
-            if version > SCHEMA_VERSION:
-                raise MigrationError(
-                    f"database schema version {version} is newer than this program's ({SCHEMA_VERSION})"
-                )
+            version = await check_version(db)
             if version == SCHEMA_VERSION:
                 await db.execute("COMMIT")
                 return version

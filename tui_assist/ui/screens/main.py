@@ -173,8 +173,9 @@ class MainScreen(Screen[None]):
         status.workdir = workdir
 
     def _show_notes(self) -> None:
+        """What the session wants the user to know, once, in the conversation pane."""
         while self.session.notes:
-            self.notify(self.session.notes.pop(0), severity="warning", timeout=6)
+            self.conversation.add_notice(self.session.notes.pop(0), classes="-warning")
 
     def on_resize(self, event: Resize) -> None:
         self._layout_for(event.size.width)
@@ -250,7 +251,7 @@ class MainScreen(Screen[None]):
             elif result.outcome == "error" and result.error:
                 self.notify(result.error, title="turn failed", severity="error", timeout=8)
             for warning in outcome.warnings:
-                self.notify(warning, severity="warning", timeout=6)
+                self.conversation.add_notice(warning, classes="-warning")
         except asyncio.CancelledError:
             self.call_later(view.mark_cancelled)
             raise

@@ -1,0 +1,137 @@
+"""`tui-assist ask`: one turn, headless, through the same session the chat uses."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from typing import TYPE_CHECKING, Any
+
+from tui_assist.cli.errors import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK
+from tui_assist.session.config_source import ConfigError
+from tui_assist.session.factory import SetupError
+
+if TYPE_CHECKING:
+    from tui_assist.core.turn import TurnResult
+    from tui_assist.session.chat import ChatSession, TurnOutcome
+    from tui_assist.session.config import Settings
+
+
+def result_json(outcome: TurnOutcome, warnings: list[str]) -> dict[str, Any]:
+    """The `ask --json` object (a DESIGN.md contract)."""
+    result: TurnResult = outcome.result
+    data: dict[str, Any] = {
+        "conversation_id": outcome.conversation_id,
+        "turn_id": result.turn_id,
+        "strategy": result.strategy,
+        "answer": result.answer,
+        "outcome": result.outcome,
+        "rounds": [
+            {
+                "index": r.index,
+                "answer": r.answer,
+                "verdict": r.verdict,
+                "feedback": r.feedback,
+                "tool_calls": r.tool_calls,
+            }
+            for r in result.rounds
+        ],
+        "usage": result.usage.to_dict(),
+        "warnings": warnings,
+    }
+    if result.error and result.outcome in ("error", "cancelled", "budget_exhausted"):
+        data["error"] = result.error
+    return data
+
+
+def failure_json(strategy: str, error: str) -> dict[str, Any]:
+    """The `ask --json` object for a turn that could not start (the provider failed)."""
+    return {
+        "conversation_id": None,
+        "turn_id": None,
+        "strategy": strategy,
+        "answer": "",
+        "outcome": "error",
+        "rounds": [],
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+        "warnings": [],
+        "error": error,
+    }
+
+
+async def ask(args: argparse.Namespace, settings: Settings) -> int:
+    """Run one persisted turn and print its answer (or its JSON object).
+
+    Raises:
+        ConfigError: for an empty prompt or an unknown conversation.
+        SetupError: when the provider or the store can't be set up.
+    """
+    from tui_assist.core.approval import ApprovalPolicy
+    from tui_assist.session.chat import ChatSession
+    from tui_assist.store.db import UnknownIdError
+
+    prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+    if not prompt.strip():
+        raise ConfigError("the prompt is empty (pass the request as PROMPT, or '-' to read it from stdin)")
+    session = ChatSession(settings, approvals=ApprovalPolicy("allow") if args.yes else None)
+    try:
+        await session.load()
+        if session.store is None:
+            raise session.store_error or SetupError("the history store is not open")
+        if session.provider is None:
+            raise SetupError(session.provider_problem or "no provider is configured")
+        if args.conversation:
+            try:
+                await session.open_conversation(args.conversation)
+            except UnknownIdError as exc:
+                raise ConfigError(f"{exc} (see `tui-assist history list`)") from exc
+        elif args.continue_:
+            await session.continue_latest()
+        outcome = await _run_interruptible(session, prompt)
+    finally:
+        await session.aclose()
+
+    warnings = [*session.notes, *outcome.warnings]
+    result = outcome.result
+    if args.json:
+        print(json.dumps(result_json(outcome, warnings), ensure_ascii=False))
+    elif result.outcome not in ("error", "cancelled"):
+        print(result.answer)
+    for warning in warnings:
+        print(f"tui-assist: ask: warning: {warning}", file=sys.stderr)
+    if result.outcome == "unverified" and not args.json:
+        print(
+            f"tui-assist: ask: unverified: the critic did not pass any of {len(result.rounds)} rounds",
+            file=sys.stderr,
+        )
+    if result.outcome == "error":
+        print(f"tui-assist: ask: {result.error}", file=sys.stderr)
+        return EXIT_FAILED
+    if result.outcome == "cancelled":
+        if not args.json:
+            print("tui-assist: ask: cancelled", file=sys.stderr)
+        return EXIT_CANCELLED
+    return EXIT_FAILED if not outcome.saved else EXIT_OK
+
+
+async def _run_interruptible(session: ChatSession, prompt: str) -> TurnOutcome:
+    """Run the turn with SIGINT and SIGTERM stopping it (it is then stored as cancelled)."""
+    from tui_assist.session.headless import HeadlessObserver
+
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+
+    def interrupt() -> None:
+        if not session.interrupt():  # before the turn starts, stop everything
+            task.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, interrupt)
+    try:
+        return await session.run_turn(prompt, HeadlessObserver(progress=sys.stderr.isatty()))
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)

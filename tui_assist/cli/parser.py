@@ -1,0 +1,239 @@
+"""The command line's grammar: commands, the flags each one uses, and one-line usage errors.
+
+Global flags (`--data-dir`, `--workdir`, `--provider`, ...) are accepted before or after the
+command, but only by the commands that use them, and each command's `--help` lists only those.
+A word that is not a command opens the chat with that prompt (`tui-assist "fix the test"`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from tui_assist import __version__
+
+PROG = "tui-assist"
+
+
+class UsageError(Exception):
+    """The command line is wrong; `command` is what was being parsed (e.g. `history list`)."""
+
+    def __init__(self, command: str, message: str) -> None:
+        super().__init__(message)
+        self.command = command
+
+
+class _Parser(argparse.ArgumentParser):
+    """Raises `UsageError` instead of printing usage and exiting, so every error is one line."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(command_of_prog(self.prog), message)
+
+
+def command_of_prog(prog: str) -> str:
+    """`tui-assist history list` -> `history list`; the bare program is the chat."""
+    return prog.removeprefix(PROG).strip() or "chat"
+
+
+# Each global flag: its dest, its option strings and argparse keywords. Defaults are SUPPRESSed so
+# a flag given before the command isn't overwritten by the command's parser, and so the namespace
+# tells exactly which flags were given.
+_GLOBALS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
+    "refine": (("--refine",), {"action": "store_true", "help": "refine mode: generate, critique, revise"}),
+    "rounds": (("--rounds",), {"type": int, "metavar": "N", "help": "refine round budget (default 3)"}),
+    "workdir": (("--workdir",), {"metavar": "DIR", "help": "the folder the tools work in (default: here)"}),
+    "data_dir": (("--data-dir",), {"metavar": "DIR", "help": "where conversations are stored"}),
+    "provider": (
+        ("--provider",),
+        {"metavar": "NAME", "help": "anthropic (default), scripted, openai, or ollama, vllm, llamacpp"},
+    ),
+    "base_url": (
+        ("--base-url",),
+        {"metavar": "URL", "help": "endpoint (or profile name) of an OpenAI-compatible provider"},
+    ),
+    "model": (("--model",), {"metavar": "NAME", "help": "model id (default claude-sonnet-4-6)"}),
+    "theme": (("--theme",), {"metavar": "NAME", "help": "TUI theme: tui-dark, tui-light, tui-high-contrast"}),
+    "script": (("--script",), {"metavar": "FILE", "help": "replayed replies for --provider scripted"}),
+}
+GLOBAL_FLAGS = tuple(_GLOBALS)
+
+_MODEL = ("provider", "base_url", "model", "script")
+_TURN = ("refine", "rounds", "workdir", "data_dir", *_MODEL)
+USES: dict[str, tuple[str, ...]] = {
+    "chat": (*_TURN, "theme"),
+    "ask": _TURN,
+    "explore": ("theme",),
+    "history": ("data_dir",),
+    "stats": ("data_dir",),
+    "flow grounded": ("data_dir", *_MODEL),
+    "flow approve": ("data_dir",),
+    "bench docs": _MODEL,
+    "bench helpdesk": _MODEL,
+}
+"""The global flags each command uses (a command's subcommands use its flags)."""
+
+COMMANDS = ("ask", "explore", "history", "stats", "flow", "bench")
+
+
+def _add_globals(parser: argparse.ArgumentParser, names: Sequence[str]) -> None:
+    for name in names:
+        flags, kwargs = _GLOBALS[name]
+        parser.add_argument(*flags, dest=name, default=argparse.SUPPRESS, **kwargs)
+
+
+def _sub(subparsers: Any, name: str, uses: Sequence[str], **kwargs: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(name, **kwargs)
+    _add_globals(parser, uses)
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole grammar."""
+    parser = _Parser(
+        prog=PROG,
+        description='A terminal chat assistant. With no command, opens the chat (`tui-assist "PROMPT"` '
+        "opens it and sends PROMPT).",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    _add_globals(parser, GLOBAL_FLAGS)
+    parser.add_argument(
+        "--continue", dest="continue_", action="store_true", help="open the latest conversation"
+    )
+    parser.add_argument(
+        "--resume", nargs="?", const="", metavar="ID", help="open the resume picker, or conversation ID"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    ask = _sub(sub, "ask", USES["ask"], help="run one turn headless and print the answer")
+    ask.add_argument("prompt", metavar="PROMPT", help="the request ('-' reads it from stdin)")
+    ask.add_argument("--json", action="store_true", help="print one JSON object")
+    ask.add_argument("--yes", action="store_true", help="approve every tool call")
+    resume = ask.add_mutually_exclusive_group()
+    resume.add_argument(
+        "--continue", dest="continue_", action="store_true", help="append to the latest conversation"
+    )
+    resume.add_argument("--conversation", metavar="ID", help="append to conversation ID")
+
+    _sub(sub, "explore", USES["explore"], help="watch the five workflow patterns run (offline)")
+
+    history = _sub(sub, "history", USES["history"], help="list, show, search and export conversations")
+    hsub = history.add_subparsers(dest="history_command", metavar="ACTION", required=True)
+    hl = _sub(hsub, "list", USES["history"], help="recent conversations")
+    hl.add_argument("--json", action="store_true", help="print JSON")
+    hl.add_argument("--limit", type=int, default=20, metavar="N", help="how many (default 20)")
+    hs = _sub(hsub, "show", USES["history"], help="one conversation")
+    hs.add_argument("id", metavar="ID", help="a conversation id (or a unique prefix)")
+    hs.add_argument("--json", action="store_true", help="print JSON")
+    hq = _sub(hsub, "search", USES["history"], help="full-text search over prompts and answers")
+    hq.add_argument("query", metavar="QUERY", help="words to find")
+    hq.add_argument("--json", action="store_true", help="print JSON")
+    hq.add_argument("--limit", type=int, default=20, metavar="N", help="how many (default 20)")
+    he = _sub(hsub, "export", USES["history"], help="a conversation with its rounds and tool calls")
+    he.add_argument("id", metavar="ID", help="a conversation id (or a unique prefix)")
+    he.add_argument("--format", choices=("md", "json"), default="md", help="md (default) or json")
+
+    stats = _sub(sub, "stats", USES["stats"], help="outcomes and tokens by week")
+    stats.add_argument("--json", action="store_true", help="print JSON")
+
+    flow = _sub(sub, "flow", (), help="run built-in flows")
+    fsub = flow.add_subparsers(dest="flow_command", metavar="FLOW", required=True)
+    grounded = _sub(
+        fsub, "grounded", USES["flow grounded"], help="answer from your documents, with citations"
+    )
+    grounded.add_argument("question", metavar="QUESTION", help="what to answer")
+    grounded.add_argument(
+        "--corpus", metavar="DIR", type=Path, required=True, help="folder of Markdown/text files"
+    )
+    grounded.add_argument(
+        "--data", metavar="FILE", type=Path, help="SQLite file to answer data questions from"
+    )
+    grounded.add_argument("--json", action="store_true", help="print JSON")
+    grounded.add_argument("--leaves", choices=("rules", "model"), default="rules", help="rules or model")
+    approve = _sub(fsub, "approve", USES["flow approve"], help="release a run held for approval")
+    approve.add_argument("run_id", metavar="RUN_ID", help="the held run's id")
+    approve.add_argument("--json", action="store_true", help="print JSON")
+
+    bench = _sub(sub, "bench", (), help="reproducible benchmarks of control policies")
+    bsub = bench.add_subparsers(dest="bench_command", metavar="BENCH", required=True)
+    docs = _sub(bsub, "docs", USES["bench docs"], help="docs tasks: keyword route vs workflow vs loops")
+    docs.add_argument("--fixtures", metavar="DIR", type=Path, help="dir of documents/glossary/cases.json")
+    docs.add_argument(
+        "--cases", choices=("baseline", "adaptive", "all"), default="baseline", help="which cases"
+    )
+    docs.add_argument("--json", action="store_true", help="print JSON rows")
+    docs.add_argument("--trace", metavar="CASE_ID", help="print each policy's decisions for one case")
+    docs.add_argument("--with-model", action="store_true", help="also run the configured model as a policy")
+    helpdesk = _sub(bsub, "helpdesk", USES["bench helpdesk"], help="the five workflow patterns on 12 tickets")
+    helpdesk.add_argument("--json", action="store_true", help="print JSON rows")
+    helpdesk.add_argument("--leaves", choices=("rules", "model"), default="rules", help="rules or model")
+    return parser
+
+
+def command_name(args: argparse.Namespace) -> str:
+    """The command the namespace holds: `chat`, `ask`, `history list`, `flow grounded`, ..."""
+    command = args.command or "chat"
+    for group in ("history", "flow", "bench"):
+        if command == group:
+            return f"{group} {getattr(args, f'{group}_command')}"
+    return command
+
+
+def _uses(command: str) -> tuple[str, ...]:
+    return USES.get(command) or USES.get(command.split()[0], ())
+
+
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+    """Parse the command line.
+
+    Raises:
+        UsageError: with one line on what is wrong.
+    """
+    parser = build_parser()
+    argv = list(argv)
+    prompt_at = _bare_prompt_index(parser, argv)
+    prompt = None
+    if prompt_at is not None:
+        prompt = argv.pop(prompt_at)
+    args, extras = parser.parse_known_args(argv)
+    args.prompt = prompt if args.command is None else getattr(args, "prompt", None)
+    command = command_name(args)
+    if extras:
+        known = {flags[0] for flags, _ in _GLOBALS.values()}
+        if extras[0] in known:
+            raise UsageError(command, f"{extras[0]} does not apply to {command}")
+        raise UsageError(command, f"unrecognized arguments: {' '.join(extras)}")
+    for name in GLOBAL_FLAGS:
+        if name in vars(args) and name not in _uses(command):
+            flag = _GLOBALS[name][0][0]
+            raise UsageError(command, f"{flag} does not apply to {command}")
+    if command != "chat" and (getattr(args, "resume", None) is not None):
+        raise UsageError(command, "--resume opens the chat; it does not apply to a command")
+    return args
+
+
+def _bare_prompt_index(parser: argparse.ArgumentParser, argv: list[str]) -> int | None:
+    """Where a chat prompt stands in `argv`, if anywhere.
+
+    It is the first word that is neither a flag nor a flag's value, unless that word is a command.
+    """
+    takes_value = {
+        option
+        for action in parser._actions  # noqa: SLF001 - argparse has no public way to ask
+        if action.nargs is None and action.option_strings and not isinstance(action.const, bool)
+        for option in action.option_strings
+    }
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            return i + 1 if i + 1 < len(argv) else None
+        if word == "--resume":  # its ID is optional: a following word that isn't a flag is the ID
+            i += 2 if i + 1 < len(argv) and not argv[i + 1].startswith("-") else 1
+            continue
+        if word.startswith("-") and word != "-":
+            i += 2 if word in takes_value else 1
+            continue
+        return None if word in COMMANDS else i
+    return None
