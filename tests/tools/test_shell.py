@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tui_assist.core.tooling import ToolContext, ToolInputError, ToolOutput
+from tui_assist.core.tooling import Toolbox, ToolContext, ToolInputError, ToolOutput
 from tui_assist.session.config_source import ConfigError, ConfigSource
 from tui_assist.tools.registry import Toolset, default_toolbox, toolbox_factory
 from tui_assist.tools.shell import BashTool, is_secret_variable
@@ -19,13 +19,13 @@ from tui_assist.tools.shell import BashTool, is_secret_variable
 from .processes import process_alive, wait_for_file, wait_until_dead
 
 
-def bash_of(box: Toolset) -> BashTool:
-    tool = box.get("bash")
+def bash_of(box: Toolbox) -> BashTool:
+    tool = next(tool for tool in box.tools if tool.spec.name == "bash")
     assert isinstance(tool, BashTool)
     return tool
 
 
-async def run(box: Toolset, ctx: ToolContext, **raw: Any) -> ToolOutput:
+async def run(box: Toolbox, ctx: ToolContext, **raw: Any) -> ToolOutput:
     tool = bash_of(box)
     return await tool.run(tool.parse(raw), ctx)
 
