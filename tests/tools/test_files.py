@@ -1,6 +1,13 @@
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import socket
+import stat
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -294,3 +301,213 @@ def test_parse_returns_typed_arguments(editor: TextEditorTool, tmp_path: Path) -
     assert editor.parse(
         {"command": "insert", "path": "a", "insert_line": 2, "insert_text": "t"}
     ) == InsertArgs(root / "a", "a", 2, "t")
+
+
+# --- special files, sizes, long paths, hard links (issue 15) -----------------------------------
+
+
+async def call(editor: TextEditorTool, ctx: ToolContext, **raw: Any) -> tuple[str | None, ToolOutput]:
+    """What the agent loop does with a call: parse, the approval summary if needed, then run."""
+    try:
+        args = editor.parse(raw)
+    except ToolInputError as error:
+        return None, ToolOutput(str(error), is_error=True)
+    summary = editor.summary(args) if editor.side_effecting(args) else None
+    return summary, await asyncio.wait_for(editor.run(args, ctx), 5)
+
+
+@contextlib.contextmanager
+def unblocking(fifo: Path, after: float = 5.0) -> Iterator[None]:
+    """Fail (rather than hang the suite) if the editor opens `fifo` and blocks in it.
+
+    After `after` seconds a thread keeps opening the other end of the FIFO, which releases an
+    `open()` blocked on either side, even one running on the event loop itself.
+    """
+    done = threading.Event()
+    released: list[bool] = []
+
+    def release() -> None:
+        if done.wait(after):
+            return
+        released.append(True)
+        while not done.is_set():
+            for flags in (os.O_RDONLY | os.O_NONBLOCK, os.O_WRONLY | os.O_NONBLOCK):
+                with contextlib.suppress(OSError):
+                    os.close(os.open(fifo, flags))
+            time.sleep(0.01)
+
+    thread = threading.Thread(target=release, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+    assert not released, f"the editor blocked on the FIFO {fifo.name}"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"command": "view", "path": "fifo"},
+        {"command": "view", "path": "fifo", "view_range": [1, 2]},
+        {"command": "create", "path": "fifo", "file_text": "x\n"},
+        {"command": "str_replace", "path": "fifo", "old_str": "a", "new_str": "b"},
+        {"command": "insert", "path": "fifo", "insert_line": 0, "insert_text": "x"},
+    ],
+    ids=lambda raw: "-".join(str(value) for value in raw.values())[:30],
+)
+async def test_a_fifo_is_refused_without_being_opened(
+    editor: TextEditorTool, ctx: ToolContext, tmp_path: Path, raw: dict[str, Any]
+) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with unblocking(fifo):
+        summary, out = await call(editor, ctx, **raw)
+    assert out.is_error
+    assert out.content == (
+        "fifo is a FIFO (named pipe), not a regular file; "
+        "the editor only handles regular files and did not open it"
+    )
+    if summary is not None:
+        assert "this call will fail: fifo is a FIFO (named pipe)" in summary
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def make_device(path: Path, major: int, minor: int) -> None:
+    try:
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(major, minor))
+    except PermissionError:
+        pytest.skip("creating a device node is not permitted here")
+
+
+@pytest.mark.parametrize("command", ["view", "str_replace", "create"])
+async def test_a_character_device_is_refused_without_being_read(
+    editor: TextEditorTool, ctx: ToolContext, tmp_path: Path, command: str
+) -> None:
+    make_device(tmp_path / "zerodev", 1, 5)  # /dev/zero: reading it never ends
+    raw = {"command": command, "path": "zerodev", "old_str": "a", "file_text": "x"}
+    summary, out = await call(editor, ctx, **raw)
+    assert out.is_error
+    assert "zerodev is a character device, not a regular file" in out.content
+    assert summary is None or "this call will fail" in summary
+    assert stat.S_ISCHR(os.lstat(tmp_path / "zerodev").st_mode)
+
+
+async def test_a_socket_is_refused(editor: TextEditorTool, ctx: ToolContext, tmp_path: Path) -> None:
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(tmp_path / "sock"))
+        _, out = await call(editor, ctx, command="view", path="sock")
+    assert out.content.startswith("sock is a socket, not a regular file")
+
+
+async def test_files_above_the_size_limit_are_refused_before_reading(
+    tmp_path: Path, ctx: ToolContext
+) -> None:
+    editor = TextEditorTool(tmp_path, max_file_bytes=1_000)
+    (tmp_path / "big.txt").write_text("x" * 1_001)
+    (tmp_path / "fits.txt").write_text("x" * 1_000)
+    for command in ("view", "str_replace", "insert"):
+        raw = {"command": command, "path": "big.txt", "old_str": "x", "insert_line": 0, "insert_text": "y"}
+        summary, out = await call(editor, ctx, **raw)
+        assert out.is_error
+        assert "big.txt is 1,001 bytes; the editor handles files up to 1,000 bytes" in out.content
+        assert summary is None or "this call will fail" in summary
+    assert not (await call(editor, ctx, command="view", path="fits.txt"))[1].is_error
+    assert (tmp_path / "big.txt").read_text() == "x" * 1_001
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("n" * 300 + ".txt", "a name in the path is too long: 304 bytes (it starts 'nnnnnnnnnnnnnnnnnnnn')"),
+        ("x" * 5_000, "path is too long"),
+        ("abc/" * 1_250 + "f.txt", "path is too long"),
+        ("dir/" * 2_000 + "f.txt", "path is too long"),
+    ],
+    ids=["300-char-name", "5000-char-name", "5000-char-path", "2000-levels"],
+)
+@pytest.mark.parametrize("command", ["create", "view", "str_replace"])
+async def test_an_over_long_path_is_an_input_error(
+    editor: TextEditorTool, ctx: ToolContext, tmp_path: Path, path: str, message: str, command: str
+) -> None:
+    summary, out = await call(editor, ctx, command=command, path=path, file_text="x\n", old_str="x")
+    assert summary is None  # refused before anyone is asked to approve it
+    assert out.is_error
+    assert message in out.content
+    assert len(out.content) < 300
+    assert os.listdir(tmp_path) == []
+
+
+async def test_a_deep_path_within_the_limits_is_created_without_recursion(
+    editor: TextEditorTool, ctx: ToolContext, tmp_path: Path
+) -> None:
+    levels = 1_500  # past Python's recursion limit, within PATH_MAX
+    path = "d/" * levels + "f.txt"
+    summary, out = await call(editor, ctx, command="create", path=path, file_text="deep\n")
+    assert summary == f"create {path}\ndeep\n"
+    assert not out.is_error, out.content
+    assert (tmp_path / path).read_text() == "deep\n"
+
+
+async def test_text_that_is_not_valid_unicode_is_an_input_error(
+    editor: TextEditorTool, ctx: ToolContext, tmp_path: Path
+) -> None:
+    _, out = await call(editor, ctx, command="create", path="f.txt", file_text="a\ud800b")
+    assert out.is_error
+    assert "file_text is not valid Unicode" in out.content
+    assert not (tmp_path / "f.txt").exists()
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"command": "create", "path": "hardlink", "file_text": "changed\n"},
+        {"command": "str_replace", "path": "hardlink", "old_str": "original", "new_str": "changed"},
+        {"command": "insert", "path": "hardlink", "insert_line": 0, "insert_text": "changed"},
+    ],
+    ids=lambda raw: raw["command"],
+)
+async def test_writes_never_go_through_a_hard_link(
+    editor: TextEditorTool,
+    ctx: ToolContext,
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    raw: dict[str, Any],
+) -> None:
+    outside = tmp_path_factory.mktemp("outside") / "x"
+    outside.write_text("original\n")
+    os.link(outside, tmp_path / "hardlink")  # what `ln ../outside/x hardlink` in bash does
+
+    _, out = await call(editor, ctx, **raw)
+
+    assert not out.is_error, out.content
+    assert "changed" in (tmp_path / "hardlink").read_text()
+    assert outside.read_text() == "original\n"
+    assert os.stat(outside).st_nlink == 1
+    assert os.listdir(tmp_path) == ["hardlink"]  # no temporary file left behind
+
+
+async def test_a_replaced_file_keeps_its_permissions(
+    editor: TextEditorTool, ctx: ToolContext, tmp_path: Path
+) -> None:
+    script = tmp_path / "run.sh"
+    script.write_text("echo one\n")
+    script.chmod(0o750)
+    _, out = await call(editor, ctx, command="str_replace", path="run.sh", old_str="one", new_str="two")
+    assert not out.is_error
+    assert script.read_text() == "echo two\n"
+    assert stat.S_IMODE(script.stat().st_mode) == 0o750
+
+
+async def test_create_under_a_file_is_an_error(
+    editor: TextEditorTool, ctx: ToolContext, tmp_path: Path
+) -> None:
+    (tmp_path / "plain").write_text("")
+    _, out = await call(editor, ctx, command="create", path="plain/f.txt", file_text="x")
+    assert out.is_error
+    assert (tmp_path / "plain").read_text() == ""
+    (tmp_path / "dir").mkdir()
+    summary, out = await call(editor, ctx, command="create", path="dir", file_text="x")
+    assert summary == "create dir (this call will fail: dir is a directory; cannot write a file there)"
+    assert out.is_error

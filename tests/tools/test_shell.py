@@ -1,26 +1,31 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tui_assist.core.tooling import ToolContext, ToolInputError, ToolOutput
-from tui_assist.tools.registry import Toolset, default_toolbox
-from tui_assist.tools.shell import BashTool
+from tui_assist.core.tooling import Toolbox, ToolContext, ToolInputError, ToolOutput
+from tui_assist.session.config_source import ConfigError, ConfigSource
+from tui_assist.tools.registry import Toolset, default_toolbox, toolbox_factory
+from tui_assist.tools.shell import BashTool, is_secret_variable
 
 from .processes import process_alive, wait_for_file, wait_until_dead
 
 
-def bash_of(box: Toolset) -> BashTool:
-    tool = box.get("bash")
+def bash_of(box: Toolbox) -> BashTool:
+    tool = next(tool for tool in box.tools if tool.spec.name == "bash")
     assert isinstance(tool, BashTool)
     return tool
 
 
-async def run(box: Toolset, ctx: ToolContext, **raw: Any) -> ToolOutput:
+async def run(box: Toolbox, ctx: ToolContext, **raw: Any) -> ToolOutput:
     tool = bash_of(box)
     return await tool.run(tool.parse(raw), ctx)
 
@@ -246,3 +251,151 @@ def test_no_process_starts_before_the_first_command(tmp_path: Path) -> None:
     tool = BashTool(tmp_path)
     assert not tool.session.running
     assert tool.session.pid is None
+
+
+# --- secrets stay out of the shell's environment -----------------------------------------------
+
+SECRETS = {
+    "ANTHROPIC_API_KEY": "sk-ant-leak",
+    "ANTHROPIC_BASE_URL": "http://leak.invalid",
+    "OPENAI_ORG": "org-leak",
+    "AWS_SECRET_ACCESS_KEY": "aws-leak",
+    "GITHUB_TOKEN": "ghp-leak",
+    "db_password": "hunter2",
+    "MyApiKey": "mixed-case-leak",
+}
+
+
+def shell_environment(output: str) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in output.splitlines() if "=" in line)
+
+
+async def test_secrets_are_left_out_of_the_shell_environment(
+    tmp_path: Path, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("HARMLESS_SETTING", "kept")
+    box = default_toolbox(tmp_path, bash_timeout=5)
+    try:
+        out = await run(box, ctx, command="env")
+        echoed = await run(box, ctx, command='echo "[$ANTHROPIC_API_KEY]"')
+    finally:
+        await box.aclose()
+
+    env = shell_environment(out.content)
+    assert not set(SECRETS) & set(env)
+    assert not any(value in out.content for value in SECRETS.values())
+    assert echoed.content == "[]"
+    assert env["HARMLESS_SETTING"] == "kept"
+    assert env["PATH"] == os.environ["PATH"]
+
+
+async def test_pass_env_lets_listed_variables_through(
+    tmp_path: Path, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    box = toolbox_factory(tmp_path, bash_timeout=5, pass_env=["GITHUB_TOKEN", "db_password"])()
+    try:
+        env = shell_environment((await run(box, ctx, command="env")).content)
+    finally:
+        await box.aclose()
+    assert {name for name in SECRETS if name in env} == {"GITHUB_TOKEN", "db_password"}
+    assert env["GITHUB_TOKEN"] == "ghp-leak"
+
+
+async def test_the_pass_env_setting_is_read_from_the_tools_bash_table(
+    tmp_path: Path, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    config = tmp_path / "config.toml"
+    config.write_text('[tools.bash]\npass_env = ["OPENAI_ORG"]\n', encoding="utf-8")
+    settings = ConfigSource.read({"workdir": str(tmp_path)}, path=config).settings()
+    assert settings.tools.bash.pass_env == ["OPENAI_ORG"]
+    assert ConfigSource.read(path=tmp_path / "none.toml").settings().tools.bash.pass_env == []
+
+    box = toolbox_factory(settings.workdir, bash_timeout=5, pass_env=settings.tools.bash.pass_env)()
+    try:
+        env = shell_environment((await run(box, ctx, command="env")).content)
+    finally:
+        await box.aclose()
+    assert {name for name in SECRETS if name in env} == {"OPENAI_ORG"}
+
+    config.write_text('[tools.bash]\npass_envs = ["OPENAI_ORG"]\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"tools\.bash\.pass_envs"):
+        ConfigSource.read(path=config).settings()
+
+
+def test_secret_names_are_recognised_case_insensitively() -> None:
+    for name in (*SECRETS, "openai_api_base", "Anthropic_Model", "SSH_KEY_PATH", "npm_token"):
+        assert is_secret_variable(name), name
+    for name in ("PATH", "HOME", "LANG", "TERM", "PYTHONPATH", "MY_ANTHROPIC_NOTES"):
+        assert not is_secret_variable(name), name
+
+
+# --- the shell dies with the program ------------------------------------------------------------
+
+CHILD_PROGRAM = """
+import asyncio, sys
+from pathlib import Path
+from tui_assist.core.tooling import ToolContext
+from tui_assist.tools.shell import BashTool
+
+async def no_subagents(description: str, prompt: str) -> str:
+    raise AssertionError
+
+async def main() -> None:
+    workdir = Path(sys.argv[1])
+    tool = BashTool(workdir, timeout=600)
+    ctx = ToolContext(workdir=workdir, node_id="tool-1", run_subagent=no_subagents)
+    command = "echo $$ > shell.pid; sh -c 'echo $$ > sleep.pid; exec sleep 1000'"
+    await tool.run(tool.parse({"command": command}), ctx)
+
+asyncio.run(main())
+"""
+
+
+async def test_sigkill_of_the_program_kills_the_shell_and_its_running_command(tmp_path: Path) -> None:
+    child = await asyncio.create_subprocess_exec(sys.executable, "-c", CHILD_PROGRAM, str(tmp_path))
+    try:
+        sleeper = int(await wait_for_file(tmp_path / "sleep.pid", timeout=30))
+        shell = int(await wait_for_file(tmp_path / "shell.pid"))
+        assert process_alive(sleeper)
+        child.kill()
+        await child.wait()
+        assert await wait_until_dead(sleeper, timeout=5)
+        assert await wait_until_dead(shell, timeout=5)
+    finally:
+        if child.returncode is None:
+            child.kill()
+            await child.wait()
+        for name in ("sleep.pid", "shell.pid"):
+            with contextlib.suppress(FileNotFoundError, ValueError, ProcessLookupError):
+                os.kill(int((tmp_path / name).read_text()), signal.SIGKILL)
+
+
+async def test_the_lifeline_is_invisible_to_commands(toolset: Toolset, ctx: ToolContext) -> None:
+    # `wait` and `jobs` do not see the watcher, and the command inherits no extra descriptor.
+    out = await run(toolset, ctx, command="wait; jobs; ls /proc/self/fd")
+    assert not out.is_error
+    assert out.content.split() == ["0", "1", "2", "3"]  # 3: the directory `ls` is reading
+
+
+async def test_closing_the_toolset_kills_the_watcher_too(tmp_path: Path, ctx: ToolContext) -> None:
+    box = default_toolbox(tmp_path, bash_timeout=5)
+    out = await run(box, ctx, command="echo $$")
+    shell = int(out.content)
+    group = [int(pid) for pid in os.listdir("/proc") if pid.isdigit() and _pgid(int(pid)) == shell]
+    assert len(group) == 2  # bash and its watcher
+    await box.aclose()
+    for pid in group:
+        assert await wait_until_dead(pid)
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except ProcessLookupError:
+        return None

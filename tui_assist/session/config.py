@@ -26,7 +26,15 @@ from tui_assist.tools.mcp import McpServerConfig
 if TYPE_CHECKING:
     from tui_assist.session.config_source import ConfigSource
 
-__all__ = ["ApprovalSettings", "ConfigError", "Price", "Settings", "validate"]
+__all__ = [
+    "ApprovalSettings",
+    "BashToolSettings",
+    "ConfigError",
+    "Price",
+    "Settings",
+    "ToolsSettings",
+    "validate",
+]
 
 ApprovalMode = Literal["ask", "allow", "deny"]
 
@@ -42,6 +50,20 @@ class ApprovalSettings(_Section):
     """Mode for tools without a rule of their own."""
     rules: dict[str, ApprovalMode] = Field(default_factory=dict)
     """Per tool name, e.g. `{"bash" = "ask", "str_replace_based_edit_tool" = "allow"}`."""
+
+
+class BashToolSettings(_Section):
+    """The `[tools.bash]` table."""
+
+    pass_env: list[str] = Field(default_factory=list)
+    """Variables the shell gets although their names look like secrets (`*KEY*`, `*SECRET*`,
+    `*TOKEN*`, `*PASSWORD*`, `ANTHROPIC_*`, `OPENAI_*`); every other secret stays out of it."""
+
+
+class ToolsSettings(_Section):
+    """The `[tools]` table: settings of the built-in tools."""
+
+    bash: BashToolSettings = Field(default_factory=BashToolSettings)
 
 
 class Price(_Section):
@@ -79,6 +101,7 @@ class Settings(_Section):
     max_tool_calls: int = Field(default=200, ge=1)
     max_tokens_per_turn: int | None = None
     approval: ApprovalSettings = Field(default_factory=ApprovalSettings)
+    tools: ToolsSettings = Field(default_factory=ToolsSettings)
     keymap: dict[str, str] = Field(default_factory=dict)
     """Binding id -> keys, e.g. `{"toggle-refine" = "ctrl+r"}`."""
     prices: dict[str, Price] = Field(default_factory=lambda: {DEFAULT_MODEL: Price()})

@@ -6,13 +6,35 @@ symlink created in between by another tool cannot redirect the write).
 
 Files are read and written as raw UTF-8 bytes, never through universal-newline text mode, so
 an edit leaves `\r\n` line endings and a missing final newline exactly as they were.
+
+The editor handles regular files only. What a path names is checked with `lstat` before anything
+is opened, because opening a FIFO blocks until a writer appears (forever, in an uninterruptible
+worker thread) and reading a device such as `/dev/zero` never ends. Files are opened with
+`O_NONBLOCK | O_NOFOLLOW` and checked again with `fstat`, in case the name was swapped in between,
+and a read stops at `max_file_bytes + 1` bytes whatever size `stat` reported.
+
+Writes replace the file instead of writing into it: the new content goes to a fresh temporary
+file in the same directory, which is then renamed over the old name. Writing into the existing
+inode would write through a hard link, and bash (once approved) can make a hard link in the
+workdir to any file outside it (`ln ../outside/x x`); a replacement gives the name in the workdir
+a new inode and leaves every other link alone. Refusing files with several links would also be
+safe, but would make ordinary hard-linked trees (`cp -al` backups, package stores) uneditable.
+The replacement keeps the old file's permission bits (and its owner, where permitted), and a
+crash mid-write leaves the old content whole rather than half a file.
+
+Paths longer than the system allows are refused when the input is parsed, so an over-long path
+is an input error the model reads rather than an `OSError` in the approval summary; parent
+folders are created one level at a time, so a very deep path cannot exhaust the recursion limit.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import os
+import secrets
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -27,6 +49,13 @@ TOOL_NAME = "str_replace_based_edit_tool"
 COMMANDS = ("view", "create", "str_replace", "insert")
 _SNIPPET_CONTEXT = 4
 """Lines shown around an edit in its result, so the model sees what the file now says."""
+MAX_FILE_BYTES = 10 * 1024 * 1024
+"""The largest file the editor reads by default; bigger files are refused before reading."""
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_CHUNK = 1 << 20
+_DEFAULT_NAME_MAX = 255
+_DEFAULT_PATH_MAX = 4096
 
 
 class _EditError(Exception):
@@ -194,12 +223,154 @@ def _unified_diff(before: str, after: str, display: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in diff).rstrip("\n")
 
 
-def _read_text(path: Path, display: str) -> str:
-    if path.is_dir():
+# ---------------------------------------------------------------------------------------------
+# File access: regular files only, bounded reads, writes by replacement (see the module docstring).
+
+
+def _lstat(path: Path) -> os.stat_result | None:
+    """The path's own status (a symlink is not followed), or None when nothing is there."""
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+
+
+def _kind(mode: int) -> str:
+    kinds = (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISLNK, "a symbolic link"),
+    )
+    return next((name for is_kind, name in kinds if is_kind(mode)), "a special file")
+
+
+def _require_regular(info: os.stat_result, display: str) -> None:
+    if stat.S_ISDIR(info.st_mode):
         raise _EditError(f"{display} is a directory, not a file")
-    if not path.exists():
+    if not stat.S_ISREG(info.st_mode):
+        raise _EditError(
+            f"{display} is {_kind(info.st_mode)}, not a regular file; "
+            "the editor only handles regular files and did not open it"
+        )
+
+
+def _too_large(display: str, max_bytes: int, size: int | None = None) -> _EditError:
+    actual = f"{size:,} bytes" if size is not None else "larger than that"
+    return _EditError(
+        f"{display} is {actual}; the editor handles files up to {max_bytes:,} bytes. "
+        "Use bash (head, sed -n, grep) to work with it."
+    )
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    remaining = limit
+    while remaining > 0:
+        chunk = os.read(fd, min(remaining, _READ_CHUNK))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def _read_bytes(path: Path, display: str, max_bytes: int) -> bytes:
+    """The content of a regular file of at most `max_bytes`; anything else is refused unopened."""
+    info = _lstat(path)
+    if info is None:
         raise _EditError(f"{display} does not exist")
-    data = path.read_bytes()
+    _require_regular(info, display)
+    if info.st_size > max_bytes:
+        raise _too_large(display, max_bytes, info.st_size)
+    fd = os.open(path, _READ_FLAGS)
+    try:
+        # The name may have been replaced since `lstat`; what was opened is what counts.
+        opened = os.fstat(fd)
+        _require_regular(opened, display)
+        data = _read_at_most(fd, max_bytes + 1)
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise _too_large(display, max_bytes)
+    return data
+
+
+def _writable_target(path: Path, display: str) -> bool:
+    """Check that `path` can be written by replacement; return whether a file is there now."""
+    info = _lstat(path)
+    if info is None:
+        return False
+    if stat.S_ISDIR(info.st_mode):
+        raise _EditError(f"{display} is a directory; cannot write a file there")
+    _require_regular(info, display)
+    # Replacing needs only the directory to be writable; keep the file's own protection.
+    if not os.access(path, os.W_OK, follow_symlinks=False):
+        raise _EditError(f"{display} is read-only; no change was made")
+    return True
+
+
+def _replace_file(path: Path, data: bytes, display: str) -> bool:
+    """Write `data` to a new file beside `path` and rename it over `path`.
+
+    Never writes into an existing inode, so a hard link to a file outside the workdir is broken
+    rather than written through; see the module docstring.
+
+    Returns:
+        Whether a file was replaced (False: a new one was created).
+    """
+    existed = _writable_target(path, display)
+    old = os.lstat(path) if existed else None
+    temporary = path.parent / f".tui-assist-{secrets.token_hex(8)}.tmp"
+    fd = os.open(temporary, _TEMP_FLAGS, 0o666)
+    try:
+        try:
+            if old is not None:
+                new = os.fstat(fd)
+                if (new.st_uid, new.st_gid) != (old.st_uid, old.st_gid):
+                    with contextlib.suppress(PermissionError):
+                        os.fchown(fd, old.st_uid, old.st_gid)
+                os.fchmod(fd, stat.S_IMODE(old.st_mode))
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    return existed
+
+
+def _make_directories(root: Path, directory: Path) -> None:
+    """Create `directory` and its missing parents below `root`, one level at a time.
+
+    Iterative on purpose: `Path.mkdir(parents=True)` recurses once per missing level, so a path
+    a thousand levels deep raises `RecursionError`.
+    """
+    current = root
+    for part in directory.relative_to(root).parts:
+        current = current / part
+        try:
+            os.mkdir(current)
+        except FileExistsError:
+            if not stat.S_ISDIR(os.lstat(current).st_mode):
+                raise _EditError(f"{current.relative_to(root)} exists and is not a directory") from None
+
+
+def _path_limit(directory: Path, name: str, fallback: int) -> int:
+    try:
+        limit = os.pathconf(directory, name)
+    except (OSError, ValueError):
+        return fallback
+    return limit if limit > 0 else fallback
+
+
+def _read_text(path: Path, display: str, max_bytes: int) -> str:
+    data = _read_bytes(path, display, max_bytes)
     if b"\x00" in data[:8192]:
         raise _EditError(f"{display} looks like a binary file; the editor only handles text")
     try:
@@ -258,16 +429,23 @@ _INPUT_SCHEMA: dict[str, Any] = {
 class TextEditorTool:
     """The `str_replace_based_edit_tool`: view, create, str_replace and insert, inside the workdir."""
 
-    def __init__(self, workdir: Path, *, max_output_chars: int = 30_000) -> None:
+    def __init__(
+        self, workdir: Path, *, max_output_chars: int = 30_000, max_file_bytes: int = MAX_FILE_BYTES
+    ) -> None:
         """Create the editor for one workdir.
 
         Args:
             workdir: The only directory (with its subdirectories) the editor may touch.
             max_output_chars: `view` output beyond this many characters is cut, with a marker.
+            max_file_bytes: Larger files are refused (before they are read).
         """
         self._workdir = workdir
         self._root = workdir.resolve()
         self._max_output_chars = max_output_chars
+        self._max_file_bytes = max_file_bytes
+        # Read once: the limits of the workdir's filesystem, for refusing over-long paths in `parse`.
+        self._name_max = _path_limit(self._root, "PC_NAME_MAX", _DEFAULT_NAME_MAX)
+        self._path_max = _path_limit(self._root, "PC_PATH_MAX", _DEFAULT_PATH_MAX)
         self._spec = ToolSpec(
             name=TOOL_NAME,
             description=_DESCRIPTION,
@@ -291,7 +469,8 @@ class TextEditorTool:
 
         Raises:
             ToolInputError: on an unknown command, missing or mistyped fields, a bad `view_range`,
-                or a path that resolves outside the workdir.
+                text that is not valid Unicode, or a path that resolves outside the workdir or is
+                longer than the system allows.
         """
         if not isinstance(raw, dict):  # pyright: ignore[reportUnnecessaryIsInstance]  # untrusted
             raise ToolInputError(f"invalid input for {TOOL_NAME}: expected a JSON object")
@@ -309,6 +488,7 @@ class TextEditorTool:
             data = _INPUTS[command].model_validate(raw)
         except ValidationError as error:
             raise ToolInputError(describe_validation_error(error, f"{TOOL_NAME} {command}")) from error
+        _require_encodable(data)
         path = self._confine(data.path)
         display = self._display(path)
         match data:
@@ -361,18 +541,22 @@ class TextEditorTool:
                 start, end = view_range
                 return f"view {display} (lines {start} to {'end' if end == -1 else end})"
             case CreateArgs(path=path, display=display, file_text=text):
-                overwrite = " (overwrites the existing file)" if path.is_file() else ""
+                try:
+                    existed = _writable_target(path, display)
+                except (_EditError, OSError) as error:
+                    return f"create {display} (this call will fail: {_reason(error)})"
+                overwrite = " (overwrites the existing file)" if existed else ""
                 return f"create {display}{overwrite}\n{text}"
             case StrReplaceArgs(path=path, display=display, old_str=old, new_str=new):
                 try:
-                    before = _read_text(path, display)
+                    before = _read_text(path, display, self._max_file_bytes)
                     after, _ = _replace_once(before, old, new, display)
                 except (_EditError, OSError) as error:
                     return f"str_replace {display} (this call will fail: {_reason(error)})"
                 return f"str_replace {display}\n{_unified_diff(before, after, display)}"
             case InsertArgs(path=path, display=display, insert_line=line, insert_text=text):
                 try:
-                    before = _read_text(path, display)
+                    before = _read_text(path, display, self._max_file_bytes)
                     after = _insert_after(before, line, text, display)
                 except (_EditError, OSError) as error:
                     return f"insert {display} (this call will fail: {_reason(error)})"
@@ -396,11 +580,24 @@ class TextEditorTool:
 
     # -----------------------------------------------------------------------------------------
 
-    def _confine(self, path: str) -> Path:
+    def _confine(self, raw: str) -> Path:
         try:
-            return confine(self._workdir, path)
+            path = confine(self._workdir, raw)
         except PathOutsideWorkdir as error:
             raise ToolInputError(str(error)) from error
+        size = len(os.fsencode(path))
+        if size >= self._path_max:
+            raise ToolInputError(
+                f"path is too long: {size:,} bytes once resolved, and the system allows fewer than "
+                f"{self._path_max:,}; use a shorter path"
+            )
+        for name in path.relative_to(self._root).parts:
+            if len(os.fsencode(name)) > self._name_max:
+                raise ToolInputError(
+                    f"a name in the path is too long: {len(os.fsencode(name)):,} bytes (it starts "
+                    f"{name[:20]!r}), and the system allows at most {self._name_max} per name"
+                )
+        return path
 
     def _display(self, path: Path) -> str:
         relative = path.relative_to(self._root)
@@ -413,21 +610,21 @@ class TextEditorTool:
             case ViewArgs():
                 return ToolOutput(self._view(path, args))
             case CreateArgs(display=display, file_text=text):
-                if path.is_dir():
-                    raise _EditError(f"{display} is a directory; cannot create a file there")
-                existed = path.exists()
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(text.encode("utf-8"))
+                _writable_target(path, display)
+                _make_directories(self._root, path.parent)
+                existed = _replace_file(path, text.encode("utf-8"), display)
                 verb = "overwrote" if existed else "created"
                 return ToolOutput(f"File {verb}: {display} ({len(_split_lines(text))} lines)")
             case StrReplaceArgs(display=display, old_str=old, new_str=new):
-                after, line = _replace_once(_read_text(path, display), old, new, display)
-                path.write_bytes(after.encode("utf-8"))
+                before = _read_text(path, display, self._max_file_bytes)
+                after, line = _replace_once(before, old, new, display)
+                _replace_file(path, after.encode("utf-8"), display)
                 snippet = _snippet(after, line, len(_split_lines(new)))
                 return ToolOutput(f"Edited {display}. The edited region now reads:\n{snippet}")
             case InsertArgs(display=display, insert_line=line, insert_text=text):
-                after = _insert_after(_read_text(path, display), line, text, display)
-                path.write_bytes(after.encode("utf-8"))
+                before = _read_text(path, display, self._max_file_bytes)
+                after = _insert_after(before, line, text, display)
+                _replace_file(path, after.encode("utf-8"), display)
                 count = len(_split_lines(text if text.endswith("\n") else text + "\n"))
                 snippet = _snippet(after, line + 1, count)
                 return ToolOutput(
@@ -440,7 +637,7 @@ class TextEditorTool:
             if args.view_range is not None:
                 raise _EditError("view_range applies to files, not directories")
             return self._list_directory(path, args.display)
-        text = _read_text(path, args.display)
+        text = _read_text(path, args.display, self._max_file_bytes)
         lines = _split_lines(text)
         if not lines:
             return f"{args.display} is empty."
@@ -508,6 +705,19 @@ class TextEditorTool:
                 + f"\n[... {len(listing) - cut} characters truncated; view a subdirectory to see more ...]"
             )
         return f"{header}\n{listing}"
+
+
+def _require_encodable(data: _Input) -> None:
+    """Refuse text fields that cannot be written as UTF-8 (JSON allows lone surrogates)."""
+    for field, value in data.model_dump().items():
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise ToolInputError(
+                    f"invalid input for {TOOL_NAME}: {field} is not valid Unicode "
+                    f"({error.reason} at character {error.start})"
+                ) from error
 
 
 def _reason(error: Exception) -> str:

@@ -88,6 +88,7 @@ def default_toolbox(
     bash_timeout: float = 120.0,
     max_output_chars: int = 30_000,
     extra_tools: ExtraTools = (),
+    pass_env: Sequence[str] = (),
 ) -> Toolset:
     """The standard tools: `bash`, `str_replace_based_edit_tool` and `agent`, then any extras.
 
@@ -97,6 +98,8 @@ def default_toolbox(
         bash_timeout: Per-command timeout of the shell, in seconds.
         max_output_chars: Longer tool output is truncated with a marker.
         extra_tools: More tools (e.g. `McpManager.current_tools`), or a callable returning them.
+        pass_env: Environment variables the shell gets even though their names look like
+            secrets (`Settings.tools.bash.pass_env`).
 
     Returns:
         A fresh toolset with a shell that is not started yet.
@@ -109,7 +112,7 @@ def default_toolbox(
     return Toolset(
         workdir,
         [
-            BashTool(workdir, timeout=bash_timeout, max_output_chars=max_output_chars),
+            BashTool(workdir, timeout=bash_timeout, max_output_chars=max_output_chars, pass_env=pass_env),
             TextEditorTool(workdir, max_output_chars=max_output_chars),
             AgentTool(),
             *extras,
@@ -123,6 +126,7 @@ def toolbox_factory(
     bash_timeout: float = 120.0,
     max_output_chars: int = 30_000,
     extra_tools: ExtraTools = (),
+    pass_env: Sequence[str] = (),
 ) -> ToolboxFactory:
     """A factory that makes a fresh default toolbox on each call.
 
@@ -131,14 +135,21 @@ def toolbox_factory(
         bash_timeout: Per-command timeout of the shell, in seconds.
         max_output_chars: Longer tool output is truncated with a marker.
         extra_tools: More tools, or a callable read on each call (see `ExtraTools`).
+        pass_env: Environment variables the shell gets even though their names look like
+            secrets (`Settings.tools.bash.pass_env`).
 
     Returns:
         A callable that returns a new `Toolset` each time.
     """
+    passed = tuple(pass_env)
 
     def make() -> Toolset:
         return default_toolbox(
-            workdir, bash_timeout=bash_timeout, max_output_chars=max_output_chars, extra_tools=extra_tools
+            workdir,
+            bash_timeout=bash_timeout,
+            max_output_chars=max_output_chars,
+            extra_tools=extra_tools,
+            pass_env=passed,
         )
 
     return make

@@ -12,6 +12,19 @@ so even `set -x` tracing never shows it whole.
 
 Bash runs in its own session (process group), so a timeout or a cancellation kills the command
 and everything it started with one `killpg`; the next command then starts a fresh shell.
+
+Why a lifeline pipe ties the shell to the program's life: its own session means nothing kills it
+when the program dies without cleaning up (SIGKILL, a crash). A parent-death signal
+(`PR_SET_PDEATHSIG`) would reach bash only, not the command it is running, and fires when the
+*thread* that spawned it ends rather than the process. Instead, bash gets the read end of a pipe
+whose write end only this process holds, and starts a small disowned watcher in its own process
+group that blocks reading it. The kernel closes the write end however the program ends, the read
+returns, and the watcher SIGKILLs the whole group: bash, the command, and itself. Closing the
+write end is also how `aclose` releases a shell.
+
+Why secrets are left out of the shell's environment: with approval off, a model could simply
+`echo $ANTHROPIC_API_KEY`, and the key would be stored in the history. Names that look like
+secrets are dropped unless the user lists them in `pass_env`.
 """
 
 from __future__ import annotations
@@ -21,9 +34,10 @@ import contextlib
 import os
 import secrets
 import signal
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -48,6 +62,9 @@ _FIXED_ENV = {
     "GIT_TERMINAL_PROMPT": "0",
 }
 """Nothing may wait for a human at a terminal that does not exist."""
+
+_SECRET_PREFIXES = ("ANTHROPIC_", "OPENAI_")
+_SECRET_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,11 +116,41 @@ class _OutputCollector:
         return head_text[:keep_head] + truncation_marker(omitted) + tail_text[len(tail_text) - keep_tail :]
 
 
-def _shell_env(workdir: Path) -> dict[str, str]:
-    env = {name: value for name, value in os.environ.items() if name not in _DROPPED_ENV}
+def is_secret_variable(name: str) -> bool:
+    """Whether an environment variable's name says it may hold a secret.
+
+    Args:
+        name: The variable's name.
+
+    Returns:
+        True for `ANTHROPIC_*` and `OPENAI_*`, and for any name containing `KEY`, `SECRET`,
+        `TOKEN` or `PASSWORD`, all case-insensitively.
+    """
+    upper = name.upper()
+    return upper.startswith(_SECRET_PREFIXES) or any(word in upper for word in _SECRET_WORDS)
+
+
+def _shell_env(workdir: Path, pass_env: frozenset[str]) -> dict[str, str]:
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if name not in _DROPPED_ENV and (name in pass_env or not is_secret_variable(name))
+    }
     env.update(_FIXED_ENV)
     env["PWD"] = str(workdir)
     return env
+
+
+def _watcher(lifeline_fd: int) -> str:
+    """The first line fed to a new shell: start the lifeline watcher, then close its fd.
+
+    The watcher is disowned so `wait` and `jobs` in the model's commands never see it, and its
+    stdio points at /dev/null so it never keeps the output pipe open after bash exits.
+    """
+    return (
+        f"{{ read -r -u {lifeline_fd} _; kill -KILL 0; }} </dev/null >/dev/null 2>&1 & disown; "
+        f"exec {lifeline_fd}<&-\n"
+    )
 
 
 def _wrap(command: str, token: str) -> str:
@@ -125,16 +172,23 @@ class ShellSession:
     shell's own exit, the process is gone and the next command starts a fresh one in the workdir.
     """
 
-    def __init__(self, workdir: Path, *, max_output_chars: int = 30_000) -> None:
+    def __init__(
+        self, workdir: Path, *, max_output_chars: int = 30_000, pass_env: Iterable[str] = ()
+    ) -> None:
         """Prepare a session; no process starts until the first command.
 
         Args:
             workdir: Where the shell starts.
             max_output_chars: Output beyond this many characters is cut in the middle.
+            pass_env: Variables passed to the shell even though their names look like secrets
+                (see `is_secret_variable`).
         """
         self._workdir = workdir
         self._max_output_chars = max_output_chars
+        self._pass_env = frozenset(pass_env)
         self._proc: asyncio.subprocess.Process | None = None
+        self._lifeline: BinaryIO | None = None
+        """The write end of the pipe the shell's watcher reads; closing it kills the shell."""
         self._lock = asyncio.Lock()
 
     @property
@@ -207,18 +261,31 @@ class ShellSession:
             return self._proc
         if self._proc is not None:
             await self._kill()
-        self._proc = await asyncio.create_subprocess_exec(
-            "bash",
-            "--noprofile",
-            "--norc",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            cwd=self._workdir,
-            env=_shell_env(self._workdir),
-            start_new_session=True,
-        )
-        return self._proc
+        # Both ends are close-on-exec; only the read end is handed to bash, under the same number.
+        read_end, write_end = os.pipe()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                "bash",
+                "--noprofile",
+                "--norc",
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                cwd=self._workdir,
+                env=_shell_env(self._workdir, self._pass_env),
+                start_new_session=True,
+                pass_fds=(read_end,),
+            )
+        except BaseException:
+            os.close(write_end)
+            raise
+        finally:
+            os.close(read_end)
+        self._proc = proc
+        self._lifeline = open(write_end, "wb", buffering=0)  # closed by _kill
+        assert proc.stdin is not None
+        proc.stdin.write(_watcher(read_end).encode())
+        return proc
 
     @staticmethod
     async def _read_until_sentinel(
@@ -258,6 +325,9 @@ class ShellSession:
         so first, so its real exit status is reported rather than SIGKILL's.
         """
         proc, self._proc = self._proc, None
+        lifeline, self._lifeline = self._lifeline, None
+        if lifeline is not None:
+            lifeline.close()
         if proc is None:
             return None
         if grace > 0:
@@ -306,7 +376,9 @@ functions. The shell starts in the project's working directory.
 - Output longer than {max_chars} characters is cut in the middle with a marker; pipe through \
 `head`, `tail` or `grep` to see what you need.
 - A non-zero exit status is reported as a final line `[exit status N]`.
-- Pass `restart: true` to start a fresh shell."""
+- Pass `restart: true` to start a fresh shell.
+- Environment variables whose names look like secrets (API keys, tokens, passwords) are not \
+passed to the shell."""
 
 
 def _format_seconds(seconds: float) -> str:
@@ -322,16 +394,25 @@ class BashTool:
     itself: a timeout, a shell that cannot start.
     """
 
-    def __init__(self, workdir: Path, *, timeout: float = 120.0, max_output_chars: int = 30_000) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        timeout: float = 120.0,
+        max_output_chars: int = 30_000,
+        pass_env: Iterable[str] = (),
+    ) -> None:
         """Create the tool and its (not yet started) shell.
 
         Args:
             workdir: Where the shell starts.
             timeout: Per-command timeout in seconds.
             max_output_chars: Output beyond this many characters is cut in the middle.
+            pass_env: Variables passed to the shell even though their names look like secrets
+                (the `[tools.bash] pass_env` setting).
         """
         self._timeout = timeout
-        self._session = ShellSession(workdir, max_output_chars=max_output_chars)
+        self._session = ShellSession(workdir, max_output_chars=max_output_chars, pass_env=pass_env)
         self._spec = ToolSpec(
             name="bash",
             description=_DESCRIPTION.format(timeout=_format_seconds(timeout), max_chars=max_output_chars),
