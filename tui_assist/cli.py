@@ -170,7 +170,9 @@ def make_provider(settings: Settings) -> Provider:
             raise SetupError(MISSING_CREDENTIALS_HINT)
         from tui_assist.providers.anthropic import AnthropicProvider
 
-        return AnthropicProvider(settings.resolved_model, base_url=settings.base_url)
+        return AnthropicProvider(
+            settings.resolved_model, base_url=settings.base_url, request_timeout=settings.request_timeout
+        )
     from tui_assist.providers.profiles import EndpointError, is_openai_compatible, make_openai_provider
 
     if is_openai_compatible(settings.provider, settings.profiles):
@@ -180,6 +182,7 @@ def make_provider(settings: Settings) -> Provider:
                 model=settings.model,
                 base_url=settings.base_url,
                 profiles=settings.profiles,
+                request_timeout=settings.request_timeout,
             )
         except EndpointError as exc:
             raise SetupError(str(exc)) from exc
