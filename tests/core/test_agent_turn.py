@@ -91,6 +91,31 @@ async def test_invalid_and_unknown_tool_input_become_error_results() -> None:
     assert all(isinstance(b, ToolResultBlock) and b.is_error for b in results)
 
 
+async def test_tool_input_that_is_not_an_object_becomes_an_error_result() -> None:
+    # The Tool protocol promises tools a dict; a provider or a script may hand over anything.
+    bad = ToolUseBlock("toolu_bad", "echo", 42)  # pyright: ignore[reportArgumentType]
+    turn, provider = make_turn([[bad], "recovered"])
+    observer = RecordingObserver()
+
+    result = await turn.run(Conversation(), "go", observer)
+
+    assert result.outcome == "answered"
+    finished = [e for e in observer.events if isinstance(e, ToolCallFinished)]
+    assert [(f.output, f.is_error) for f in finished] == [
+        ("Invalid input for echo: expected a JSON object, got int.", True)
+    ]
+
+
+async def test_asking_again_after_an_empty_reply_is_a_model_request_of_the_budget() -> None:
+    turn, provider = make_turn([[], "never sent"], budget=Budget(max_model_requests=1))
+    conversation = Conversation()
+
+    result = await turn.run(conversation, "hi", RecordingObserver())
+
+    assert result.outcome == "budget_exhausted" and len(provider.requests) == 1
+    assert [m.text for m in conversation.messages] == ["hi", f"[stopped: {result.error}]"]
+
+
 async def test_model_request_budget_is_checked_before_the_spend() -> None:
     script = [[use("echo", text=str(i))] for i in range(5)]
     turn, provider = make_turn(script, budget=Budget(max_model_requests=2))

@@ -7,10 +7,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.fake_anthropic import Error, FakeAnthropic, Reply, Text, ToolUse
+from tests.fake_anthropic import Error, FakeAnthropic, Hang, Reply, Text, ToolUse
+from tui_assist.cli import main
 
 
 def ask(
@@ -137,3 +139,68 @@ def test_usage_errors_exit_two(fake: FakeAnthropic, work: Path) -> None:
     unknown = ask("--conversation", "nope", "hi", fake=fake, cwd=work)
     assert unknown.returncode == 2 and "nope" in unknown.stderr
     assert ask("--rounds", "zero", "x", fake=fake, cwd=work).returncode == 2
+
+
+# --------------------------------------------------------------------------- in process, against faults
+
+
+@pytest.fixture
+def api(fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> FakeAnthropic:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+    return fake
+
+
+def ask_in_process(
+    capsys: pytest.CaptureFixture[str], *args: str, cwd: Path
+) -> tuple[int, dict[str, Any], str]:
+    code = main(["ask", "--json", *args, "--workdir", str(cwd)])
+    out, err = capsys.readouterr()
+    return code, json.loads(out), err
+
+
+def test_an_empty_first_reply_is_asked_again_and_the_conversation_goes_on(
+    api: FakeAnthropic, work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    api.add(Reply([]), Reply("The first answer."), Reply("The second answer."))
+
+    code_one, one, _ = ask_in_process(capsys, "q1", cwd=work)
+    code_two, two, _ = ask_in_process(capsys, "--continue", "q2", cwd=work)
+
+    assert (code_one, one["outcome"], one["answer"]) == (0, "answered", "The first answer.")
+    assert (code_two, two["outcome"], two["answer"]) == (0, "answered", "The second answer.")
+    assert one["conversation_id"] == two["conversation_id"]
+    assert [r.status for r in api.requests] == [200, 200, 200]  # the fake answers 400 to empty content
+    sent = [(m["role"], [b.get("text") for b in m["content"]]) for m in api.requests[-1].messages]
+    assert sent == [("user", ["q1"]), ("assistant", ["The first answer."]), ("user", ["q2"])]
+
+
+def test_a_reply_that_stays_empty_is_an_error_and_the_conversation_goes_on(
+    api: FakeAnthropic, work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    api.add(Reply([]), Reply([Text("", deltas=1)]), Reply("Back again."))
+
+    code_one, one, err = ask_in_process(capsys, "q1", cwd=work)
+    code_two, two, _ = ask_in_process(capsys, "--continue", "q2", cwd=work)
+
+    assert (code_one, one["outcome"], one["answer"]) == (1, "error", "")
+    assert one["error"] == "the model sent an empty reply (2 attempts, stop reason end_turn)"
+    assert len(err.strip().splitlines()) == 1 and "empty reply" in err
+    assert (code_two, two["outcome"], two["answer"]) == (0, "answered", "Back again.")
+    assert api.requests[-1].status == 200
+    assert api.requests[-1].messages[-1]["content"][0]["text"] == "q2"
+
+
+def test_request_timeout_from_the_config_ends_a_silent_server(
+    api: FakeAnthropic, work: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = tmp_path / "xdg_config_home" / "tui-assist" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("request_timeout = 0.3\n")
+    api.add(Hang(30), Hang(30), Hang(30))
+
+    code, data, err = ask_in_process(capsys, "hi", cwd=work)
+
+    assert (code, data["outcome"]) == (1, "error")
+    assert data["error"] == f"Anthropic API at {api.base_url} did not answer within 0.3 s (request_timeout)"
+    assert len(err.strip().splitlines()) == 1

@@ -182,6 +182,34 @@ async def test_request_carries_tools_system_and_four_breakpoints(
     }
 
 
+async def test_a_message_left_without_content_is_not_sent(
+    fake: FakeAnthropic, provider: AnthropicProvider
+) -> None:
+    # A history stored before empty replies were refused: the API answers 400 to any request
+    # carrying such a message ("all messages must have non-empty content").
+    history = (
+        Message.user("q1"),
+        Message("assistant", ()),
+        Message.user("q2"),
+        Message("assistant", (TextBlock(" "),)),
+        Message.user("q3"),
+    )
+    fake.add(Reply("fine"))
+
+    response = await provider.complete(
+        ModelRequest(system="s", messages=history, stable_prefix=4), RecordingSink()
+    )
+
+    assert response.message.text == "fine"
+    body = fake.requests[-1].body
+    assert [(m["role"], [b["text"] for b in m["content"]]) for m in body["messages"]] == [
+        ("user", ["q1"]),
+        ("user", ["q2"]),
+        ("user", ["q3"]),
+    ]
+    assert breakpoints(body) == ["system:0", "message:1.0", "message:2.0"]
+
+
 @pytest.mark.parametrize(
     ("stable_prefix", "tools", "system", "expected"),
     [
@@ -312,8 +340,10 @@ async def test_unreachable_api_is_one_line() -> None:
     assert "\n" not in str(info.value)
 
 
-async def test_no_answer_before_the_timeout(fake: FakeAnthropic) -> None:
-    provider = AnthropicProvider(api_key="test", base_url=fake.base_url, max_retries=0, timeout=0.2)
+async def test_no_answer_before_the_sdk_read_timeout(fake: FakeAnthropic) -> None:
+    provider = AnthropicProvider(
+        api_key="test", base_url=fake.base_url, max_retries=0, request_timeout=30, stream_idle_timeout=0.2
+    )
     fake.add(Hang(5))
 
     with pytest.raises(ProviderError) as info:
@@ -321,6 +351,35 @@ async def test_no_answer_before_the_timeout(fake: FakeAnthropic) -> None:
     await provider.aclose()
 
     assert str(info.value) == f"Anthropic API at {fake.base_url} did not answer in time (1 attempt)"
+
+
+async def test_request_timeout_ends_the_wait_for_a_server_that_never_answers(fake: FakeAnthropic) -> None:
+    # The SDK would retry a timed-out attempt twice; the request timeout bounds the whole wait.
+    provider = AnthropicProvider(
+        api_key="test", base_url=fake.base_url, request_timeout=0.3, stream_idle_timeout=30
+    )
+    fake.add(Hang(30), Reply("never reached"))
+
+    with pytest.raises(ProviderError) as info:
+        await provider.complete(ask(), RecordingSink())
+    await provider.aclose()
+
+    assert (
+        str(info.value) == f"Anthropic API at {fake.base_url} did not answer within 0.3 s (request_timeout)"
+    )
+    assert len(fake.requests) == 1 and fake.remaining == 1
+
+
+async def test_request_timeout_also_bounds_each_attempt_by_default(fake: FakeAnthropic) -> None:
+    provider = AnthropicProvider(api_key="test", base_url=fake.base_url, request_timeout=0.3)
+    fake.add(Hang(30), Hang(30), Hang(30))
+
+    with pytest.raises(ProviderError) as info:
+        await provider.complete(ask(), RecordingSink())
+    await provider.aclose()
+
+    assert str(info.value).startswith(f"Anthropic API at {fake.base_url} did not answer")
+    assert provider.stream_idle_timeout == 0.3
 
 
 async def test_missing_credentials_give_the_setup_hint(
@@ -430,8 +489,10 @@ async def test_cut_connection_mid_stream_is_retried(fake: FakeAnthropic, provide
     assert len(fake.requests) == 2
 
 
-async def test_read_timeout_mid_stream_is_retried(fake: FakeAnthropic) -> None:
-    provider = AnthropicProvider(api_key="test", base_url=fake.base_url, timeout=0.3, stream_backoff=0.01)
+async def test_a_stream_that_goes_silent_is_retried(fake: FakeAnthropic) -> None:
+    provider = AnthropicProvider(
+        api_key="test", base_url=fake.base_url, stream_idle_timeout=0.3, stream_backoff=0.01
+    )
     fake.add(Reply("Hello world, again", hold_after=4), Reply("Fresh answer"))
     sink = RecordingSink()
 
@@ -440,8 +501,24 @@ async def test_read_timeout_mid_stream_is_retried(fake: FakeAnthropic) -> None:
 
     assert response.message.text == "Fresh answer"
     assert len(sink.retries) == 1
-    assert sink.retries[0][1].startswith("no data from the API within the read timeout (ReadTimeout")
+    assert sink.retries[0][1].startswith("no data from the API for 0.3 s (ReadTimeout")
     assert len(fake.requests) == 2
+
+
+async def test_a_stream_that_always_goes_silent_ends_in_one_line(fake: FakeAnthropic) -> None:
+    provider = AnthropicProvider(
+        api_key="test", base_url=fake.base_url, stream_idle_timeout=0.3, stream_backoff=0.01
+    )
+    fake.add(*(Reply("Hello world, again", hold_after=3) for _ in range(3)))
+
+    with pytest.raises(ProviderError) as info:
+        await provider.complete(ask(), RecordingSink())
+    await provider.aclose()
+
+    assert str(info.value).startswith(
+        "Anthropic API stream failed after 3 attempts: no data from the API for 0.3 s (ReadTimeout"
+    )
+    assert "\n" not in str(info.value)
 
 
 async def test_stream_ending_early_is_retried(fake: FakeAnthropic, provider: AnthropicProvider) -> None:
@@ -472,6 +549,93 @@ async def test_unparsable_tool_json_is_retried(fake: FakeAnthropic, provider: An
 
     assert response.message.text == "fine"
     assert len(sink.retries) == 1 and sink.retries[0][1].startswith("malformed stream (ValueError")
+
+
+def _delta_for_a_later_block(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for e in events:
+        if e["type"] == "content_block_delta":
+            e["index"] += 1
+    return events
+
+
+def _no_block_start(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in events if e["type"] != "content_block_start"]
+
+
+def _stop_for_a_later_block(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for e in events:
+        if e["type"] == "content_block_stop":
+            e["index"] += 1
+    return events
+
+
+UNPLACEABLE_EVENTS = pytest.mark.parametrize(
+    "surgery", [_delta_for_a_later_block, _no_block_start, _stop_for_a_later_block]
+)
+
+
+@UNPLACEABLE_EVENTS
+async def test_an_event_for_a_block_that_never_started_is_a_broken_stream(
+    fake: FakeAnthropic, provider: AnthropicProvider, surgery: Any
+) -> None:
+    fake.add(Reply("Hello there", transform=surgery), Reply("Fresh answer"))
+    sink = RecordingSink()
+
+    response = await provider.complete(ask(), sink)
+
+    assert response.message.text == "Fresh answer"
+    assert [(n, why.split(":")[0]) for n, why in sink.retries] == [(1, "malformed stream (IndexError")]
+
+
+@UNPLACEABLE_EVENTS
+async def test_a_stream_of_unplaceable_events_ends_in_one_line(
+    fake: FakeAnthropic, provider: AnthropicProvider, surgery: Any
+) -> None:
+    fake.add(*(Reply("Hello there", transform=surgery) for _ in range(3)))
+
+    with pytest.raises(ProviderError) as info:
+        await provider.complete(ask(), RecordingSink())
+
+    assert str(info.value) == (
+        "Anthropic API stream failed after 3 attempts: malformed stream (IndexError: list index out of range)"
+    )
+
+
+NOT_AN_OBJECT = pytest.mark.parametrize(
+    ("tool_input", "shown"),
+    [(42, "42"), ([["command", "ls"]], '[["command", "ls"]]'), ("ls", '"ls"'), (None, "null")],
+)
+
+
+@NOT_AN_OBJECT
+async def test_tool_input_that_is_not_an_object_is_retried(
+    fake: FakeAnthropic, provider: AnthropicProvider, tool_input: Any, shown: str
+) -> None:
+    fake.add(
+        Reply([ToolUse("bash", tool_input, deltas=1)]),
+        Reply([ToolUse("bash", {"command": "ls"}, id="toolu_ok")]),
+    )
+    sink = RecordingSink()
+
+    response = await provider.complete(ask(), sink)
+
+    assert response.message.content == (ToolUseBlock("toolu_ok", "bash", {"command": "ls"}),)
+    assert sink.retries == [(1, f"model sent tool arguments that are not a JSON object for 'bash': {shown}")]
+
+
+@NOT_AN_OBJECT
+async def test_tool_input_that_is_never_an_object_ends_in_one_line(
+    fake: FakeAnthropic, provider: AnthropicProvider, tool_input: Any, shown: str
+) -> None:
+    fake.add(*(Reply([ToolUse("bash", tool_input, deltas=1)]) for _ in range(3)))
+
+    with pytest.raises(ProviderError) as info:
+        await provider.complete(ask(), RecordingSink())
+
+    assert str(info.value) == (
+        "Anthropic API stream failed after 3 attempts: "
+        f"model sent tool arguments that are not a JSON object for 'bash': {shown}"
+    )
 
 
 async def test_stream_that_keeps_breaking_fails_after_three_attempts(

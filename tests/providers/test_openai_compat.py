@@ -418,9 +418,11 @@ async def test_unreachable_local_server_is_one_line_with_a_hint() -> None:
     await p.aclose()
 
 
-async def test_no_answer_before_the_timeout(fake: FakeOpenAI) -> None:
+async def test_no_answer_before_the_sdk_read_timeout(fake: FakeOpenAI) -> None:
     fake.add(Hang(5))
-    p = OpenAICompatProvider(MODEL, base_url=fake.base_url, max_retries=0, timeout=0.3)
+    p = OpenAICompatProvider(
+        MODEL, base_url=fake.base_url, max_retries=0, request_timeout=30, stream_idle_timeout=0.3
+    )
 
     with pytest.raises(ProviderError) as info:
         await p.complete(ask(), RecordingSink())
@@ -429,6 +431,26 @@ async def test_no_answer_before_the_timeout(fake: FakeOpenAI) -> None:
         one_line(info.value) == f"OpenAI-compatible API at {fake.base_url} did not answer in time (1 attempt)"
     )
     await p.aclose()
+
+
+async def test_request_timeout_ends_the_wait_for_a_server_that_never_answers(fake: FakeOpenAI) -> None:
+    fake.add(Hang(30), Reply("never reached"))
+    p = OpenAICompatProvider(MODEL, base_url=fake.base_url, request_timeout=0.3, stream_idle_timeout=30)
+
+    with pytest.raises(ProviderError) as info:
+        await p.complete(ask(), RecordingSink())
+
+    assert (
+        one_line(info.value)
+        == f"OpenAI-compatible API at {fake.base_url} did not answer within 0.3 s (request_timeout)"
+    )
+    assert len(fake.completions) == 1 and fake.remaining == 1
+    await p.aclose()
+
+
+def test_the_request_timeout_reaches_a_provider_made_from_settings() -> None:
+    p = make_openai_provider("ollama", model="m", request_timeout=7)
+    assert (p.request_timeout, p.stream_idle_timeout) == (7, 7)
 
 
 # --------------------------------------------------------------------------- broken streams (app retries)
@@ -481,13 +503,13 @@ async def test_stream_ending_without_a_finish_reason_is_retried(
 
 async def test_read_timeout_mid_stream_is_retried(fake: FakeOpenAI) -> None:
     fake.add(Reply("slow stream", delay=1.0), Reply("quick"))
-    p = OpenAICompatProvider(MODEL, base_url=fake.base_url, timeout=0.3, stream_backoff=0.01)
+    p = OpenAICompatProvider(MODEL, base_url=fake.base_url, stream_idle_timeout=0.3, stream_backoff=0.01)
     sink = RecordingSink()
 
     response = await p.complete(ask(), sink)
 
     assert response.message.text == "quick"
-    assert "read timeout" in sink.retries[0][1]
+    assert sink.retries == [(1, "no data from the server for 0.3 s")]
     await p.aclose()
 
 

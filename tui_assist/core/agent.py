@@ -4,28 +4,36 @@ The runtime, not the model, executes tools: it validates each call's input, asks
 policy, charges the budget before the spend, and records every call in order as *evidence* (the
 ground truth a critic judges). Sub-agents run through the same loop under their tool's node and
 append to the same evidence list.
+
+Only valid messages enter the transcript: blank text blocks are dropped from a reply, and a
+reply left with nothing (no text, no tool call) is asked for again once and then fails the call,
+because the API rejects every later request of a history that holds an empty message.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal, cast
 
 from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.budget import BudgetExhausted, BudgetTracker
-from tui_assist.core.conversation import Message, ToolResultBlock, ToolUseBlock, Usage
+from tui_assist.core.conversation import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from tui_assist.core.events import (
     NodeKind,
     ToolCallFinished,
     ToolCallStarted,
     UsageRecorded,
 )
-from tui_assist.core.model import ModelRequest, Provider
+from tui_assist.core.model import ModelRequest, Provider, ProviderError
 from tui_assist.core.nodes import NodeScope, new_id
 from tui_assist.core.observer import NodeSink, ToolApproval, TurnObserver
 from tui_assist.core.prompts import SUBAGENT_SYSTEM_SUFFIX
+from tui_assist.core.text import plural
 from tui_assist.core.tooling import Tool, Toolbox, ToolContext, ToolInputError, ToolOutput
+
+EMPTY_REPLY_RETRIES: Final = 1
+"""How often a reply with neither text nor a tool call is asked for again before the call fails."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +103,7 @@ async def run_agent(
         The answer and the messages added. A budget stop is an outcome, not an exception.
 
     Raises:
-        ProviderError: when a model call fails for good.
+        ProviderError: when a model call fails for good, including a reply that stays empty.
     """
     prompt = messages[-1].text if messages else ""
     with NodeScope(rt.observer, node_kind, label, parent_id, detail=prompt) as node:
@@ -117,6 +125,8 @@ class _AgentRun:
         added: list[Message] = []
         usage = Usage()
         answer = ""
+        sink = NodeSink(rt.observer, self.node_id)
+        empty_replies = 0
         while True:
             try:
                 rt.budget.before_model_request()
@@ -129,16 +139,25 @@ class _AgentRun:
                 max_tokens=rt.max_tokens,
                 stable_prefix=stable_prefix,
             )
-            response = await rt.provider.complete(request, NodeSink(rt.observer, self.node_id))
+            response = await rt.provider.complete(request, sink)
             rt.budget.record(response.usage)
             usage = usage + response.usage
             rt.observer.on_event(
                 UsageRecorded(node_id=self.node_id, usage=response.usage, model=response.model)
             )
-            transcript.append(response.message)
-            added.append(response.message)
-            answer = response.message.text or answer
-            uses = response.message.tool_uses
+            reply = _without_blank_text(response.message)
+            if not reply.content:
+                empty_replies += 1
+                why = f"empty reply ({plural(empty_replies, 'attempt')}, stop reason {response.stop_reason})"
+                if empty_replies > EMPTY_REPLY_RETRIES:
+                    raise ProviderError(f"the model sent an {why}")
+                sink.retrying(empty_replies, why)
+                continue
+            empty_replies = 0
+            transcript.append(reply)
+            added.append(reply)
+            answer = reply.text or answer
+            uses = reply.tool_uses
             if not uses:
                 return AgentResult(answer, "answered", added, usage)
             results: list[ToolResultBlock] = []
@@ -195,6 +214,12 @@ class _AgentRun:
         if tool is None:
             known = ", ".join(self.tools) or "none"
             return ToolOutput(f"Unknown tool {use.name!r}. Available tools: {known}.", is_error=True)
+        raw = cast(object, use.input)  # typed as an object, but a provider or script may hand over anything
+        if not isinstance(raw, dict):
+            return ToolOutput(
+                f"Invalid input for {use.name}: expected a JSON object, got {type(raw).__name__}.",
+                is_error=True,
+            )
         try:
             args = tool.parse(use.input)
         except ToolInputError as exc:
@@ -233,3 +258,9 @@ class _AgentRun:
         if result.outcome != "answered":
             return f"[sub-agent stopped: {result.detail}] {result.answer}".strip()
         return result.answer
+
+
+def _without_blank_text(message: Message) -> Message:
+    """`message` without its empty or whitespace-only text blocks, which the API rejects."""
+    kept = tuple(b for b in message.content if not (isinstance(b, TextBlock) and not b.text.strip()))
+    return message if len(kept) == len(message.content) else Message(message.role, kept)

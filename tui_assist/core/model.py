@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from tui_assist.core.conversation import Message, Usage
+
+DEFAULT_REQUEST_TIMEOUT: Final = 120.0
+"""Seconds a model request may wait for its response to begin, and a stream may stay silent."""
 
 
 @dataclass(frozen=True, slots=True)

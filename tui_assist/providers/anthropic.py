@@ -5,11 +5,13 @@ Retries happen in two layers, because the SDK only covers the first:
 - Before the response headers arrive, the SDK retries 408/409/429/5xx/529 and connection
   errors itself (`max_retries`), honouring `retry-after`.
 - Once a 200 has arrived, the SDK never retries. A stream that then breaks (an SSE `error`
-  event, a dropped connection, a read timeout between chunks, a stream that ends early) is
-  retried here, from scratch, up to `stream_retries` times; the sink hears `retrying()` first
-  so the host can throw away the partial text.
+  event, a dropped connection, no data for `stream_idle_timeout`, a stream that ends early,
+  events the SDK cannot assemble such as a delta for a block that never started, a tool input
+  that is not a JSON object) is retried here, from scratch, up to `stream_retries` times; the
+  sink hears `retrying()` first so the host can throw away the partial text.
 
-Whatever still fails becomes a `ProviderError` with one line a user can act on.
+Whatever still fails becomes a `ProviderError` with one line a user can act on. A response that
+has not begun within `request_timeout` (the SDK's retries included) fails at once.
 
 Prompt caching uses at most four `cache_control` breakpoints, in prefix order: the last tool,
 the system prompt, the end of the stable history (`ModelRequest.stable_prefix`) and the end of
@@ -20,6 +22,7 @@ turn wrote even though the final-message breakpoint moves on every call.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AsyncExitStack
 from typing import Any, Final, Required, TypedDict, cast
 
 import anthropic
@@ -37,7 +40,14 @@ from anthropic.types import (
 from anthropic.types import Message as ApiMessage
 
 from tui_assist.core.conversation import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
-from tui_assist.core.model import ModelRequest, ModelResponse, ProviderError, StreamSink, ToolSpec
+from tui_assist.core.model import (
+    DEFAULT_REQUEST_TIMEOUT,
+    ModelRequest,
+    ModelResponse,
+    ProviderError,
+    StreamSink,
+    ToolSpec,
+)
 from tui_assist.providers.anthropic_info import (
     BASH_TOOL_NAME,
     BASH_TOOL_TYPE,
@@ -54,8 +64,10 @@ from tui_assist.providers.streaming import (
     exc_text,
     one_line,
     plural,
+    response_within,
     retry_broken_stream,
     sdk_attempts,
+    tool_input_object,
 )
 
 __all__ = [
@@ -89,6 +101,14 @@ _NOT_RETRYABLE_STREAM_ERRORS: Final = frozenset(
 )
 """SSE `error` types that a fresh attempt cannot fix; any other mid-stream error is retried."""
 
+_CONNECT_TIMEOUT: Final = 5.0
+"""Seconds to open a connection (the SDK's own default): an unreachable host is retried soon."""
+
+_MALFORMED_STREAM: Final = (ValueError, LookupError, TypeError, AttributeError, RuntimeError)
+"""What the SDK raises assembling events it cannot place: undecodable data or tool-input JSON
+(ValueError), a delta or stop for a content block that never started (IndexError), an event
+before `message_start` (RuntimeError)."""
+
 
 _ContentParam = TextBlockParam | ToolUseBlockParam | ToolResultBlockParam
 
@@ -118,11 +138,13 @@ class AnthropicProvider:
         stream_retries: Retries this provider makes when a stream breaks after its 200.
         stream_backoff: Seconds before the first stream retry; doubled for each later one.
         prompt_caching: Whether to mark cache breakpoints (off only to measure what caching saves).
-        timeout: Seconds for connect, write and each read between stream chunks; None keeps
-            the SDK default (600 s, connect 5 s).
-        client: A ready client to use instead of building one. It is used as it is (the
-            retry and timeout arguments do not apply to it) and `aclose()` leaves it open:
-            whoever made it closes it.
+        request_timeout: Seconds an attempt may wait for its response to begin, the SDK's
+            retries included; past it the call fails with one line.
+        stream_idle_timeout: Seconds a stream may deliver nothing before it counts as broken
+            (and is retried); None: `request_timeout`. Also the SDK's per-attempt read timeout.
+        client: A ready client to use instead of building one. It is used as it is (the retry
+            and idle-timeout arguments do not apply to it, `request_timeout` does) and
+            `aclose()` leaves it open: whoever made it closes it.
     """
 
     name = "anthropic"
@@ -137,17 +159,19 @@ class AnthropicProvider:
         stream_retries: int = 2,
         stream_backoff: float = 0.5,
         prompt_caching: bool = True,
-        timeout: float | None = None,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        stream_idle_timeout: float | None = None,
         client: AsyncAnthropic | None = None,
     ) -> None:
         self.model = model
         self.stream_retries = stream_retries
         self.stream_backoff = stream_backoff
         self.prompt_caching = prompt_caching
+        self.request_timeout = request_timeout
+        self.stream_idle_timeout = request_timeout if stream_idle_timeout is None else stream_idle_timeout
         self._api_key = api_key
         self._base_url = base_url
         self._max_retries = max_retries
-        self._timeout = timeout
         self._client = client
         self._owns_client = client is None
 
@@ -164,7 +188,9 @@ class AnthropicProvider:
                     api_key=self._api_key,
                     base_url=self._base_url,
                     max_retries=self._max_retries,
-                    timeout=anthropic.NOT_GIVEN if self._timeout is None else self._timeout,
+                    timeout=httpx2.Timeout(
+                        self.stream_idle_timeout, connect=min(_CONNECT_TIMEOUT, self.stream_idle_timeout)
+                    ),
                 )
             except anthropic.AnthropicError as e:
                 if not anthropic_credentials_available():
@@ -188,18 +214,22 @@ class AnthropicProvider:
         """
         params = build_stream_params(request, self.model, cache=self.prompt_caching)
         client = self.client
-        final = await retry_broken_stream(
+        return await retry_broken_stream(
             lambda: self._attempt(client, params, sink),
             sink=sink,
             retries=self.stream_retries,
             backoff=self.stream_backoff,
             what="Anthropic API",
         )
-        return _to_response(final)
 
-    async def _attempt(self, client: AsyncAnthropic, params: StreamParams, sink: StreamSink) -> ApiMessage:
+    async def _attempt(self, client: AsyncAnthropic, params: StreamParams, sink: StreamSink) -> ModelResponse:
         try:
-            async with client.messages.stream(**params) as stream:
+            async with AsyncExitStack() as stack:
+                stream = await response_within(
+                    self.request_timeout,
+                    stack.enter_async_context(client.messages.stream(**params)),
+                    what=f"Anthropic API at {_url(client)}",
+                )
                 final: ApiMessage | None = None
                 while final is None:
                     try:
@@ -215,18 +245,17 @@ class AnthropicProvider:
                         raise StreamBroke(text) from e
                     except httpx2.TimeoutException as e:
                         raise StreamBroke(
-                            f"no data from the API within the read timeout ({exc_text(e)})"
+                            f"no data from the API for {self.stream_idle_timeout:g} s ({exc_text(e)})"
                         ) from e
                     except httpx2.HTTPError as e:
                         raise StreamBroke(f"connection broke mid-stream ({exc_text(e)})") from e
-                    except ValueError as e:
-                        # Undecodable SSE data or tool-input JSON the SDK cannot parse.
+                    except _MALFORMED_STREAM as e:
                         raise StreamBroke(f"malformed stream ({exc_text(e)})") from e
                     if event.type == "text":
                         sink.text(event.text)
                     elif event.type == "message_stop":
                         final = event.message
-                return final
+                return _to_response(final)
         except anthropic.APIStatusError as e:
             raise ProviderError(_status_error_line(e)) from e
         except anthropic.APITimeoutError as e:
@@ -258,7 +287,9 @@ class AnthropicProvider:
 def build_stream_params(request: ModelRequest, model: str, *, cache: bool = True) -> StreamParams:
     """Translate a neutral request into `messages.stream()` arguments, with cache breakpoints.
 
-    Empty or whitespace-only text blocks are dropped (the API rejects them). Tools with a
+    Empty or whitespace-only text blocks are dropped, and so is a message left with no content
+    (the API rejects both; such a message may come from a history stored before empty replies
+    were refused, and the API joins the neighbours it leaves in one role). Tools with a
     `native_type` are sent as that versioned type when the model supports it.
 
     Args:
@@ -269,20 +300,22 @@ def build_stream_params(request: ModelRequest, model: str, *, cache: bool = True
     Returns:
         The keyword arguments, with at most `MAX_CACHE_BREAKPOINTS` `cache_control` marks.
     """
-    contents = [_content_params(m.content) for m in request.messages]
-    marked: set[int] = set()
-    if contents and cache:
-        marked.add(len(contents) - 1)
-        if request.stable_prefix > 0:
-            marked.add(min(request.stable_prefix, len(contents)) - 1)
     messages: list[MessageParam] = []
-    for i, (message, content) in enumerate(zip(request.messages, contents, strict=True)):
-        if i in marked and content:
-            content[-1]["cache_control"] = _EPHEMERAL
+    stable = 0  # how many of `messages` are stable history
+    for i, message in enumerate(request.messages):
+        content = _content_params(message.content)
+        if not content:
+            continue
         if message.role == "user":
             messages.append({"role": "user", "content": content})
         else:
             messages.append({"role": "assistant", "content": content})
+        if i < request.stable_prefix:
+            stable = len(messages)
+    if messages and cache:
+        for end in {len(messages), stable} - {0}:
+            blocks = cast(list[_ContentParam], messages[end - 1]["content"])
+            blocks[-1]["cache_control"] = _EPHEMERAL
 
     params: StreamParams = {"model": model, "max_tokens": request.max_tokens, "messages": messages}
     if request.system.strip():
@@ -341,7 +374,7 @@ def _to_response(final: ApiMessage) -> ModelResponse:
         if block.type == "text" and block.text:
             blocks.append(TextBlock(block.text))
         elif block.type == "tool_use":
-            blocks.append(ToolUseBlock(block.id, block.name, dict(block.input)))
+            blocks.append(ToolUseBlock(block.id, block.name, tool_input_object(block.name, block.input)))
     usage = final.usage
     return ModelResponse(
         message=Message("assistant", tuple(blocks)),

@@ -6,10 +6,12 @@ mirrors `AnthropicProvider` in everything the core can see:
 
 - Retries happen in two layers. Before the response headers arrive, the SDK retries
   408/409/429/5xx and connection errors itself (`max_retries`), honouring `retry-after`. Once a
-  200 has arrived the SDK never retries; a stream that then breaks (a dropped connection, a read
-  timeout between chunks, an error payload mid-stream, a stream that ends without a finish
-  reason, tool arguments that are not a JSON object) is retried here from scratch, up to
+  200 has arrived the SDK never retries; a stream that then breaks (a dropped connection, no
+  data for `stream_idle_timeout`, an error payload mid-stream, a stream that ends without a
+  finish reason, tool arguments that are not a JSON object) is retried here from scratch, up to
   `stream_retries` times, and the sink hears `retrying()` first.
+- A response that has not begun within `request_timeout` (the SDK's retries included) fails at
+  once.
 - Whatever still fails becomes a `ProviderError` with one line a user can act on. A server or
   model without native tool calling (Ollama's "does not support tools", vLLM without
   `--enable-auto-tool-choice`, llama.cpp without `--jinja`) is named as such, because the raw
@@ -35,6 +37,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
+import httpx2
 import openai
 from openai import AsyncOpenAI
 from openai.types.chat import (
@@ -47,7 +50,14 @@ from openai.types.chat import (
 from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 
 from tui_assist.core.conversation import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
-from tui_assist.core.model import ModelRequest, ModelResponse, ProviderError, StreamSink, ToolSpec
+from tui_assist.core.model import (
+    DEFAULT_REQUEST_TIMEOUT,
+    ModelRequest,
+    ModelResponse,
+    ProviderError,
+    StreamSink,
+    ToolSpec,
+)
 from tui_assist.providers.profiles import NO_KEY_PLACEHOLDER, MaxTokensParam
 from tui_assist.providers.streaming import (
     StreamBroke,
@@ -55,8 +65,10 @@ from tui_assist.providers.streaming import (
     exc_text,
     one_line,
     plural,
+    response_within,
     retry_broken_stream,
     sdk_attempts,
+    tool_input_object,
 )
 
 __all__ = ["OpenAICompatProvider", "build_chat_params"]
@@ -83,6 +95,9 @@ _NO_TOOLS = re.compile(
 )
 """What servers say when the model or server has no native tool calling (Ollama, vLLM, llama.cpp)."""
 
+_CONNECT_TIMEOUT: Final = 5.0
+"""Seconds to open a connection (the SDK's own default): an unreachable server is retried soon."""
+
 
 class OpenAICompatProvider:
     """A `Provider` for any OpenAI-compatible Chat Completions server, through the `openai` SDK.
@@ -98,11 +113,14 @@ class OpenAICompatProvider:
         max_retries: Retries the SDK makes before response headers (429, 5xx, connect errors).
         stream_retries: Retries this provider makes when a stream breaks after its 200.
         stream_backoff: Seconds before the first stream retry; doubled for each later one.
-        timeout: Seconds for connect, write and each read between stream chunks; None keeps the
-            SDK default (600 s).
+        request_timeout: Seconds an attempt may wait for its response to begin, the SDK's
+            retries included; past it the call fails with one line.
+        stream_idle_timeout: Seconds a stream may deliver nothing before it counts as broken
+            (and is retried); None: `request_timeout`. Also the SDK's per-attempt read timeout.
         max_tokens_param: Which request field carries `ModelRequest.max_tokens` (`none`: omit).
         include_usage: Whether to ask for usage with `stream_options` (a few servers reject it).
-        client: A ready client to use instead of building one; `aclose()` leaves it open.
+        client: A ready client to use instead of building one (the retry and idle-timeout
+            arguments do not apply to it); `aclose()` leaves it open.
     """
 
     name = "openai"
@@ -116,7 +134,8 @@ class OpenAICompatProvider:
         max_retries: int = 2,
         stream_retries: int = 2,
         stream_backoff: float = 0.5,
-        timeout: float | None = None,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        stream_idle_timeout: float | None = None,
         max_tokens_param: MaxTokensParam = "max_tokens",
         include_usage: bool = True,
         client: AsyncOpenAI | None = None,
@@ -126,10 +145,11 @@ class OpenAICompatProvider:
         self.stream_backoff = stream_backoff
         self.max_tokens_param: MaxTokensParam = max_tokens_param
         self.include_usage = include_usage
+        self.request_timeout = request_timeout
+        self.stream_idle_timeout = request_timeout if stream_idle_timeout is None else stream_idle_timeout
         self._base_url = base_url
         self._api_key = api_key
         self._max_retries = max_retries
-        self._timeout = timeout
         self._client = client
         self._owns_client = client is None
 
@@ -147,7 +167,9 @@ class OpenAICompatProvider:
                     api_key=key,
                     base_url=self._base_url,
                     max_retries=self._max_retries,
-                    timeout=openai.NOT_GIVEN if self._timeout is None else self._timeout,
+                    timeout=httpx2.Timeout(
+                        self.stream_idle_timeout, connect=min(_CONNECT_TIMEOUT, self.stream_idle_timeout)
+                    ),
                 )
             except openai.OpenAIError as e:
                 raise ProviderError(one_line(f"OpenAI-compatible client: {e}")) from e
@@ -183,7 +205,11 @@ class OpenAICompatProvider:
         self, client: AsyncOpenAI, params: dict[str, Any], sink: StreamSink, *, has_tools: bool
     ) -> ModelResponse:
         try:
-            stream = await client.chat.completions.create(**params, stream=True)
+            stream = await response_within(
+                self.request_timeout,
+                client.chat.completions.create(**params, stream=True),
+                what=_server(client),
+            )
         except openai.APIStatusError as e:
             raise ProviderError(_status_error_line(e, client, self.model, has_tools=has_tools)) from e
         except openai.APITimeoutError as e:
@@ -203,7 +229,7 @@ class OpenAICompatProvider:
                 async for chunk in stream:
                     assembler.add(chunk, sink)
             except openai.APITimeoutError as e:
-                raise StreamBroke("no data from the server within the read timeout") from e
+                raise StreamBroke(f"no data from the server for {self.stream_idle_timeout:g} s") from e
             except openai.APIConnectionError as e:
                 cause = exc_text(e.__cause__) if e.__cause__ is not None else e.message
                 raise StreamBroke(f"connection broke mid-stream ({cause})") from e
@@ -417,11 +443,7 @@ def _arguments(call: _PendingCall) -> dict[str, Any]:
         raise StreamBroke(
             f"model sent invalid JSON arguments for tool {call.name!r} ({e}): {clip(raw, 80)}"
         ) from e
-    if not isinstance(value, dict):
-        raise StreamBroke(
-            f"model sent tool arguments that are not a JSON object for {call.name!r}: {clip(raw, 80)}"
-        )
-    return cast(dict[str, Any], value)
+    return tool_input_object(call.name, value)
 
 
 def _usage(chunk: ChatCompletionChunk) -> Usage:

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tui_assist.core.model import DEFAULT_REQUEST_TIMEOUT
+
 if TYPE_CHECKING:
     from tui_assist.providers.openai_compat import OpenAICompatProvider
 
@@ -170,6 +172,7 @@ def make_openai_provider(
     model: str | None,
     base_url: str | None = None,
     profiles: Mapping[str, OpenAIProfile] | None = None,
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
 ) -> OpenAICompatProvider:
     """Build the OpenAI-compatible provider the settings ask for (imports the SDK).
 
@@ -178,6 +181,8 @@ def make_openai_provider(
         model: `Settings.model`.
         base_url: `Settings.base_url` (a URL or a profile name).
         profiles: `Settings.profiles`.
+        request_timeout: `Settings.request_timeout`: seconds a response may take to begin, and
+            a stream may stay silent.
 
     Returns:
         A provider whose client is created on first use.
@@ -193,4 +198,5 @@ def make_openai_provider(
         base_url=endpoint.base_url,
         api_key=endpoint.api_key,
         max_tokens_param=endpoint.max_tokens_param,
+        request_timeout=request_timeout,
     )

@@ -1,20 +1,39 @@
-"""What every SDK-backed provider shares: retrying a stream that broke after its 200, and one-line errors.
+"""What every SDK-backed provider shares: timeouts, retrying a broken stream, one-line errors.
 
 SDKs retry HTTP errors only up to the response headers; once a stream is flowing, a cut
 connection, a read timeout or an SSE error event is the app's to retry. Providers raise
 `StreamBroke` for those and run each call through `retry_broken_stream`.
+
+Two timeouts bound a call, so a server that accepts a request and then says nothing cannot keep
+a turn waiting:
+
+- `request_timeout`: how long one attempt may wait for its response to begin, the SDK's own
+  retries included (`response_within`). Past it the call fails at once with one line.
+- the stream idle timeout: the transport's read timeout, so a stream that delivers nothing for
+  that long breaks (`StreamBroke`) and is retried like any other broken stream.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from tui_assist.core.model import ProviderError, StreamSink
 from tui_assist.core.text import clip, exc_text, one_line, plural
 
-__all__ = ["StreamBroke", "clip", "exc_text", "one_line", "plural", "retry_broken_stream", "sdk_attempts"]
+__all__ = [
+    "StreamBroke",
+    "clip",
+    "exc_text",
+    "one_line",
+    "plural",
+    "response_within",
+    "retry_broken_stream",
+    "sdk_attempts",
+    "tool_input_object",
+]
 
 T = TypeVar("T")
 
@@ -53,6 +72,55 @@ async def retry_broken_stream(
             done += 1
             sink.retrying(done, one_line(str(exc)))
             await asyncio.sleep(backoff * 2 ** (done - 1))
+
+
+async def response_within(seconds: float, start: Awaitable[T], *, what: str) -> T:
+    """Await `start` (a request up to its response headers, SDK retries included) for at most `seconds`.
+
+    Args:
+        seconds: The request timeout.
+        start: The SDK call that returns once the response has begun.
+        what: The service, for the error line ("Anthropic API at https://...").
+
+    Returns:
+        What `start` returned.
+
+    Raises:
+        ProviderError: when the response did not begin in time; the message is one line.
+    """
+    deadline = asyncio.timeout(seconds)
+    try:
+        async with deadline:
+            return await start
+    except TimeoutError as exc:
+        if not deadline.expired():
+            raise
+        raise ProviderError(
+            one_line(f"{what} did not answer within {seconds:g} s (request_timeout)")
+        ) from exc
+
+
+def tool_input_object(tool: str, value: object) -> dict[str, Any]:
+    """A streamed tool input, which the API and every tool expect to be a JSON object.
+
+    Args:
+        tool: The tool's name, for the error.
+        value: The decoded input.
+
+    Returns:
+        `value`, typed as an object.
+
+    Raises:
+        StreamBroke: when `value` is not an object (`42`, a list, a string): the model or the
+            server got it wrong, so the call is worth another attempt; such a call must never
+            enter the history, which the API would then reject on every later request.
+    """
+    if not isinstance(value, dict):
+        shown = json.dumps(value, ensure_ascii=False, default=str)
+        raise StreamBroke(
+            f"model sent tool arguments that are not a JSON object for {tool!r}: {clip(shown, 80)}"
+        )
+    return cast(dict[str, Any], value)
 
 
 def sdk_attempts(request: Any) -> int:

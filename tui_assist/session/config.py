@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tui_assist.core.model import DEFAULT_REQUEST_TIMEOUT
 from tui_assist.core.prompts import CRITIC_PROMPT, SYSTEM_PROMPT
 from tui_assist.providers.anthropic_info import DEFAULT_MODEL
 from tui_assist.providers.profiles import OpenAIProfile
@@ -95,6 +96,8 @@ class Settings(_Section):
     workdir: Path = Field(default_factory=Path.cwd)
     data_dir: Path | None = None
     bash_timeout: float = Field(default=120.0, gt=0)
+    request_timeout: float = Field(default=DEFAULT_REQUEST_TIMEOUT, gt=0)
+    """Seconds a model request may wait for its response to begin, and a stream may stay silent."""
     system_prompt: str = SYSTEM_PROMPT
     critic_prompt: str = CRITIC_PROMPT
     max_model_requests: int = Field(default=60, ge=1)

@@ -58,7 +58,9 @@ def make_provider(settings: Settings) -> Provider:
             raise MissingCredentials(MISSING_CREDENTIALS_HINT)
         from tui_assist.providers.anthropic import AnthropicProvider
 
-        return AnthropicProvider(settings.resolved_model, base_url=settings.base_url)
+        return AnthropicProvider(
+            settings.resolved_model, base_url=settings.base_url, request_timeout=settings.request_timeout
+        )
     from tui_assist.providers.profiles import EndpointError, is_openai_compatible, make_openai_provider
 
     if is_openai_compatible(settings.provider, settings.profiles):
@@ -68,6 +70,7 @@ def make_provider(settings: Settings) -> Provider:
                 model=settings.model,
                 base_url=settings.base_url,
                 profiles=settings.profiles,
+                request_timeout=settings.request_timeout,
             )
         except EndpointError as exc:
             raise SetupError(str(exc)) from exc
@@ -95,7 +98,10 @@ def make_toolbox_factory(
     from tui_assist.tools.registry import toolbox_factory
 
     return toolbox_factory(
-        settings.workdir, bash_timeout=settings.bash_timeout, extra_tools=extra_tools or ()
+        settings.workdir,
+        bash_timeout=settings.bash_timeout,
+        extra_tools=extra_tools or (),
+        pass_env=settings.tools.bash.pass_env,
     )
 
 
