@@ -285,3 +285,14 @@ def test_usage_errors_are_one_line_with_exit_2(
     assert run(home, "ask", "seed", *offline(home)).returncode == 0
     extra = offline(home) if argv[0] == "ask" else []
     assert_one_line(run(home, *argv, *extra), 2, *words)
+
+
+def test_an_mcp_server_that_does_not_start_is_reported_and_the_turn_still_runs(home: Path) -> None:
+    _config(home).write_text('[mcpServers.broken]\ncommand = "/no/such/mcp-server"\n')
+    proc = run(home, "ask", "hi", *offline(home), "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["answer"] == "an answer"
+    assert any("MCP server broken did not start" in w for w in data["warnings"]), data["warnings"]
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tui-assist: ask: warning: MCP server broken"), lines

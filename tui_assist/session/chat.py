@@ -272,6 +272,10 @@ class ChatSession:
             if manager is None:
                 return None
             await manager.start()
+            for status in manager.status():
+                if status.state in ("failed", "crashed"):
+                    why = status.error or "it did not start"
+                    self.notes.append(f"MCP server {status.name} did not start: {why}; its tools are off")
             return manager.current_tools
         except Exception as exc:
             log.exception("MCP servers failed to start")

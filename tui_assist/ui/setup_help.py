@@ -12,15 +12,15 @@ if TYPE_CHECKING:
 NO_PROVIDER_HELP = """\
 **No model provider is configured yet.**
 
-Claude is reached through the Anthropic SDK, which found no credentials. To chat with Claude:
+Claude is reached through the Anthropic SDK, which found no credentials. Any one of these fixes it:
 
-- set `ANTHROPIC_API_KEY` (or `ANTHROPIC_AUTH_TOKEN`) in your environment and start again, or
-- put `provider = "anthropic"` and a `model` in `{config}`.
-
-**Offline**, everything but the model works: run `tui-assist --provider scripted --script FILE`,
-where FILE is a JSON list of assistant messages (each a list of content blocks, as in the
-Messages API), replayed one per model request. Themes, Refine mode, the agent tree and the round
-review all work with it."""
+- set `ANTHROPIC_API_KEY` (or `ANTHROPIC_AUTH_TOKEN`) in your environment and start again;
+- use a local or OpenAI-compatible server: `tui-assist --provider ollama --model NAME` (also
+  `vllm`, `llamacpp`, or `--provider openai --base-url URL`; `provider` and `model` can live in
+  `{config}`);
+- work **offline**: `tui-assist --provider scripted --script FILE` replays FILE, a JSON list of
+  assistant messages (each a list of content blocks, as in the Messages API), one per model
+  request. Themes, Refine mode, the agent tree and the round review all work with it."""
 
 
 INVALID_SETTINGS_HELP = """\
