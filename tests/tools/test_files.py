@@ -3,9 +3,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import subprocess
 import socket
 import stat
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
