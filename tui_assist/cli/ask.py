@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from tui_assist.session.config import Settings
 
 
-def result_json(outcome: TurnOutcome, warnings: list[str]) -> dict[str, Any]:
+def result_json(outcome: TurnOutcome, warnings: list[str], instructions: list[str]) -> dict[str, Any]:
     """The `ask --json` object (a DESIGN.md contract)."""
     result: TurnResult = outcome.result
     data: dict[str, Any] = {
@@ -40,6 +40,7 @@ def result_json(outcome: TurnOutcome, warnings: list[str]) -> dict[str, Any]:
         ],
         "usage": result.usage.to_dict(),
         "warnings": warnings,
+        "instructions": instructions,
     }
     if result.error and result.outcome in ("error", "cancelled", "budget_exhausted"):
         data["error"] = result.error
@@ -57,6 +58,7 @@ def failure_json(strategy: str, error: str) -> dict[str, Any]:
         "rounds": [],
         "usage": {"input_tokens": 0, "output_tokens": 0},
         "warnings": [],
+        "instructions": [],
         "error": error,
     }
 
@@ -96,7 +98,8 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
     warnings = [*session.notes, *outcome.warnings]
     result = outcome.result
     if args.json:
-        print(json.dumps(result_json(outcome, warnings), ensure_ascii=False))
+        instructions = [str(file.path) for file in session.instructions.files]
+        print(json.dumps(result_json(outcome, warnings, instructions), ensure_ascii=False))
     elif result.outcome not in ("error", "cancelled"):
         print(result.answer)
     for warning in warnings:

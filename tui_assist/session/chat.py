@@ -24,6 +24,7 @@ from tui_assist.core.nodes import new_id
 from tui_assist.core.observer import FanOutObserver
 from tui_assist.session.config_source import ConfigError, ConfigPreview, ConfigSource
 from tui_assist.session.factory import EmptyToolbox, MissingCredentials, SetupError
+from tui_assist.session.instructions import Instructions, InstructionsLoader
 
 if TYPE_CHECKING:
     from tui_assist.core.conversation import Message
@@ -153,6 +154,8 @@ class ChatSession:
         self.missing_credentials = False
         """The provider is Anthropic and the SDK found no credentials."""
         self.store = store
+        self.instructions = Instructions()
+        """The project instructions the last turn was given (AGENTS.md files)."""
         self.store_error: SetupError | None = None
         """Why the store could not be opened (turns then aren't saved)."""
         self.notes: list[str] = []
@@ -164,6 +167,7 @@ class ChatSession:
         self._toolbox_factory = toolbox_factory
         self._ready = asyncio.Event()
         self._running: asyncio.Task[TurnResult] | None = None
+        self._instructions: InstructionsLoader | None = None
 
     # -- settings ------------------------------------------------------------------------------
 
@@ -332,15 +336,27 @@ class ChatSession:
         if self.provider is None:
             raise SetupError(self.provider_problem or "no provider is configured")
         s = self.settings
+        self.instructions = self._instructions_loader().load()
+        system_prompt = s.system_prompt
+        if self.instructions.text:
+            system_prompt = f"{system_prompt}\n\n{self.instructions.text}"
         deps = TurnDeps(
             provider=self.provider,
             toolbox_factory=self._toolbox_factory or (lambda: EmptyToolbox(s.workdir)),
             approvals=self.approvals,
             budget=Budget(s.max_model_requests, s.max_tool_calls, s.max_tokens_per_turn),
-            system_prompt=s.system_prompt,
+            system_prompt=system_prompt,
             critic_prompt=s.critic_prompt,
         )
         return RefineTurn(deps, max_rounds=self.rounds) if self.refine else AgentTurn(deps)
+
+    def _instructions_loader(self) -> InstructionsLoader:
+        workdir = self.settings.workdir
+        if self._instructions is None or self._instructions.workdir != workdir:
+            from tui_assist.paths import config_dir
+
+            self._instructions = InstructionsLoader(workdir, config_dir())
+        return self._instructions
 
     def price(self, model: str | None = None) -> Price | None:
         """The price of `model` (default: the session's) for the cost meter."""
