@@ -204,3 +204,25 @@ def test_request_timeout_from_the_config_ends_a_silent_server(
     assert (code, data["outcome"]) == (1, "error")
     assert data["error"] == f"Anthropic API at {api.base_url} did not answer within 0.3 s (request_timeout)"
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_refine_turn_stopped_by_its_budget_keeps_its_tool_calls(
+    api: FakeAnthropic, work: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = tmp_path / "xdg_config_home" / "tui-assist" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("max_tool_calls = 4\n")
+    api.add(*(Reply([ToolUse("bash", {"command": f"echo step {i}"}, id=f"toolu_{i}")]) for i in range(6)))
+
+    code, data, _ = ask_in_process(capsys, "--refine", "--yes", "keep going", cwd=work)
+
+    assert data["outcome"] == "budget_exhausted" and code == 0
+    assert [(r["index"], r["tool_calls"]) for r in data["rounds"]] == [(1, 4)]
+    conversation = data["conversation_id"]
+    assert main(["history", "show", conversation, "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["turns"][0]["tool_calls"] == 4
+    assert main(["history", "export", conversation, "--format", "md"]) == 0
+    assert capsys.readouterr().out.count("echo step") >= 4
+    assert main(["stats", "--json"]) == 0
+    assert '"tool_calls": 4' in capsys.readouterr().out

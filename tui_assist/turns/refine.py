@@ -50,6 +50,8 @@ class _Generate(Step[Attempt[str, Draft], Draft]):
     ) -> None:
         super().__init__("generate")
         self.deps, self.history, self.observer, self.budget = deps, history, observer, budget
+        self.cut: tuple[int, Draft] | None = None
+        """The round the budget stopped, with what it did: its tool calls are evidence too."""
 
     def summarize_input(self, value: Attempt[str, Draft]) -> str:
         return value.input
@@ -77,9 +79,11 @@ class _Generate(Step[Attempt[str, Draft], Draft]):
             )
         finally:
             await toolbox.aclose()
+        draft = Draft(generated.answer, rt.evidence, [task, *generated.messages], generated.usage)
         if generated.outcome != "answered":
+            self.cut = (input.round, draft)
             raise BudgetExhausted(generated.detail or "budget exhausted before the round could finish")
-        return Draft(generated.answer, rt.evidence, [task, *generated.messages], generated.usage)
+        return draft
 
 
 class _Critic(Step[Candidate[str, Draft], Critique]):
@@ -124,11 +128,8 @@ class RefineTurn:
         clock = Stopwatch()
         budget = BudgetTracker(self.deps.budget)
         history = list(conversation.messages)
-        loop = Refine(
-            _Generate(self.deps, history, observer, budget),
-            _Critic(self.deps, observer, budget),
-            max_rounds=self.max_rounds,
-        )
+        generate = _Generate(self.deps, history, observer, budget)
+        loop = Refine(generate, _Critic(self.deps, observer, budget), max_rounds=self.max_rounds)
         rounds: list[RoundRecord] = []
         answer, error = "", None
         outcome: Outcome = "unverified"
@@ -162,6 +163,8 @@ class RefineTurn:
                     turn.node_id, self.name, prompt, "", "error", budget.usage, [], rounds,
                     error=str(exc), duration=clock.elapsed,
                 )  # fmt: skip
+            if generate.cut is not None:
+                rounds.append(_cut_round(*generate.cut, error or "the budget ran out"))
             added = [Message.user(prompt), Message.assistant(answer or f"[no answer: {error}]")]
             conversation.messages.extend(added)
             turn.finish(outcome=outcome, output=answer)
@@ -169,3 +172,16 @@ class RefineTurn:
                 turn.node_id, self.name, prompt, answer, outcome, budget.usage, added, rounds,
                 error=error, duration=clock.elapsed,
             )  # fmt: skip
+
+
+def _cut_round(index: int, draft: Draft, why: str) -> RoundRecord:
+    """The record of a round the budget stopped: no verdict, but its tool calls happened."""
+    return RoundRecord(
+        index=index,
+        answer=draft.answer,
+        verdict="revise",
+        feedback=f"(not judged: {why})",
+        evidence=draft.evidence,
+        transcript=draft.transcript,
+        usage=draft.usage,
+    )
