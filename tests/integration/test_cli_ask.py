@@ -226,3 +226,38 @@ def test_a_refine_turn_stopped_by_its_budget_keeps_its_tool_calls(
     assert capsys.readouterr().out.count("echo step") >= 4
     assert main(["stats", "--json"]) == 0
     assert '"tool_calls": 4' in capsys.readouterr().out
+
+
+def test_sigint_stores_the_interrupted_turn_and_the_next_ask_carries_it(
+    fake: FakeAnthropic, work: Path, tmp_path: Path
+) -> None:
+    import signal
+
+    held = Reply([Text("Halfway through the answer " * 3, deltas=12)], hold_after=8)
+    fake.add(Reply([ToolUse("bash", {"command": "echo seen-it"})]), held, Reply("Steered."))
+    env = dict(os.environ) | {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.base_url}
+    argv = [sys.executable, "-m", "tui_assist", "ask", "--yes", "--workdir", str(work)]
+    proc = subprocess.Popen(
+        [*argv, "long job"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert held.held.wait(30), "the second reply never started streaming"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        held.release()
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+
+    again = subprocess.run(
+        [*argv, "--continue", "--json", "do it this way"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert again.returncode == 0, again.stderr
+    sent = fake.requests[-1].messages
+    assert sent[0]["content"][0]["text"] == "long job"
+    assert "seen-it" in json.dumps(sent[2]["content"])
+    assert sent[3]["content"][-1]["text"].endswith("[interrupted by the user]")
+    assert "Halfway through" in sent[3]["content"][-1]["text"]
+    assert json.loads(again.stdout)["answer"] == "Steered."

@@ -6,6 +6,7 @@ the first paint), the tools come from the registry, and turns are stored in a SQ
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -88,12 +89,12 @@ async def test_a_refine_turn_drives_the_tree_through_rounds_and_verdicts(
         assert (turn.outcome, turn.rounds, turn.tool_calls) == ("answered", 2, 2)
 
 
-async def test_escape_cancels_a_streaming_turn_and_the_store_keeps_it_cancelled(
+async def test_escape_keeps_the_interrupted_turn_in_the_history_and_the_next_request_carries_it(
     fake: FakeAnthropic, workdir: Path
 ) -> None:
     streaming = Reply([Text("Working through it step by step " * 4, deltas=40)], hold_after=12)
-    fake.add(streaming, Reply("Fresh answer."))
-    app = make_app(workdir)
+    fake.add(Reply([Text("Looking."), bash("echo found-it")]), streaming, Reply("Fresh answer."))
+    app = make_app(workdir, approval="allow")
     async with app.run_test(size=(110, 30)) as pilot:
         await settle(app, pilot)
         await send(pilot, "long task")
@@ -107,15 +108,24 @@ async def test_escape_cancels_a_streaming_turn_and_the_store_keeps_it_cancelled(
 
         assert not main.running
         assert app.query_one(TurnBadge).render().plain.startswith("⊘ cancelled")
-        assert app.session.conversation.messages == []  # nothing half-written in the history
         store = app.session.store
         assert store is not None and app.session.conversation_id is not None
         [cancelled] = await store.turns_page(app.session.conversation_id)
         assert cancelled.outcome == "cancelled" and cancelled.prompt == "long task"
+        kept = app.session.conversation.messages
+        assert kept == await store.load_history(app.session.conversation_id)  # a resume sends the same
 
-        await send(pilot, "again")
+        await send(pilot, "no, do it like this instead")
         await settle(app, pilot)
-        assert [m.text for m in app.session.conversation.messages] == ["again", "Fresh answer."]
+        sent = fake.requests[-1].messages
+        assert sent[0]["content"][0]["text"] == "long task"
+        assert sent[1]["content"][1]["type"] == "tool_use"  # the finished call and its result
+        assert "found-it" in json.dumps(sent[2]["content"])
+        partial = sent[3]["content"][-1]["text"]
+        assert partial.startswith("Working through it") and partial.endswith("[interrupted by the user]")
+        assert sent[4]["content"][0]["text"] == "no, do it like this instead"
+        assert fake.requests[-1].status == 200
+        assert app.session.conversation.messages[-1].text == "Fresh answer."
 
 
 @pytest.mark.parametrize(("key", "ran"), [("a", True), ("d", False)])

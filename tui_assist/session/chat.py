@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING
 
 from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.conversation import Conversation, ToolUseBlock, Usage
+from tui_assist.core.interrupted import interrupted_history
 from tui_assist.core.nodes import new_id
-from tui_assist.core.observer import FanOutObserver
+from tui_assist.core.observer import FanOutObserver, RecordingObserver
 from tui_assist.session.config_source import ConfigError, ConfigPreview, ConfigSource
 from tui_assist.session.factory import EmptyToolbox, MissingCredentials, SetupError
 from tui_assist.session.instructions import Instructions, InstructionsLoader
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from tui_assist.core.turn import TurnResult, TurnStrategy
     from tui_assist.session.config import Price, Settings
     from tui_assist.store.db import Store
-    from tui_assist.store.recorder import TurnRecorder
     from tui_assist.tools.mcp import McpManager
 
 log = logging.getLogger(__name__)
@@ -378,45 +378,50 @@ class ChatSession:
     async def run_turn(self, prompt: str, observer: TurnObserver) -> TurnOutcome:
         """Run one turn and persist it: the one place a turn's life is written.
 
-        The turn is begun in the store before any model call and committed before this returns;
-        a turn stopped by `interrupt` is stored as cancelled and returned with that outcome.
-        Storing never fails the turn: what could not be saved becomes a warning.
+        The turn is begun in the store before any model call and committed before this returns.
+        A turn stopped by `interrupt` keeps its prompt, finished tool calls and partial answer in
+        the history (closed with a marker) and is stored as cancelled with them. Storing never
+        fails the turn: what could not be saved becomes a warning.
 
         Raises:
             SetupError: when there is no provider.
-            asyncio.CancelledError: when the calling task itself is cancelled (the turn is
-                stored as cancelled first).
+            asyncio.CancelledError: when the calling task itself is cancelled (the turn is stored
+                as cancelled first, and leaves nothing in the history, as a crash would not).
         """
         strategy = self.strategy()
         turn_id = new_id()
         warnings: list[str] = []
-        recorder = await self._begin(turn_id, strategy.name, prompt, warnings)
-        if recorder is not None:
-            observer = FanOutObserver(observer, recorder)
+        stored = await self._begin(turn_id, strategy.name, prompt, warnings)
+        log = RecordingObserver()
         self._running = task = asyncio.create_task(
-            strategy.run(self.conversation, prompt, observer, turn_id=turn_id)
+            strategy.run(self.conversation, prompt, FanOutObserver(observer, log), turn_id=turn_id)
         )
         try:
             result = await task
         except asyncio.CancelledError:
-            result = self._cancelled_result(turn_id, strategy.name, prompt)
-            saved = recorder is not None and await asyncio.shield(self._store_cancelled(turn_id, recorder))
             current = asyncio.current_task()
-            if current is not None and current.cancelling():
-                raise  # the host itself is going away, not just this turn
+            by_host = current is not None and current.cancelling() > 0
+            history = [] if by_host else interrupted_history(prompt, log.events, turn_id)
+            self.conversation.messages.extend(history)
+            from tui_assist.core.turn import TurnResult  # loaded with the strategies
+
+            result = TurnResult(
+                turn_id, strategy.name, prompt, "", "cancelled", Usage(), history, error="cancelled"
+            )
+            saved = stored and await asyncio.shield(self._store_cancelled(turn_id, log.events, history))
+            if by_host:
+                raise
             return TurnOutcome(result, self.conversation_id, saved, warnings)
         finally:
             self._running = None
-        saved = recorder is not None and await self._commit(result, recorder, warnings)
+        saved = stored and await self._commit(result, log.events, warnings)
         return TurnOutcome(result, self.conversation_id, saved, warnings)
 
-    async def _begin(
-        self, turn_id: str, strategy: str, prompt: str, warnings: list[str]
-    ) -> TurnRecorder | None:
-        """Create the conversation if need be and begin the turn; None when it can't be stored."""
+    async def _begin(self, turn_id: str, strategy: str, prompt: str, warnings: list[str]) -> bool:
+        """Create the conversation if need be and begin the turn; False when it can't be stored."""
         store = self.store
         if store is None:
-            return None
+            return False
         try:
             if self.conversation_id is None:
                 from tui_assist.store.db import title_from_prompt  # loaded with the store
@@ -431,33 +436,29 @@ class ChatSession:
         except Exception as exc:
             log.exception("store: cannot begin the turn")
             warnings.append(f"this turn is not saved: {exc}")
-            return None
-        return store.recorder()
+            return False
+        return True
 
-    async def _commit(self, result: TurnResult, recorder: TurnRecorder, warnings: list[str]) -> bool:
+    async def _commit(self, result: TurnResult, events: Sequence[TurnEvent], warnings: list[str]) -> bool:
         assert self.store is not None and self.conversation_id is not None
         try:
-            await self.store.commit_turn(self.conversation_id, result, recorder.events)
+            await self.store.commit_turn(self.conversation_id, result, events)
         except Exception as exc:
             log.exception("store: cannot commit the turn")
             warnings.append(f"this turn could not be saved: {exc}")
             return False
         return True
 
-    async def _store_cancelled(self, turn_id: str, recorder: TurnRecorder) -> bool:
+    async def _store_cancelled(
+        self, turn_id: str, events: Sequence[TurnEvent], history: list[Message]
+    ) -> bool:
         assert self.store is not None
         try:
-            await self.store.mark_cancelled(turn_id, recorder.events)
+            await self.store.mark_cancelled(turn_id, events, history)
         except Exception:
             log.exception("store: cannot mark the turn cancelled")
             return False
         return True
-
-    def _cancelled_result(self, turn_id: str, strategy: str, prompt: str) -> TurnResult:
-        from tui_assist.core.turn import TurnResult
-
-        name = "refine" if strategy == "refine" else "agent"
-        return TurnResult(turn_id, name, prompt, "", "cancelled", Usage(), [], error="cancelled")
 
     # -- conversations -------------------------------------------------------------------------
 

@@ -482,15 +482,16 @@ class Store:
         return [_conversation_row(row) for row in rows]
 
     async def load_history(self, conversation_id: str) -> list[Message]:
-        """The history sent to the model: committed turns' messages, in order.
+        """The history sent to the model: finished turns' messages, in order.
 
-        Running and cancelled turns add nothing; a refine turn adds only its clean
+        A running turn adds nothing, nor does one a crash cut (it was stored without messages); a
+        turn the user interrupted adds what it kept; a refine turn adds only its clean
         `prompt -> answer` pair.
         """
         async with self._lock:
             rows = await self._db.execute_fetchall(
                 "SELECT m.data FROM turns t JOIN messages m ON m.turn_id = t.id "
-                "WHERE t.conversation_id = ? AND t.outcome NOT IN (?, 'cancelled') "
+                "WHERE t.conversation_id = ? AND t.outcome <> ? "
                 "ORDER BY t.seq, m.position",
                 (conversation_id, RUNNING),
             )
@@ -634,14 +635,18 @@ class Store:
             )
             await db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation_id))
 
-    async def mark_cancelled(self, turn_id: str, events: Sequence[TurnEvent]) -> None:
-        """Store a cancelled turn: outcome `cancelled`, its events and tool calls, no history.
+    async def mark_cancelled(
+        self, turn_id: str, events: Sequence[TurnEvent], history: Sequence[Message] = ()
+    ) -> None:
+        """Store a cancelled turn: outcome `cancelled`, its events and tool calls, and `history`.
 
         Idempotent for a turn that is already cancelled.
 
         Args:
             turn_id: A turn begun with `begin_turn`.
             events: The turn's events so far (`TurnRecorder.events`).
+            history: What the turn leaves in the conversation: an interrupted turn's prompt,
+                finished calls and partial answer; nothing for a turn cut by a crash.
 
         Raises:
             UnknownIdError: when no turn has this id.
@@ -665,11 +670,13 @@ class Store:
             summary = _summarize(events)
             usage = summary.usage
             duration = max(0.0, now - float(started_at))
+            answer = history[-1].text if history and history[-1].role == "assistant" else ""
             await db.execute(
-                "UPDATE turns SET outcome = 'cancelled', error = ?, input_tokens = ?, output_tokens = ?, "
-                "cache_creation_input_tokens = ?, cache_read_input_tokens = ?, rounds = ?, tool_calls = ?, "
-                "duration = ?, finished_at = ? WHERE id = ?",
+                "UPDATE turns SET outcome = 'cancelled', answer = ?, error = ?, input_tokens = ?, "
+                "output_tokens = ?, cache_creation_input_tokens = ?, cache_read_input_tokens = ?, "
+                "rounds = ?, tool_calls = ?, duration = ?, finished_at = ? WHERE id = ?",
                 (
+                    answer,
                     "cancelled",
                     usage.input_tokens,
                     usage.output_tokens,
@@ -681,6 +688,10 @@ class Store:
                     now,
                     turn_id,
                 ),
+            )
+            await db.executemany(
+                "INSERT INTO messages (turn_id, position, role, data) VALUES (?, ?, ?, ?)",
+                [(turn_id, i, m.role, _dumps(m.to_dict())) for i, m in enumerate(history)],
             )
             await self._insert_calls(db, turn_id, summary.calls)
             await self._insert_events(db, turn_id, events)

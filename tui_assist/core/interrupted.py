@@ -1,0 +1,110 @@
+"""What an interrupted turn leaves in the history, rebuilt from the turn's events.
+
+When the user stops a turn, the conversation keeps the prompt, the tool calls that finished (with
+their results) and the partial answer, closed with a marker, so "no, do it like this instead" has
+something to refer to. The events are the record of what happened, as it happened (text as it
+streamed, each call as it ran), so the history is rebuilt from them rather than from the inside of
+a strategy that was cancelled mid-step. Every message it returns is valid for the Messages API:
+a tool call that did not finish is left out together with its `tool_use` block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from tui_assist.core.conversation import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from tui_assist.core.events import (
+    NodeStarted,
+    StreamRetried,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnEvent,
+    UsageRecorded,
+)
+
+INTERRUPTED_MARKER = "[interrupted by the user]"
+"""Closes the history of a turn the user stopped."""
+
+
+@dataclass
+class _Response:
+    """One model response of the agent being rebuilt: its text, then the calls it made."""
+
+    text: str
+    calls: list[ToolCallStarted] = field(default_factory=lambda: list[ToolCallStarted]())
+    results: dict[str, ToolCallFinished] = field(default_factory=lambda: dict[str, ToolCallFinished]())
+
+    def messages(self) -> list[Message]:
+        """The assistant message and, if calls finished, the user message with their results."""
+        finished = [call for call in self.calls if call.call_id in self.results]
+        blocks: list[Block] = [TextBlock(self.text)] if self.text.strip() else []
+        blocks += [ToolUseBlock(call.call_id, call.name, call.input) for call in finished]
+        if not blocks:
+            return []
+        results = [self.results[call.call_id] for call in finished]
+        out = [Message("assistant", tuple(blocks))]
+        if results:
+            out.append(
+                Message("user", tuple(ToolResultBlock(r.call_id, r.output, r.is_error) for r in results))
+            )
+        return out
+
+
+def _agent_node(events: Sequence[TurnEvent], turn_id: str) -> str | None:
+    """The node whose transcript the history keeps: the turn's agent, or its latest generator."""
+    parents: dict[str, str | None] = {}
+    chosen: str | None = None
+    for event in events:
+        if not isinstance(event, NodeStarted):
+            continue
+        parents[event.node_id] = event.parent_id
+        if event.node_kind not in ("agent", "generate"):
+            continue
+        parent = event.parent_id
+        if parent == turn_id or (parent is not None and parents.get(parent) == turn_id):
+            chosen = event.node_id
+    return chosen
+
+
+def interrupted_history(prompt: str, events: Sequence[TurnEvent], turn_id: str) -> list[Message]:
+    """The messages a turn stopped by the user adds to the history.
+
+    Args:
+        prompt: The turn's prompt.
+        events: The turn's events so far, in order.
+        turn_id: The turn's node id.
+
+    Returns:
+        The prompt, each finished model response with its finished tool calls and their results,
+        then the partial answer, closed with `INTERRUPTED_MARKER`.
+    """
+    node = _agent_node(events, turn_id)
+    responses: list[_Response] = []
+    streaming = ""
+    for event in events:
+        match event:
+            case TextDelta(node_id=n, text=text) if n == node:
+                streaming += text
+            case StreamRetried(node_id=n) if n == node:
+                streaming = ""
+            case UsageRecorded(node_id=n) if n == node:
+                responses.append(_Response(streaming))
+                streaming = ""
+            case ToolCallStarted(parent_id=n) if n == node and responses:
+                responses[-1].calls.append(event)
+            case ToolCallFinished() if responses:
+                responses[-1].results[event.call_id] = event
+            case _:
+                pass
+    messages = [Message.user(prompt)]
+    for response in responses:
+        messages += response.messages()
+    closing = f"{streaming.strip()}\n\n{INTERRUPTED_MARKER}" if streaming.strip() else INTERRUPTED_MARKER
+    if messages[-1].role == "assistant":  # an answer that finished just before the stop
+        last = messages.pop()
+        messages.append(Message("assistant", (*last.content, TextBlock(closing))))
+    else:
+        messages.append(Message.assistant(closing))
+    return messages
