@@ -19,8 +19,10 @@ NON_UI = [
     "tui_assist.workflow",
     "tui_assist.workflow.prompt",
     "tui_assist.flows.helpdesk",
-    "tui_assist.flows.docs_policies",
-    "tui_assist.flows.commands",
+    "tui_assist.flows.docs.policies",
+    "tui_assist.flows.docs.commands",
+    "tui_assist.flows.helpdesk.commands",
+    "tui_assist.flows.grounded.commands",
     "tui_assist.session.config",
     "tui_assist.cli",
 ]

@@ -360,10 +360,11 @@ async def _store_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _bench_command(args: argparse.Namespace, settings: Settings) -> int:
-    from tui_assist.flows import commands
+    from tui_assist.flows.docs.commands import bench_docs
+    from tui_assist.flows.helpdesk.commands import bench_helpdesk
 
     if args.bench_command == "docs":
-        return await commands.bench_docs(
+        return await bench_docs(
             fixtures=args.fixtures,
             cases=args.cases,
             as_json=args.json,
@@ -372,7 +373,7 @@ async def _bench_command(args: argparse.Namespace, settings: Settings) -> int:
             out=sys.stdout,
             provider_factory=functools.partial(make_provider, settings),
         )
-    return await commands.bench_helpdesk(
+    return await bench_helpdesk(
         as_json=args.json,
         leaves=args.leaves,
         out=sys.stdout,
@@ -381,7 +382,7 @@ async def _bench_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _flow_command(args: argparse.Namespace, settings: Settings) -> int:
-    from tui_assist.flows import commands
+    from tui_assist.flows.grounded import commands
     from tui_assist.paths import data_dir
     from tui_assist.store.db import Store
 

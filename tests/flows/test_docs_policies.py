@@ -14,8 +14,8 @@ from tui_assist.core.conversation import TextBlock, ToolResultBlock, ToolUseBloc
 from tui_assist.core.events import NodeFinished, NodeStarted, ToolCallFinished, ToolCallStarted
 from tui_assist.core.model import ModelRequest, ProviderError
 from tui_assist.core.observer import RecordingObserver
-from tui_assist.flows.commands import bench_docs
-from tui_assist.flows.docs_corpus import (
+from tui_assist.flows.docs.commands import bench_docs
+from tui_assist.flows.docs.corpus import (
     STOP_WORDS,
     Case,
     Corpus,
@@ -29,7 +29,7 @@ from tui_assist.flows.docs_corpus import (
     validate_task,
     words,
 )
-from tui_assist.flows.docs_policies import (
+from tui_assist.flows.docs.policies import (
     ADAPTIVE_LIMITS,
     MODEL_TOOLS,
     SCRIPTED_LIMITS,
@@ -49,7 +49,7 @@ from tui_assist.flows.docs_policies import (
     select_cases,
     workflow,
 )
-from tui_assist.flows.docs_runtime import (
+from tui_assist.flows.docs.runtime import (
     DocsRuntime,
     LoopState,
     Observation,

@@ -22,7 +22,7 @@ byte and the table says something true about the *patterns*, not about a model's
 With `model` leaves, the classifiers and drafters become `PromptStep`s on the configured
 provider; splitting, voting and the checklist stay rules. Those scores are reported separately.
 
-The fixture ships inside the package (`data/helpdesk_tickets.json`), so an installed wheel has it.
+The fixture ships inside the package (`helpdesk/data/tickets.json`), so an installed wheel has it.
 """
 
 from __future__ import annotations
@@ -179,7 +179,7 @@ def load_tickets() -> tuple[Ticket, ...]:
     Returns:
         The tickets.
     """
-    resource = files("tui_assist.flows").joinpath("data", "helpdesk_tickets.json")
+    resource = files("tui_assist.flows.helpdesk").joinpath("data", "tickets.json")
     data = cast(dict[str, Any], json.loads(resource.read_text(encoding="utf-8")))
     return tuple(
         Ticket(

@@ -39,7 +39,7 @@ from tui_assist.core.conversation import Message, ToolResultBlock, ToolUseBlock
 from tui_assist.core.model import ModelRequest, Provider, ToolSpec
 from tui_assist.core.nodes import NodeScope
 from tui_assist.core.observer import NullObserver, TurnObserver
-from tui_assist.flows.docs_corpus import (
+from tui_assist.flows.docs.corpus import (
     MAX_QUESTION_CHARS,
     TOPICS,
     Case,
@@ -50,7 +50,7 @@ from tui_assist.flows.docs_corpus import (
     validate_task,
     words,
 )
-from tui_assist.flows.docs_runtime import (
+from tui_assist.flows.docs.runtime import (
     Decide,
     DocsRuntime,
     LoopState,

@@ -23,8 +23,8 @@ from tui_assist.core.conversation import Message, ToolResultBlock, ToolUseBlock
 from tui_assist.core.events import ToolCallFinished, ToolCallStarted, UsageRecorded
 from tui_assist.core.model import ModelRequest, ModelResponse, ProviderError, ToolSpec
 from tui_assist.core.observer import NodeSink
-from tui_assist.flows.grounded_index import CorpusIndex, SearchResult, query_terms
-from tui_assist.flows.grounded_sql import (
+from tui_assist.flows.grounded.index import CorpusIndex, SearchResult, query_terms
+from tui_assist.flows.grounded.sql import (
     SQL_TOOL_NAME,
     SqlSource,
     Table,
@@ -32,7 +32,7 @@ from tui_assist.flows.grounded_sql import (
     quote_literal,
     schema_text,
 )
-from tui_assist.flows.grounded_state import (
+from tui_assist.flows.grounded.state import (
     DEFAULT_APPROVAL_RULES,
     FLOW_NAME,
     ApprovalRule,
