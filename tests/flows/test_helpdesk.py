@@ -19,7 +19,7 @@ from tui_assist.flows.helpdesk import (
     run_pattern,
 )
 from tui_assist.flows.helpdesk.commands import bench_helpdesk
-from tui_assist.flows.helpdesk.patterns import DRAFT_SYSTEM
+from tui_assist.flows.helpdesk.model_leaves import DRAFT_SYSTEM
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.workflow import node_shape
 

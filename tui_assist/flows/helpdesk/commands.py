@@ -12,7 +12,8 @@ from collections.abc import Callable
 from typing import TextIO
 
 from tui_assist.core.model import Provider, ProviderError
-from tui_assist.flows.helpdesk.patterns import Leaves, format_report, run_benchmark
+from tui_assist.flows.helpdesk.patterns import Leaves
+from tui_assist.flows.helpdesk.run import format_report, run_benchmark
 
 __all__ = ["bench_helpdesk"]
 
