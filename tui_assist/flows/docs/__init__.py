@@ -3,14 +3,14 @@
 
 Modules: `corpus` (the pages, glossary, cases, tasks and the two tools, plus the packaged
 fixtures in `data/`), `runtime` (the bounded decision runtime every policy acts through),
-`policies` (the control policies, the outcome checker and the bench run) and `commands`
-(`tui-assist bench docs`). This package's names are what other packages use.
+`policies` (the scripted control policies), `model_policy` (the provider as a policy), `bench`
+(every policy on the same cases, graded by one checker) and `commands` (`tui-assist bench docs`).
+This package's names are what other packages use.
 """
 
 from __future__ import annotations
 
-from tui_assist.flows.docs.corpus import Case, Corpus, FixtureError, Fixtures, Task, load_fixtures
-from tui_assist.flows.docs.policies import (
+from tui_assist.flows.docs.bench import (
     SCRIPTED_POLICIES,
     BenchReport,
     PolicyName,
@@ -18,6 +18,7 @@ from tui_assist.flows.docs.policies import (
     run_bench,
     run_policy,
 )
+from tui_assist.flows.docs.corpus import Case, Corpus, FixtureError, Fixtures, Task, load_fixtures
 from tui_assist.flows.docs.runtime import PolicyResult
 
 __all__ = [
