@@ -33,9 +33,9 @@ from tui_assist.flows.grounded import (
     run_grounded,
 )
 from tui_assist.flows.grounded.commands import flow_approve, flow_grounded
+from tui_assist.flows.grounded.finish import cited_ids
 from tui_assist.flows.grounded.index import CorpusIndex, chunk_document, default_index_path, doc_id_for
 from tui_assist.flows.grounded.sql import SqlRefused, SqlSource, validate_sql
-from tui_assist.flows.grounded.steps import cited_ids
 from tui_assist.providers.anthropic import AnthropicProvider
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.store import Store

@@ -39,14 +39,16 @@ Leaves come in two kinds: `rules` (deterministic: corpus vocabulary classifier, 
 rephrasing, extractive answers, a keyword SQL planner) and `model` (the configured provider,
 e.g. `ScriptedProvider` offline or Claude through the SDK).
 
-Modules: `state` (state, config, audit line), `steps` (leaves, composition), `index` (the FTS5
-corpus index), `sql` (the read-only `sql_query` tool), `run` (running a question, approving a held
-run) and `commands` (`tui-assist flow grounded` and `flow approve`). This package's names are what
-the hosts use.
+Modules: `state` (state, config, audit line), `steps` (the composition above) and its leaves in
+`base`, `classify`, `retrieval` (docs route), `query_data` (data route) and `finish`, with
+`model_calls` (budget-checked model calls); `index` (the FTS5 corpus index), `sql` (the read-only
+`sql_query` tool), `run` (running a question, approving a held run) and `commands` (`tui-assist
+flow grounded` and `flow approve`). This package's names are what the hosts use.
 """
 
 from __future__ import annotations
 
+from tui_assist.flows.grounded.base import GroundedDeps
 from tui_assist.flows.grounded.index import CorpusIndex, default_index_path
 from tui_assist.flows.grounded.run import (
     ApprovalError,
@@ -71,7 +73,7 @@ from tui_assist.flows.grounded.state import (
     audit_line,
     load_glossary,
 )
-from tui_assist.flows.grounded.steps import GroundedDeps, build_grounded_flow
+from tui_assist.flows.grounded.steps import build_grounded_flow
 
 __all__ = [
     "MAX_QUESTION_CHARS",

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tui_assist.core.observer import TurnObserver
+from tui_assist.flows.grounded.base import GroundedDeps
+from tui_assist.flows.grounded.finish import ReleaseStep
 from tui_assist.flows.grounded.index import CorpusIndex
 from tui_assist.flows.grounded.sql import SqlSource
 from tui_assist.flows.grounded.state import (
@@ -28,7 +30,7 @@ from tui_assist.flows.grounded.state import (
     Passage,
     audit_line,
 )
-from tui_assist.flows.grounded.steps import GroundedDeps, GroundedFlow, ReleaseStep, build_grounded_flow
+from tui_assist.flows.grounded.steps import GroundedFlow, build_grounded_flow
 from tui_assist.workflow import RouteError, Step, run_reporting
 
 if TYPE_CHECKING:
