@@ -46,7 +46,7 @@ from tui_assist.core.events import (  # noqa: E402
 from tui_assist.session.config import Settings  # noqa: E402
 from tui_assist.ui.app import TuiAssistApp  # noqa: E402
 from tui_assist.ui.bridge import CoreEvent, TextualObserver  # noqa: E402
-from tui_assist.ui.widgets.conversation import AnswerText  # noqa: E402
+from tui_assist.ui.widgets.turn_parts import AnswerText  # noqa: E402
 
 SIZE = (120, 40)
 

@@ -14,8 +14,9 @@ from tui_assist.core.conversation import TextBlock, ToolResultBlock, ToolUseBloc
 from tui_assist.core.events import NodeFinished, NodeStarted, ToolCallFinished, ToolCallStarted
 from tui_assist.core.model import ModelRequest, ProviderError
 from tui_assist.core.observer import RecordingObserver
-from tui_assist.flows.commands import bench_docs
-from tui_assist.flows.docs_corpus import (
+from tui_assist.flows.docs.bench import SCRIPTED_POLICIES, outcome, run_bench, run_policy, select_cases
+from tui_assist.flows.docs.commands import bench_docs
+from tui_assist.flows.docs.corpus import (
     STOP_WORDS,
     Case,
     Corpus,
@@ -29,27 +30,21 @@ from tui_assist.flows.docs_corpus import (
     validate_task,
     words,
 )
-from tui_assist.flows.docs_policies import (
+from tui_assist.flows.docs.model_policy import MODEL_TOOLS, model_loop
+from tui_assist.flows.docs.policies import (
     ADAPTIVE_LIMITS,
-    MODEL_TOOLS,
     SCRIPTED_LIMITS,
-    SCRIPTED_POLICIES,
     Limits,
     adaptive_decide,
     adaptive_loop,
     defers_to,
     keyword_route,
-    model_loop,
-    outcome,
     revise_query,
-    run_bench,
-    run_policy,
     scripted_decide,
     scripted_loop,
-    select_cases,
     workflow,
 )
-from tui_assist.flows.docs_runtime import (
+from tui_assist.flows.docs.runtime import (
     DocsRuntime,
     LoopState,
     Observation,

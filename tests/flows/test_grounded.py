@@ -21,7 +21,6 @@ from tui_assist.core.events import NodeFinished, NodeStarted, ToolCallFinished, 
 from tui_assist.core.model import ModelRequest, ModelResponse, StreamSink
 from tui_assist.core.observer import RecordingObserver
 from tui_assist.flows import grounded
-from tui_assist.flows.commands import flow_approve, flow_grounded
 from tui_assist.flows.grounded import (
     OUTCOMES,
     ROUTE_LABELS,
@@ -31,11 +30,12 @@ from tui_assist.flows.grounded import (
     approve_run,
     audit_line,
     build_grounded_flow,
-    cited_ids,
     run_grounded,
 )
-from tui_assist.flows.grounded_index import CorpusIndex, chunk_document, default_index_path, doc_id_for
-from tui_assist.flows.grounded_sql import SqlRefused, SqlSource, validate_sql
+from tui_assist.flows.grounded.commands import flow_approve, flow_grounded
+from tui_assist.flows.grounded.finish import cited_ids
+from tui_assist.flows.grounded.index import CorpusIndex, chunk_document, default_index_path, doc_id_for
+from tui_assist.flows.grounded.sql import SqlRefused, SqlSource, validate_sql
 from tui_assist.providers.anthropic import AnthropicProvider
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.store import Store

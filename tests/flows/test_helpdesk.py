@@ -9,8 +9,6 @@ import pytest
 from tests.workflow.helpers import assert_balanced
 from tui_assist.core.model import ModelRequest, ProviderError
 from tui_assist.core.observer import RecordingObserver
-from tui_assist.flows import helpdesk
-from tui_assist.flows.commands import bench_helpdesk
 from tui_assist.flows.helpdesk import (
     DEFAULT_TICKET_TEXT,
     PATTERN_NAMES,
@@ -20,6 +18,8 @@ from tui_assist.flows.helpdesk import (
     load_tickets,
     run_pattern,
 )
+from tui_assist.flows.helpdesk.commands import bench_helpdesk
+from tui_assist.flows.helpdesk.model_leaves import DRAFT_SYSTEM
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.workflow import node_shape
 
@@ -135,7 +135,7 @@ def test_patterns_describe_their_composition_statically() -> None:
 def _model_reply(request: ModelRequest) -> str:
     """A stand-in model: keyword guesses, one invalid label, and a drafter that ignores feedback."""
     text = request.messages[0].text.lower()
-    if request.system.startswith(helpdesk.DRAFT_SYSTEM):
+    if request.system.startswith(DRAFT_SYSTEM):
         return json.dumps({"reply": "Hi there, we have your ticket. Next step: we call you."})
     if "printer" in text:
         return '{"team": "Printers"}'  # not a team: the router must reject it
@@ -195,7 +195,7 @@ def test_the_rules_benchmark_loads_no_textual_pydantic_or_sdk() -> None:
 
     code = (
         "import asyncio, io, sys\n"
-        "from tui_assist.flows.commands import bench_helpdesk\n"
+        "from tui_assist.flows.helpdesk.commands import bench_helpdesk\n"
         "asyncio.run(bench_helpdesk(as_json=False, leaves='rules', out=io.StringIO()))\n"
         "print(' '.join(sorted(m.split('.')[0] for m in sys.modules)))"
     )

@@ -15,7 +15,7 @@ from tui_assist.core.events import (
 )
 from tui_assist.core.tree import NodeRecord, build_tree
 from tui_assist.store import Store
-from tui_assist.store.db import coalesce_text
+from tui_assist.store.event_log import coalesce_text
 
 from .helpers import REFINE_ANSWER, run_agent_turn, run_refine
 

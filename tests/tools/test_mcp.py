@@ -280,7 +280,7 @@ def test_results_become_text_for_the_model() -> None:
         TextResourceContents,
     )
 
-    from tui_assist.tools.mcp import _to_output
+    from tui_assist.tools.mcp.sdk import to_output as _to_output
 
     mixed = CallToolResult(
         content=[

@@ -7,8 +7,9 @@ from tui_assist.ui.screens.approval import ApprovalScreen
 from tui_assist.ui.screens.main import MainScreen
 from tui_assist.ui.screens.round_review import RoundReviewScreen
 from tui_assist.ui.widgets.agent_tree import AgentTree
-from tui_assist.ui.widgets.conversation import ToolCallView, TurnBadge, TurnView
+from tui_assist.ui.widgets.conversation import TurnView
 from tui_assist.ui.widgets.status_bar import StatusBar
+from tui_assist.ui.widgets.turn_parts import ToolCallView, TurnBadge
 
 REFINE_SCRIPT = [
     "First draft: the answer is 41.",
@@ -330,7 +331,7 @@ async def test_earlier_rounds_fold_and_unfold_on_click() -> None:
         await _settle(app, pilot)
         await _send(pilot, "q")
         await _settle(app, pilot)
-        from tui_assist.ui.widgets.conversation import RoundView
+        from tui_assist.ui.widgets.turn_parts import RoundView
 
         first, last = list(app.query(RoundView))
         assert first.has_class("-folded") and not last.has_class("-folded")

@@ -18,7 +18,7 @@ from tui_assist.ui.app import TuiAssistApp
 from tui_assist.ui.screens.approval import ApprovalScreen
 from tui_assist.ui.screens.main import MainScreen
 from tui_assist.ui.widgets.agent_tree import AgentTree
-from tui_assist.ui.widgets.conversation import TurnBadge
+from tui_assist.ui.widgets.turn_parts import TurnBadge
 
 
 @pytest.fixture

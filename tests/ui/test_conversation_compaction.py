@@ -14,13 +14,8 @@ from tui_assist.core.events import (
     TurnEvent,
     VerdictReached,
 )
-from tui_assist.ui.widgets.conversation import (
-    LIVE_TURNS,
-    Conversation,
-    ToolCallView,
-    TurnView,
-    UserMessage,
-)
+from tui_assist.ui.widgets.conversation import LIVE_TURNS, Conversation, TurnView
+from tui_assist.ui.widgets.turn_parts import ToolCallView, UserMessage
 
 SIZE = (100, 40)
 

@@ -5,14 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.ui.helpers import FakeToolbox, make_app, tool_use
-from tui_assist.ui.widgets.conversation import (
-    AnswerText,
-    Conversation,
-    ToolCallView,
-    UserMessage,
-    VerdictLine,
-)
+from tui_assist.ui.widgets.conversation import Conversation
 from tui_assist.ui.widgets.prompt import Prompt
+from tui_assist.ui.widgets.turn_parts import AnswerText, ToolCallView, UserMessage, VerdictLine
 
 ANSWER = "Listed **two** files.\n\n- a.txt\n- b.txt"
 

@@ -15,8 +15,8 @@ from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.session.factory import SetupError
 from tui_assist.ui.app import TuiAssistApp
 from tui_assist.ui.screens.grounded_prompt import GroundedPromptScreen
-from tui_assist.ui.widgets.conversation import Notice
 from tui_assist.ui.widgets.flow_panel import FlowPanel
+from tui_assist.ui.widgets.turn_parts import Notice
 
 from .helpers import FakeToolbox, screen_text, settings, wait_until
 

@@ -11,7 +11,7 @@ from tui_assist.session.chat import ChatSession
 from tui_assist.session.config import Settings
 from tui_assist.session.config_source import ConfigSource
 from tui_assist.ui.app import TuiAssistApp
-from tui_assist.ui.widgets.conversation import Notice, TurnBadge
+from tui_assist.ui.widgets.turn_parts import Notice, TurnBadge
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,8 +9,9 @@ from textual.geometry import Region
 
 from tui_assist.core.events import NodeFinished, NodeStarted, TextDelta
 from tui_assist.ui.widgets import streaming_markdown
-from tui_assist.ui.widgets.conversation import AnswerText, Conversation
+from tui_assist.ui.widgets.conversation import Conversation
 from tui_assist.ui.widgets.streaming_markdown import StreamingMarkdown
+from tui_assist.ui.widgets.turn_parts import AnswerText
 
 DOC = """# Title
 

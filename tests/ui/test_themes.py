@@ -99,7 +99,7 @@ async def test_switching_theme_from_the_palette_rerenders_markdown() -> None:
         await pilot.pause(0.2)
         assert app.theme == "tui-light"
         assert "Heading" in screen_text(app)
-        from tui_assist.ui.widgets.conversation import AnswerText
+        from tui_assist.ui.widgets.turn_parts import AnswerText
 
         answer = app.query_one(AnswerText)
         answer.render_lines(answer.region.reset_offset)

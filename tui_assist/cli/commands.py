@@ -100,12 +100,13 @@ def _usage(message: str) -> Exception:
 
 async def bench(args: argparse.Namespace, settings: Settings) -> int:
     """`bench docs` and `bench helpdesk`."""
-    from tui_assist.flows import commands
+    from tui_assist.flows.docs.commands import bench_docs
+    from tui_assist.flows.helpdesk.commands import bench_helpdesk
 
     err = PrefixedErrors(_command(args))
     provider_factory = functools.partial(make_provider, settings)
     if args.bench_command == "docs":
-        return await commands.bench_docs(
+        return await bench_docs(
             fixtures=args.fixtures,
             cases=args.cases,
             as_json=args.json,
@@ -115,14 +116,14 @@ async def bench(args: argparse.Namespace, settings: Settings) -> int:
             err=err,
             provider_factory=provider_factory,
         )
-    return await commands.bench_helpdesk(
+    return await bench_helpdesk(
         as_json=args.json, leaves=args.leaves, out=sys.stdout, err=err, provider_factory=provider_factory
     )
 
 
 async def flow(args: argparse.Namespace, settings: Settings) -> int:
     """`flow grounded` and `flow approve`."""
-    from tui_assist.flows import commands
+    from tui_assist.flows.grounded import commands
 
     store = await open_store(settings)
     err = PrefixedErrors(_command(args))

@@ -22,7 +22,7 @@ from tui_assist.session.config_source import (
     ConfigError,
     resolve_model,
 )
-from tui_assist.tools.mcp import McpServerConfig
+from tui_assist.tools.mcp.config import McpServerConfig
 
 if TYPE_CHECKING:
     from tui_assist.session.config_source import ConfigSource

@@ -452,8 +452,7 @@ class MainScreen(Screen[None]):
     ) -> None:
         """Run the grounded flow with `rules` or `model` leaves (as `tui-assist flow grounded` does)."""
         from tui_assist.flows import grounded
-        from tui_assist.flows.grounded_index import CorpusIndex, default_index_path
-        from tui_assist.flows.grounded_sql import SqlSource
+        from tui_assist.flows.grounded import CorpusIndex, SqlSource, default_index_path
 
         session = self.session
         using = f"corpus `{corpus}`" + (f", data `{data}`" if data is not None else "") + f", {leaves} leaves"
@@ -581,8 +580,7 @@ class MainScreen(Screen[None]):
 
 def grounded_markdown(state: Any, *, approvable: bool) -> str:
     """A grounded run for the conversation pane: the answer with its citations, or why it stopped."""
-    from tui_assist.flows.grounded import format_run
-    from tui_assist.flows.grounded_state import Passage
+    from tui_assist.flows.grounded import Passage, format_run
 
     head = f"**grounded** · `{state.outcome}` · run `{state.run_id[:8]}`\n\n"
     sources = [

@@ -18,7 +18,7 @@ from textual.widgets.tree import TreeNode
 from tui_assist.core.events import NodeStarted, ToolCallStarted, TurnEvent
 from tui_assist.core.text import clip, duration
 from tui_assist.core.tree import NodeLog, NodeRecord
-from tui_assist.ui.widgets.conversation import key_argument
+from tui_assist.ui.widgets.turn_parts import key_argument
 
 _ICONS = {"running": "◌", "done": "✓", "failed": "✗", "cancelled": "⊘"}
 

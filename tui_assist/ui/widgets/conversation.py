@@ -5,14 +5,10 @@ generator); sub-agents and critics live in the agent tree, with one verdict line
 Finished text is static (`StreamingMarkdown` commits it), and old turns are unmounted beyond a
 cap, so neither a long answer nor a long session makes frames slower.
 
-A layout arranges every displayed widget of the screen, and a streaming answer that grows taller
-asks for one several times a second: with a hundred turns of eight or so widgets each in the pane,
-arranging them cost more than streaming the answer. So a finished turn a few turns back is
-*compacted*: it draws itself from lines captured from its children (the look is the same) and its
-children are hidden, so a layout arranges one widget for it instead of a dozen. The children stay
-mounted, with everything the cursor and the copy key need; selecting one of them, the mouse
-entering the turn, or a theme or width change expands the turn again (it is compacted again when
-the next turn starts).
+A finished turn a few turns back is *compacted* (see `compaction`): it draws itself from lines
+captured from its children, so a layout arranges one widget for it instead of a dozen; selecting
+into it, clicking or hovering it expands it, and the pane compacts it again when the next turn
+starts.
 
 The pane has a message cursor, as a list has: with the focus in the pane (click a message, or tab
 to it), up / down / home / end select a `ConversationEntry` (a prompt, an answer, a tool call, a
@@ -23,21 +19,12 @@ the mouse (Textual's own; ctrl+c copies it) works too: every entry implements `g
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from rich.segment import Segment
-from rich.style import Style
 from textual import events
-from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.content import Content
-from textual.geometry import Region, Size
-from textual.message import Message
-from textual.strip import Strip
 from textual.widget import Widget
-from textual.widgets import Static
 
 from tui_assist.core.events import (
     NodeFinished,
@@ -49,330 +36,32 @@ from tui_assist.core.events import (
     TurnEvent,
     VerdictReached,
 )
-from tui_assist.core.text import clip, duration
-from tui_assist.ui.widgets.streaming_markdown import StreamingMarkdown
+from tui_assist.core.text import clip
+from tui_assist.ui.widgets.compaction import CompactableTurn
+from tui_assist.ui.widgets.turn_parts import (
+    AnswerText,
+    ConversationEntry,
+    Notice,
+    RoundHeader,
+    RoundView,
+    ToolCallView,
+    TurnBadge,
+    UserMessage,
+    VerdictLine,
+)
 
 MAX_TURN_VIEWS = 100
 """Turns kept mounted; older ones are removed (they stay in the store and the export)."""
 LIVE_TURNS = 3
 """The newest turns that are never compacted (they are the ones that change)."""
-COMPACT_MAX_LINES = 300
-"""Taller turns are not compacted: their captured lines would cost more memory (and garbage
-collection time) than the few widgets they save cost in layout."""
-_BODY_LIMIT = 6_000
-_STATE_ICONS = {"running": "…", "done": "✓", "failed": "✗", "cancelled": "⊘"}
 
 
-def key_argument(name: str, tool_input: dict[str, Any]) -> str:
-    """The one argument that says what a tool call does (a command, a path, a description)."""
-    for key in ("command", "path", "description", "prompt", "query"):
-        value = tool_input.get(key)
-        if isinstance(value, str) and value:
-            if key == "command" and name != "bash" and isinstance(tool_input.get("path"), str):
-                return f"{value} {tool_input['path']}"
-            return value
-    for value in tool_input.values():
-        if isinstance(value, str):
-            return value
-    return ""
-
-
-class ConversationEntry:
-    """A message in the pane that the cursor can select and the copy key can copy (a mixin)."""
-
-    @property
-    def copy_label(self) -> str:
-        """What the entry is, for the notification ("Copied the answer (120 characters).")."""
-        return "the message"
-
-    def copy_text(self) -> str:
-        """The text the copy key puts on the clipboard."""
-        return ""
-
-
-class UserMessage(ConversationEntry, Static):
-    """What the user sent."""
-
-    DEFAULT_CSS = """
-    UserMessage {
-        padding: 0 1;
-        margin: 1 0 0 0;
-        background: $boost;
-        color: $foreground;
-    }
-    """
-
-    def __init__(self, text: str) -> None:
-        super().__init__(Content(text))
-        self.text = text
-
-    @property
-    def copy_label(self) -> str:
-        return "the prompt"
-
-    def copy_text(self) -> str:
-        return self.text
-
-
-class Notice(ConversationEntry, StreamingMarkdown):
-    """An app message in the conversation (how to configure a provider, errors, hints)."""
-
-    DEFAULT_CSS = """
-    Notice {
-        padding: 0 1;
-        margin: 1 0 0 0;
-        background: $surface;
-    }
-    """
-
-    def __init__(self, markdown: str, *, classes: str | None = None) -> None:
-        super().__init__(markdown, classes=classes, finished=True)
-
-    @property
-    def copy_label(self) -> str:
-        return "the notice"
-
-    def copy_text(self) -> str:
-        return self.source
-
-
-class AnswerText(ConversationEntry, StreamingMarkdown):
-    """A run of text one generator node streamed."""
-
-    DEFAULT_CSS = """
-    AnswerText {
-        padding: 0 1;
-        margin: 1 0 0 0;
-    }
-    """
-
-    def __init__(self, node_id: str, text: str = "", *, finished: bool = False) -> None:
-        super().__init__(text, finished=finished)
-        self.node_id = node_id
-
-    @property
-    def copy_label(self) -> str:
-        parent = self.parent
-        return f"the round {parent.index} draft" if isinstance(parent, RoundView) else "the answer"
-
-    def copy_text(self) -> str:
-        return self.source
-
-
-class ToolCallView(ConversationEntry, Vertical, can_focus=True):
-    """One tool call: name, key argument, status and duration; enter or a click shows it all."""
-
-    DEFAULT_CSS = """
-    ToolCallView {
-        height: auto;
-        padding: 0 1;
-        margin: 1 0 0 0;
-    }
-    ToolCallView:focus {
-        background: $boost;
-    }
-    ToolCallView > .tool-call--body {
-        display: none;
-        color: $foreground 80%;
-        padding: 0 0 0 2;
-    }
-    ToolCallView.-expanded > .tool-call--body {
-        display: block;
-    }
-    """
-    BINDINGS = [Binding("enter,space", "toggle_details", "Details", id="toggle-details")]
-
-    class Toggled(Message):
-        """The details were shown or hidden."""
-
-        def __init__(self, view: ToolCallView) -> None:
-            super().__init__()
-            self.view = view
-
-    def __init__(self, node_id: str, name: str, tool_input: dict[str, Any]) -> None:
-        super().__init__(classes="-running")
-        self.node_id = node_id
-        self.tool_name = name
-        self.tool_input = tool_input
-        self.state = "running"
-        self.output = ""
-        self.duration: float | None = None
-        self._header = Static(self._header_content(), classes="tool-call--header")
-        self._body = Static("", classes="tool-call--body")
-
-    def compose(self) -> ComposeResult:
-        yield self._header
-        yield self._body
-
-    def _header_content(self) -> Content:
-        style = {"running": "$warning", "done": "$success", "failed": "$error", "cancelled": "$error"}[
-            self.state
-        ]
-        parts: list[Content | tuple[str, str] | str] = [
-            (_STATE_ICONS[self.state], style),
-            " ",
-            (self.tool_name, "bold"),
-        ]
-        argument = key_argument(self.tool_name, self.tool_input)
-        if argument:
-            parts += ["  ", (clip(argument, 70), "italic")]
-        if self.duration is not None:
-            parts += ["  ", (duration(self.duration), "dim")]
-        elif self.state == "cancelled":
-            parts += ["  ", ("cancelled", "dim")]
-        return Content.assemble(*parts)
-
-    def finish(self, output: str, is_error: bool, duration: float) -> None:
-        self.state = "failed" if is_error else "done"
-        self.output = output
-        self.duration = duration
-        self._update()
-
-    def cancel(self) -> None:
-        if self.state == "running":
-            self.state = "cancelled"
-            self._update()
-
-    def _update(self) -> None:
-        self.set_class(self.state == "running", "-running")
-        self.set_class(self.state == "failed", "-failed")
-        self.set_class(self.state == "cancelled", "-cancelled")
-        self._header.update(self._header_content())
-        if self.has_class("-expanded"):
-            self._body.update(self._body_content())
-
-    def _body_content(self) -> Content:
-        shown = json.dumps(self.tool_input, indent=2, ensure_ascii=False)
-        output = (
-            self.output if len(self.output) <= _BODY_LIMIT else self.output[:_BODY_LIMIT] + "\n[… truncated]"
-        )
-        return Content.assemble(("input\n", "bold"), shown, ("\noutput\n", "bold"), output or "(none yet)")
-
-    def action_toggle_details(self) -> None:
-        expanded = not self.has_class("-expanded")
-        self.set_class(expanded, "-expanded")
-        if expanded:
-            self._body.update(self._body_content())
-        self.post_message(self.Toggled(self))
-
-    def on_click(self) -> None:
-        self.action_toggle_details()
-
-    @property
-    def copy_label(self) -> str:
-        return f"the {self.tool_name} call"
-
-    def copy_text(self) -> str:
-        """The call as the details show it, with the whole output."""
-        argument = key_argument(self.tool_name, self.tool_input)
-        shown = json.dumps(self.tool_input, indent=2, ensure_ascii=False)
-        output = self.output or ("(none yet)" if self.state == "running" else "(none)")
-        head = f"{self.tool_name}: {argument}" if argument else self.tool_name
-        return f"{head}\n\ninput\n{shown}\n\noutput\n{output}"
-
-
-class VerdictLine(ConversationEntry, Static):
-    """A critic's verdict on one round."""
-
-    DEFAULT_CSS = """
-    VerdictLine {
-        padding: 0 1;
-        margin: 1 0 0 0;
-    }
-    """
-
-    def __init__(self, verdict: str, feedback: str) -> None:
-        label = "PASS" if verdict == "pass" else "REVISE"
-        clipped = clip(feedback, 120)
-        super().__init__(
-            Content.assemble(
-                ("critic: ", "bold"),
-                (label, "$success bold" if verdict == "pass" else "$warning bold"),
-                (f" — {clipped}" if clipped else "", ""),
-            ),
-            classes=f"-{verdict}",
-        )
-        self.verdict = verdict
-        self.feedback = feedback
-
-    @property
-    def copy_label(self) -> str:
-        return "the critic's verdict"
-
-    def copy_text(self) -> str:
-        label = "PASS" if self.verdict == "pass" else "REVISE"
-        return f"{label}\n\n{self.feedback}" if self.feedback else label
-
-
-class RoundHeader(Static):
-    """The heading of one refine round."""
-
-    DEFAULT_CSS = """
-    RoundHeader {
-        margin: 1 0 0 0;
-        padding: 0 1;
-        color: $secondary;
-        text-style: bold;
-    }
-    """
-
-
-class TurnBadge(Static):
-    """How a turn ended: passed in round k, unverified, cancelled, error..."""
-
-    DEFAULT_CSS = """
-    TurnBadge {
-        padding: 0 1;
-        margin: 1 0 0 0;
-        text-style: bold;
-    }
-    """
-
-
-class RoundView(Vertical):
-    """One refine round's drafts; earlier rounds fold to their header once the turn ends."""
-
-    DEFAULT_CSS = """
-    RoundView {
-        height: auto;
-    }
-    RoundView.-folded > * {
-        display: none;
-    }
-    RoundView.-folded > RoundHeader, RoundView.-folded > VerdictLine {
-        display: block;
-    }
-    """
-
-    def __init__(self, node_id: str, index: int) -> None:
-        super().__init__()
-        self.node_id = node_id
-        self.index = index
-        self.foldable = False
-
-    def fold(self, folded: bool = True) -> None:
-        """Show only the header and verdict (the turn moved on), or everything again."""
-        self.foldable = True
-        self.set_class(folded, "-folded")
-        marker = "▸" if folded else "▾"
-        hint = "  (draft hidden: click to show)" if folded else ""
-        for header in self.query(RoundHeader):
-            header.update(f"{marker} round {self.index}{hint}")
-
-    def on_click(self) -> None:
-        if self.foldable:
-            self.fold(not self.has_class("-folded"))
-
-
-class TurnView(Vertical):
+class TurnView(CompactableTurn):
     """One exchange: the prompt, then everything the turn showed."""
 
     DEFAULT_CSS = """
     TurnView {
         height: auto;
-    }
-    TurnView.-compact > * {
-        display: none;
     }
     """
 
@@ -388,107 +77,10 @@ class TurnView(Vertical):
         self._last_text: dict[str, AnswerText] = {}
         self._tools: dict[str, ToolCallView] = {}
         self._rounds: dict[str, RoundView] = {}
-        self._lines: list[list[Segment]] | None = None
-        """While compacted: the turn as its children drew it."""
-        self._placements: dict[Widget, Region] = {}
-        """While compacted: where each shown descendant was, relative to the turn."""
-        self._compacted_as: tuple[int, str] = (0, "")
-        """The width and theme the lines were captured at."""
 
     @property
     def running(self) -> bool:
         return self.turn_id is not None and self.outcome is None
-
-    # -- compaction ------------------------------------------------------------------------------
-
-    @property
-    def compacted(self) -> bool:
-        return self._lines is not None
-
-    def compact(self) -> bool:
-        """Draw the finished turn from captured lines and hide its children; False if it can't now."""
-        if self._lines is not None or self.running or not self.children:
-            return False
-        origin = self.region
-        width, height = self.size
-        if not origin or not width or height > COMPACT_MAX_LINES:
-            return False
-        if any(node.has_focus or node.has_class("-selected") for node in self.walk_children(Widget)):
-            return False
-        # Gaps (margins) show the turn's own background, as the compositor draws them.
-        blank = Strip.blank(width, Style(bgcolor=self.visual_style.rich_style.bgcolor))
-        lines = [blank] * height
-        placements: dict[Widget, Region] = {}
-        # Parents come before their children, so a child is drawn over its container (a tool
-        # call's border, a round's background), as the compositor does.
-        for node in self.walk_children(Widget, with_self=False):
-            region = node.region
-            if not region:
-                continue  # not shown (a folded draft, a collapsed body)
-            placed = region.translate(-origin.offset)
-            placements[node] = placed
-            right = min(placed.right, width)
-            for row, strip in enumerate(node.render_lines(Region(0, 0, *region.size)), placed.y):
-                if 0 <= row < height and placed.x < right:
-                    line = lines[row]
-                    piece = strip.crop(0, right - placed.x)
-                    lines[row] = Strip.join([line.crop(0, placed.x), piece, line.crop(right, width)])
-        # Kept as plain segments: a `Strip` carries seven caches, and every object kept alive here
-        # is one more that each of Python's full collections scans.
-        self._lines = [list(Segment.simplify(line)) for line in lines]
-        self._placements = placements
-        self._compacted_as = (width, self.app.theme)
-        self.add_class("-compact")
-        self.refresh(layout=True)
-        return True
-
-    def uncompact(self) -> None:
-        """Show the children again (they draw the same lines)."""
-        if self._lines is None:
-            return
-        self._lines = None
-        self._placements = {}
-        self.remove_class("-compact")
-        self.refresh(layout=True)
-
-    def placement(self, widget: Widget) -> Region | None:
-        """Where `widget` is drawn in the compacted turn, relative to the turn."""
-        return self._placements.get(widget)
-
-    def widget_at(self, y: int) -> Widget | None:
-        """The innermost descendant drawn at line `y` of the compacted turn."""
-        found: Widget | None = None
-        for widget, region in self._placements.items():
-            if region.y <= y < region.bottom:
-                found = widget  # later placements are deeper or lower: the last match is innermost
-        return found
-
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        if self._lines is not None:
-            return len(self._lines)
-        return super().get_content_height(container, viewport, width)
-
-    def render_line(self, y: int) -> Strip:
-        lines = self._lines
-        if lines is None:
-            return super().render_line(y)
-        if 0 <= y < len(lines):
-            return Strip(lines[y], self.size.width)
-        return Strip.blank(self.size.width, self.visual_style.rich_style)
-
-    def on_resize(self, event: events.Resize) -> None:
-        if self._lines is not None and event.size.width != self._compacted_as[0]:
-            self.uncompact()
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        if self._lines is not None and self.app.theme != self._compacted_as[1]:
-            self.uncompact()
-
-    def on_enter(self) -> None:
-        # The mouse is on the turn: expand it before a button goes down, so that text selection
-        # (which starts on the widget under the pointer) and hover work as on any live turn.
-        self.uncompact()
 
     def on_click(self, event: events.Click) -> None:
         """A click on a compacted turn expands it and acts as a click on what was drawn there."""

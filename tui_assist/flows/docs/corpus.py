@@ -281,7 +281,7 @@ class Fixtures:
 
 def packaged_fixture_dir() -> Traversable:
     """The fixtures shipped in the package (works from a wheel as from a checkout)."""
-    return files("tui_assist.flows").joinpath("data").joinpath("docs")
+    return files("tui_assist.flows.docs").joinpath("data")
 
 
 def load_fixtures(directory: Path | None = None) -> Fixtures:

@@ -1,93 +1,27 @@
 # pyright: strict
-"""The `tui-assist bench ...` and `tui-assist flow ...` commands of the flows, minus argument parsing.
+"""`tui-assist flow grounded` and `tui-assist flow approve`, minus argument parsing.
 
-Each function takes its parameters and the stream to write to, and returns the exit code.
+Each function takes its parameters and the streams to write to, and returns the exit code.
 """
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from tui_assist.flows.docs_bench import bench_docs
+from tui_assist.flows.grounded.index import CorpusIndex, default_index_path
+from tui_assist.flows.grounded.run import ApprovalError, GroundedRun, approve_run, format_run, run_grounded
+from tui_assist.flows.grounded.sql import SqlSource
+from tui_assist.flows.grounded.state import MAX_QUESTION_CHARS, Leaves, load_glossary
 
-__all__ = ["bench_docs", "bench_helpdesk", "flow_approve", "flow_grounded"]
+__all__ = ["flow_approve", "flow_grounded"]
 
 if TYPE_CHECKING:
     from tui_assist.core.model import Provider
-    from tui_assist.flows.grounded import GroundedRun
     from tui_assist.store.db import Store
-
-
-async def bench_helpdesk(
-    *,
-    as_json: bool,
-    leaves: str,
-    out: TextIO,
-    provider_factory: Callable[[], Provider] | None = None,
-    err: TextIO | None = None,
-) -> int:
-    """`tui-assist bench helpdesk`: the five workflow patterns on the twelve help-desk tickets.
-
-    Prints, per pattern, correct/12 and the steps run, then each ticket's result; with `as_json`,
-    a list of rows `{"leaves", "pattern", "ticket", "expected", "got", "correct", "steps",
-    "detail", "error"}`. With `rules` leaves the output is identical from run to run. `model`
-    leaves run the classifiers and drafters on the configured provider and are labelled as such,
-    never mixed with the deterministic scores.
-
-    Args:
-        as_json: Print JSON rows instead of tables.
-        leaves: `rules` (deterministic) or `model`.
-        out: Where the report goes.
-        provider_factory: Builds the configured provider; needed by `model` leaves.
-        err: Where one-line errors go (default: stderr).
-
-    Returns:
-        0 on success; 1 when the provider cannot be built or a model call failed for good; 2 for
-        unknown leaves, or `model` leaves without a provider factory.
-    """
-    import sys
-
-    from tui_assist.core.model import ProviderError
-    from tui_assist.flows import helpdesk
-
-    errors = err if err is not None else sys.stderr
-    if leaves not in ("rules", "model"):
-        print(f"bench helpdesk: unknown leaves {leaves!r} (use rules or model)", file=errors)
-        return 2
-    provider: Provider | None = None
-    if leaves == "model":
-        if provider_factory is None:
-            print("bench helpdesk: --leaves model needs a configured provider", file=errors)
-            return 2
-        try:
-            provider = provider_factory()
-        except Exception as exc:  # the factory's own one-line setup errors
-            print(f"bench helpdesk: cannot start the provider: {exc}", file=errors)
-            return 1
-    kind: helpdesk.Leaves = "model" if leaves == "model" else "rules"
-    try:
-        results = await helpdesk.run_benchmark(leaves=kind, provider=provider)
-    except ProviderError as exc:
-        print(f"bench helpdesk: model call failed: {exc}", file=errors)
-        return 1
-    finally:
-        if provider is not None:
-            await provider.aclose()
-    if as_json:
-        import json
-
-        rows = [r.to_dict(kind) for r in results]
-        out.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
-        return 0
-    source = (
-        "rules leaves (deterministic)"
-        if provider is None
-        else f"model leaves via {provider.name} / {provider.model} (separate from the rules scores)"
-    )
-    out.write(helpdesk.format_report(results, source, kind))
-    return 0
 
 
 async def flow_grounded(
@@ -128,11 +62,6 @@ async def flow_grounded(
         `error` or the provider cannot be built; 2 for a usage error (unknown leaves, a missing
         corpus or data file, an empty question, an invalid glossary, `model` without a provider).
     """
-    import sqlite3
-
-    from tui_assist.flows import grounded
-    from tui_assist.flows.grounded_index import CorpusIndex, default_index_path
-    from tui_assist.flows.grounded_sql import SqlSource
 
     def usage(message: str) -> int:
         print(f"flow grounded: {message}", file=err)
@@ -146,10 +75,10 @@ async def flow_grounded(
         return usage(f"data file {data} does not exist")
     if not question.strip():
         return usage("the question is empty")
-    if len(question) > grounded.MAX_QUESTION_CHARS:
-        return usage(f"the question is longer than {grounded.MAX_QUESTION_CHARS} characters")
+    if len(question) > MAX_QUESTION_CHARS:
+        return usage(f"the question is longer than {MAX_QUESTION_CHARS} characters")
     try:
-        glossary = grounded.load_glossary(corpus)
+        glossary = load_glossary(corpus)
     except (OSError, ValueError) as exc:
         return usage(f"invalid glossary: {exc}")
     provider: Provider | None = None
@@ -161,7 +90,7 @@ async def flow_grounded(
         except Exception as exc:  # the factory's own one-line setup errors
             print(f"flow grounded: cannot start the provider: {exc}", file=err)
             return 1
-    kind: grounded.Leaves = "model" if leaves == "model" else "rules"
+    kind: Leaves = "model" if leaves == "model" else "rules"
     sql: SqlSource | None = None
     try:
         if data is not None:
@@ -171,7 +100,7 @@ async def flow_grounded(
                 return usage(f"cannot open {data} as an SQLite database: {exc}")
         async with await CorpusIndex.open(corpus, default_index_path(store.path.parent, corpus)) as index:
             await index.refresh()
-            run = await grounded.run_grounded(
+            run = await run_grounded(
                 question,
                 index=index,
                 sql=sql,
@@ -216,12 +145,10 @@ async def flow_approve(
         0 when the run was completed; 2 when the id is unknown or ambiguous, or the run is not
         awaiting approval (e.g. already approved).
     """
-    from tui_assist.flows import grounded
-
     del provider_factory
     try:
-        run = await grounded.approve_run(run_id, store=store)
-    except grounded.ApprovalError as exc:
+        run = await approve_run(run_id, store=store)
+    except ApprovalError as exc:
         print(f"flow approve: {exc}", file=err)
         return 2
     return _report_grounded(run, as_json=as_json, out=out, err=err, command="flow approve")
@@ -229,10 +156,6 @@ async def flow_approve(
 
 def _report_grounded(run: GroundedRun, *, as_json: bool, out: TextIO, err: TextIO, command: str) -> int:
     """Print a grounded run (text or JSON) and return its exit code."""
-    import json
-
-    from tui_assist.flows.grounded import format_run
-
     state = run.state
     if as_json:
         out.write(json.dumps(run.to_json(), ensure_ascii=False) + "\n")

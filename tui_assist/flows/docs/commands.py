@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tui_assist.core.model import Provider
-from tui_assist.flows.docs_corpus import Case, FixtureError, Fixtures, load_fixtures
-from tui_assist.flows.docs_policies import (
+from tui_assist.flows.docs.bench import (
     CASE_SETS,
     SCRIPTED_POLICIES,
     BenchReport,
@@ -26,7 +25,8 @@ from tui_assist.flows.docs_policies import (
     run_bench,
     run_policy,
 )
-from tui_assist.flows.docs_runtime import PolicyResult
+from tui_assist.flows.docs.corpus import Case, FixtureError, Fixtures, load_fixtures
+from tui_assist.flows.docs.runtime import PolicyResult
 
 DOCS_EXIT_OK = 0
 DOCS_EXIT_FAILED = 1

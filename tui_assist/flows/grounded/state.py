@@ -44,7 +44,7 @@ DEFAULT_TOKEN_BUDGET = 8_000
 MAX_ATTEMPTS = 2
 """Retrieval attempts: the first search and one rephrased retry."""
 RELEVANCE_FLOOR = 0.5
-"""The normalized score a chunk needs to count as a passage (see `grounded_index`)."""
+"""The normalized score a chunk needs to count as a passage (see `index`)."""
 TOP_K = 5
 """Passages kept per search."""
 MAX_QUESTION_CHARS = 4_000

@@ -1,47 +1,7 @@
 # pyright: strict
-"""Grounded answers over your own documents: a routed, bounded, audited flow (issue #8).
+"""Running the grounded flow: one question end to end, approving a held run, and the text of a run.
 
-The flow sits between a fixed chain and a free agent: the model makes bounded decisions inside a
-structure drawn here, so every path can be read, tested and costed. Its shape, as the flow panel
-draws it:
-
-```
-grounded
-└─ Route(classify → docs | data | unsupported)
-   ├─ docs:        Chain(retrieval loop, Route(relevant? → found: answer → finish | none: no documents))
-   ├─ data:        Chain(query data (sql_query tool), finish)
-   └─ unsupported: decline
-finish = Chain(check citations, Chain(approval rules, Route(needs approval? → hold | release)))
-```
-
-Design decisions, each of which a test pins down:
-
-- **State, not a transcript.** Steps pass one typed `FlowState` along and record every decision
-  in a named field (`route`, `retrieval_attempts`, `rephrased`, `citations`, `needs_approval`...).
-- **A closed route set.** The classifier returns one of `docs`, `data`, `unsupported`; the
-  engine's `Route` refuses anything else (`RouteError`, outcome `error`). An unknown label is a
-  validation failure, never a new route; declining is an explicit branch.
-- **Bounded retrieval.** At most `max_attempts` (2) searches: the counter is in the loop
-  condition, so the model can rephrase once but never decide to keep trying.
-- **Budget before the spend.** Every model call first checks that the tokens used so far, plus a
-  conservative estimate of the request and its full `max_tokens` reply, stay within the budget;
-  otherwise the run ends `budget_exhausted` without making the call.
-- **Citations are checked, not trusted.** Cited ids are crossed against the ids retrieval (or the
-  SQL tool) actually returned; an answer citing nothing retrieved is flagged and its outcome is
-  `unverified`.
-- **Approval holds delivery.** Configurable rules (an answer that drafts an email, a question that
-  asks for an action) set `needs_approval`; the run stops `awaiting_approval` with its state
-  stored, and only `approve_run` releases the answer. The `deliver` hook runs only after the
-  released state is stored.
-- **One audit line per run**, with counts, ids and sizes only: never the question or the answer.
-
-Leaves come in two kinds: `rules` (deterministic: corpus vocabulary classifier, glossary
-rephrasing, extractive answers, a keyword SQL planner) and `model` (the configured provider,
-e.g. `ScriptedProvider` offline or Claude through the SDK).
-
-Modules: `grounded_state` (state, config, audit line), `grounded_steps` (leaves, composition),
-`grounded_index` (the FTS5 corpus index), `grounded_sql` (the read-only `sql_query` tool), and
-this one: running a question, approving a held run, and the public names.
+Every run is stored with its one audit line (see `tui_assist.flows.grounded` for the design).
 """
 
 from __future__ import annotations
@@ -57,87 +17,28 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tui_assist.core.observer import TurnObserver
-from tui_assist.flows.grounded_index import CorpusIndex
-from tui_assist.flows.grounded_sql import SqlSource
-from tui_assist.flows.grounded_state import (
-    DEFAULT_APPROVAL_RULES,
-    DEFAULT_TOKEN_BUDGET,
+from tui_assist.flows.grounded.base import GroundedDeps
+from tui_assist.flows.grounded.finish import ReleaseStep
+from tui_assist.flows.grounded.index import CorpusIndex
+from tui_assist.flows.grounded.sql import SqlSource
+from tui_assist.flows.grounded.state import (
     FLOW_NAME,
-    MAX_ATTEMPTS,
-    MAX_DATA_CALLS,
     MAX_QUESTION_CHARS,
-    OUTCOMES,
-    RELEVANCE_FLOOR,
-    ROUTE_LABELS,
-    TOP_K,
-    ApprovalRule,
     FlowState,
     GroundedConfig,
     Leaves,
-    Outcome,
     Passage,
-    RouteLabel,
-    SqlCall,
     audit_line,
-    load_glossary,
 )
-from tui_assist.flows.grounded_steps import (
-    GroundedDeps,
-    GroundedError,
-    GroundedFlow,
-    ReleaseStep,
-    build_grounded_flow,
-    check_budget,
-    cited_ids,
-    estimate_tokens,
-    extractive_answer,
-    rephrase_with_glossary,
-)
+from tui_assist.flows.grounded.steps import GroundedFlow, build_grounded_flow
 from tui_assist.workflow import RouteError, Step, run_reporting
 
 if TYPE_CHECKING:
     from tui_assist.core.model import Provider
     from tui_assist.store.db import Store
 
-__all__ = [
-    "DEFAULT_APPROVAL_RULES",
-    "DEFAULT_TOKEN_BUDGET",
-    "FLOW_NAME",
-    "MAX_ATTEMPTS",
-    "MAX_DATA_CALLS",
-    "MAX_QUESTION_CHARS",
-    "OUTCOMES",
-    "RELEVANCE_FLOOR",
-    "ROUTE_LABELS",
-    "TOP_K",
-    "ApprovalError",
-    "ApprovalRule",
-    "Deliver",
-    "FlowState",
-    "GroundedConfig",
-    "GroundedDeps",
-    "GroundedError",
-    "GroundedFlow",
-    "GroundedRun",
-    "Leaves",
-    "Outcome",
-    "Passage",
-    "RouteLabel",
-    "SqlCall",
-    "approve_run",
-    "audit_line",
-    "build_grounded_flow",
-    "check_budget",
-    "cited_ids",
-    "estimate_tokens",
-    "extractive_answer",
-    "format_run",
-    "load_glossary",
-    "rephrase_with_glossary",
-    "run_grounded",
-]
+__all__ = ["ApprovalError", "Deliver", "GroundedRun", "approve_run", "format_run", "run_grounded"]
 
-# --- Running -------------------------------------------------------------------------------------
 
 Deliver = Callable[["FlowState"], Awaitable[None]]
 """Called with a released run's state once it is stored (e.g. to send the drafted email)."""

@@ -31,7 +31,7 @@ from tui_assist.core.events import ToolCallFinished, ToolCallStarted
 from tui_assist.core.model import ProviderError
 from tui_assist.core.nodes import NodeScope, new_id
 from tui_assist.core.observer import NullObserver, TurnObserver
-from tui_assist.flows.docs_corpus import (
+from tui_assist.flows.docs.corpus import (
     MAX_FIELD_CHARS,
     MAX_QUESTION_CHARS,
     Corpus,

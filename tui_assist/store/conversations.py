@@ -1,0 +1,156 @@
+"""Conversations: creating, finding and listing them, and the history a model is sent."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tui_assist.core.conversation import Message
+from tui_assist.core.nodes import new_id
+from tui_assist.store.base import RUNNING, StoreBase, UnknownIdError
+from tui_assist.store.rows import ConversationRow
+
+_CONVERSATION_COLUMNS = (
+    "c.id, c.title, c.model, c.workdir, c.created_at, c.updated_at, "
+    "(SELECT COUNT(*) FROM turns t WHERE t.conversation_id = c.id)"
+)
+
+
+def title_from_prompt(prompt: str, limit: int = 60) -> str:
+    """A conversation title from its first prompt: the first non-empty line, shortened.
+
+    Args:
+        prompt: The first prompt of the conversation.
+        limit: The longest title, in characters.
+
+    Returns:
+        The title (`untitled` for a blank prompt).
+    """
+    line = next((part.strip() for part in prompt.splitlines() if part.strip()), "")
+    if not line:
+        return "untitled"
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+class ConversationsMixin(StoreBase):
+    """The conversations of the store."""
+
+    async def create_conversation(self, *, title: str, model: str, workdir: str) -> str:
+        """Start a new, empty conversation.
+
+        Args:
+            title: Shown in lists (see `title_from_prompt`).
+            model: The model it talks to.
+            workdir: The directory its tools are anchored in.
+
+        Returns:
+            The new conversation's id.
+        """
+        conversation_id = new_id()
+        now = self._clock()
+        async with self._write() as db:
+            await db.execute(
+                "INSERT INTO conversations (id, title, model, workdir, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (conversation_id, title, model, workdir, now, now),
+            )
+        return conversation_id
+
+    async def latest_conversation_id(self) -> str | None:
+        """The most recently updated conversation, or None when there is none."""
+        async with self._lock:
+            rows = await self._db.execute_fetchall(
+                "SELECT id FROM conversations ORDER BY updated_at DESC, rowid DESC LIMIT 1"
+            )
+        return next((str(row[0]) for row in rows), None)
+
+    async def conversation_exists(self, conversation_id: str) -> bool:
+        """Whether a conversation has exactly this id."""
+        async with self._lock:
+            rows = await self._db.execute_fetchall(
+                "SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)
+            )
+        return bool(list(rows))
+
+    async def resolve_conversation_id(self, text: str) -> str:
+        """The conversation whose id is `text` or, failing that, the only one starting with it.
+
+        Raises:
+            UnknownIdError: when no conversation, or more than one, matches.
+        """
+        if await self.conversation_exists(text):
+            return text
+        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        async with self._lock:
+            rows = list(
+                await self._db.execute_fetchall(
+                    "SELECT id FROM conversations WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (escaped + "%",)
+                )
+            )
+        if not text or not rows:
+            raise UnknownIdError(f"no conversation with id {text!r}")
+        if len(rows) > 1:
+            raise UnknownIdError(f"more than one conversation id starts with {text!r}")
+        return str(rows[0][0])
+
+    async def get_conversation(self, conversation_id: str) -> ConversationRow | None:
+        """One conversation, or None if the id is unknown."""
+        async with self._lock:
+            rows = await self._db.execute_fetchall(
+                f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?", (conversation_id,)
+            )
+        return next((_conversation_row(row) for row in rows), None)
+
+    async def list_conversations(
+        self, limit: int = 50, offset: int = 0, query: str | None = None
+    ) -> list[ConversationRow]:
+        """Conversations, most recently updated first.
+
+        Args:
+            limit: At most this many.
+            offset: Skip this many (for paging).
+            query: Keep only conversations whose title contains this text (case-insensitive) or
+                whose id starts with it.
+
+        Returns:
+            The page of conversations.
+        """
+        sql = f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c"
+        params: list[Any] = []
+        if query:
+            escaped = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            sql += " WHERE c.title LIKE ? ESCAPE '\\' OR c.id LIKE ? ESCAPE '\\'"
+            params += [f"%{escaped}%", f"{escaped}%"]
+        sql += " ORDER BY c.updated_at DESC, c.rowid DESC LIMIT ? OFFSET ?"
+        params += [limit, offset]
+        async with self._lock:
+            rows = await self._db.execute_fetchall(sql, params)
+        return [_conversation_row(row) for row in rows]
+
+    async def load_history(self, conversation_id: str) -> list[Message]:
+        """The history sent to the model: finished turns' messages, in order.
+
+        A running turn adds nothing, nor does one a crash cut (it was stored without messages); a
+        turn the user interrupted adds what it kept; a refine turn adds only its clean
+        `prompt -> answer` pair.
+        """
+        async with self._lock:
+            rows = await self._db.execute_fetchall(
+                "SELECT m.data FROM turns t JOIN messages m ON m.turn_id = t.id "
+                "WHERE t.conversation_id = ? AND t.outcome <> ? "
+                "ORDER BY t.seq, m.position",
+                (conversation_id, RUNNING),
+            )
+        return [Message.from_dict(json.loads(row[0])) for row in rows]
+
+
+def _conversation_row(row: Any) -> ConversationRow:
+    return ConversationRow(
+        id=str(row[0]),
+        title=str(row[1]),
+        model=str(row[2]),
+        workdir=str(row[3]),
+        created_at=float(row[4]),
+        updated_at=float(row[5]),
+        turn_count=int(row[6]),
+    )

@@ -1,0 +1,133 @@
+"""What the config says about MCP servers, and how their state and tools are named for people and models."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+ServerState = Literal["idle", "starting", "ready", "crashed", "failed", "disabled", "stopped"]
+"""`idle`: not started yet; `crashed`: died, restarts on next use; `failed`: cannot be used."""
+
+NAME_SEPARATOR: Final = "__"
+MAX_NAME_LENGTH: Final = 64
+"""The shortest tool-name limit among the APIs (OpenAI's function names)."""
+
+UNSAFE_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+"""What a tool name (or a log file name) may not contain."""
+
+
+class McpServerConfig(BaseModel):
+    """One entry of `mcpServers`: a stdio command or a streamable-HTTP URL."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: str | None = None
+    """The executable of a stdio server."""
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    """Added to a minimal inherited environment (HOME, PATH, SHELL, TERM, USER, LOGNAME)."""
+    cwd: Path | None = None
+    """Where a stdio server starts; None: the session's workdir."""
+    url: str | None = None
+    """The endpoint of a streamable-HTTP server."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Sent with every HTTP request (e.g. `Authorization`)."""
+    type: Literal["stdio", "http", "streamable-http", "streamableHttp"] | None = None
+    """Optional, as other clients write it; must agree with `command` / `url`."""
+    trusted: bool = False
+    """Trusted servers' tools run without approval."""
+    timeout: float = Field(default=60.0, gt=0)
+    """Seconds one tool call may take."""
+    startup_timeout: float = Field(default=30.0, gt=0)
+    """Seconds to spawn or connect, handshake and list tools."""
+    disabled: bool = False
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("set exactly one of `command` (stdio) or `url` (streamable HTTP)")
+        if self.type == "stdio" and self.command is None:
+            raise ValueError("type = 'stdio' needs `command`")
+        if self.type not in (None, "stdio") and self.url is None:
+            raise ValueError(f"type = {self.type!r} needs `url`")
+        return self
+
+    @property
+    def transport(self) -> Literal["stdio", "http"]:
+        """How the server is reached."""
+        return "stdio" if self.command is not None else "http"
+
+    @property
+    def target(self) -> str:
+        """The command line or URL, for status lines."""
+        if self.command is not None:
+            return shlex.join([self.command, *self.args])
+        return self.url or ""
+
+
+@dataclass(frozen=True, slots=True)
+class McpServerStatus:
+    """A server's state, for the palette and logs."""
+
+    name: str
+    state: ServerState
+    transport: Literal["stdio", "http"]
+    target: str
+    trusted: bool
+    tools: tuple[str, ...]
+    """Qualified tool names, as the model sees them."""
+    error: str | None
+    restarts: int
+
+    @property
+    def summary(self) -> str:
+        """One line: name, state, tool count, and the reason when it is not usable."""
+        trust = ", trusted" if self.trusted else ""
+        text = f"{self.name}: {self.state} ({self.transport}{trust}), {len(self.tools)} tools"
+        return f"{text}: {self.error}" if self.error else text
+
+
+def format_status(statuses: Iterable[McpServerStatus]) -> list[str]:
+    """Readable lines for a palette or `--verbose` output: a header per server, then its tools.
+
+    Args:
+        statuses: From `McpManager.status()`.
+
+    Returns:
+        The lines; `["no MCP servers configured"]` when there are none.
+    """
+    lines: list[str] = []
+    for status in statuses:
+        lines.append(status.summary)
+        lines.append(f"  {status.target}")
+        lines.extend(f"  - {tool}" for tool in status.tools)
+    return lines or ["no MCP servers configured"]
+
+
+def qualified_name(server: str, tool: str, taken: Iterable[str] = ()) -> str:
+    """The name a server's tool is offered under: `server__tool`, valid for every API.
+
+    Characters outside `[a-zA-Z0-9_-]` become `_`; a name longer than 64 characters, or one that
+    collides with a name in `taken`, is shortened and given a short hash of the original.
+
+    Args:
+        server: The server's name in the config.
+        tool: The tool's name on the server.
+        taken: Names already given out.
+
+    Returns:
+        The qualified name.
+    """
+    original = f"{server}{NAME_SEPARATOR}{tool}"
+    name = UNSAFE_NAME_CHARS.sub("_", original)
+    if len(name) > MAX_NAME_LENGTH or name in set(taken):
+        digest = hashlib.sha1(original.encode()).hexdigest()[:8]
+        name = f"{name[: MAX_NAME_LENGTH - 9]}_{digest}"
+    return name
