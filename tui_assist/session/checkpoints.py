@@ -95,6 +95,8 @@ _REF_PREFIX = "refs/checkpoints/"
 _STATE_FILE = "tui-assist-state.json"
 _LOCK_FILE = "tui-assist.lock"
 _LOCK_TIMEOUT = 30.0
+# File times come from the kernel's coarse clock, up to a tick behind `time.time_ns()`.
+_CLOCK_SLACK = 0.02
 _STATUS_KINDS: dict[str, ChangeKind] = {"A": "added", "M": "modified", "T": "modified", "D": "deleted"}
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _UNREADABLE_DIR = re.compile(r"could not open directory '(.+)': ")
@@ -114,6 +116,9 @@ _CONFIG = (
     "gc.auto=0",
     "maintenance.auto=false",
     "index.version=4",
+    # Each snapshot rewrites only the entries that changed, not the whole index.
+    "core.splitIndex=true",
+    "splitIndex.sharedIndexExpire=now",
     "status.showUntrackedFiles=all",
     "diff.renames=false",
     "submodule.recurse=false",
@@ -274,6 +279,8 @@ class _Scan:
     untracked: list[str] = field(default_factory=lambda: [])
     nested_repos: list[str] = field(default_factory=lambda: [])
     unreadable: list[str] = field(default_factory=lambda: [])
+    clean: bool = False
+    """Nothing at all to report: the work tree matches the index, and the index matches HEAD."""
 
 
 class Checkpoints:
@@ -468,7 +475,7 @@ class Checkpoints:
         """
         async with self._locked():
             listed = await self._refs()
-            head = _State.load(self._state_path).head
+            head = self._head()
             cutoff = datetime.now(UTC) - max_age
             doomed = [
                 ref
@@ -507,6 +514,7 @@ class Checkpoints:
     # -- snapshot -------------------------------------------------------------------------------
 
     async def _snapshot(self, label: str) -> Snapshot:
+        started_ns = time.time_ns()
         state = _State.load(self._state_path)
         too_large = await asyncio.to_thread(self._still_too_large, state.too_large)
         rules_changed = await asyncio.to_thread(self._write_excludes, too_large, state.rules)
@@ -535,16 +543,20 @@ class Checkpoints:
             drop += _nul_split(ignored)
         if drop:
             await self._git("update-index", "-z", "--force-remove", "--stdin", input=_nul_join(drop))
-        tree = (await self._git("write-tree")).decode().strip()
+        same_skips = sorted(too_large) == sorted(state.too_large)
+        if scan.clean and not (stage or drop) and same_skips and state.tree and self._head() == state.head:
+            # Work tree = index = HEAD, the latest snapshot: skip write-tree (the index is 20k entries).
+            tree = state.tree
+        else:
+            tree = (await self._git("write-tree")).decode().strip()
         skipped = tuple(
             [SkippedFile(p, "too_large", size) for p, size in sorted(too_large.items())]
             + [SkippedFile(p, "unreadable") for p in sorted(set(unreadable + scan.unreadable))]
         )
-        same_skips = sorted(too_large) == sorted(state.too_large)
         if state.head and state.tree == tree and same_skips:
             commit, changed = state.head, False
         else:
-            commit, changed = await self._commit(tree, label, sorted(too_large)), True
+            commit, changed = await self._commit(tree, label, sorted(too_large), started_ns), True
         state.head, state.tree, state.too_large = commit, tree, too_large
         state.rules = self._rules_digest()
         try:
@@ -557,8 +569,8 @@ class Checkpoints:
         out, err = await self._git_with_stderr(
             "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames"
         )
-        scan = _Scan()
         entries = _nul_split(out)
+        scan = _Scan(clean=not entries)
         for entry in entries:
             code, path = entry[:2], entry[3:]
             if code == "??":
@@ -576,7 +588,11 @@ class Checkpoints:
         if not files:
             return []
         ignored = set(
-            _nul_split(await self._git("check-ignore", "-z", "--stdin", input=_nul_join(files), ok=(1,)))
+            _nul_split(
+                await self._git(
+                    "check-ignore", "-z", "--stdin", input=_nul_join(files), ok=(1,), literal=False
+                )
+            )
         )
         return [p for p in files if p not in ignored]
 
@@ -644,18 +660,19 @@ class Checkpoints:
         digest = hashlib.sha256()
         for path in (self.git_dir / "info" / "exclude", self._user_exclude):
             with contextlib.suppress(OSError):
-                info = path.stat()
-                digest.update(f"{path}:{info.st_mtime_ns}:{info.st_size};".encode())
+                digest.update(path.read_bytes())
+            digest.update(b"\0")
         return digest.hexdigest()
 
-    async def _commit(self, tree: str, label: str, too_large: list[str]) -> str:
+    async def _commit(self, tree: str, label: str, too_large: list[str], started_ns: int) -> str:
         message = " ".join(label.split()) or "snapshot"
         if too_large:
             message += f"\n\n{_SKIPPED_TRAILER}{json.dumps(too_large)}"
         commit = (await self._git("commit-tree", tree, "-m", message)).decode().strip()
-        # The ref name orders snapshots to the nanosecond; commit dates only have seconds.
-        ref = f"{_REF_PREFIX}{time.time_ns():020d}-{commit}"
-        refs = f"update HEAD {commit}\nupdate {ref} {commit}\n"
+        # The ref name holds when the scan began, to the nanosecond (commit dates have seconds): it
+        # orders snapshots, and tells which files existed before one (see `_plan`).
+        ref = f"{_REF_PREFIX}{started_ns:020d}-{commit}"
+        refs = f"option no-deref\nupdate HEAD {commit}\nupdate {ref} {commit}\n"
         await self._git("update-ref", "--stdin", input=refs.encode())
         return commit
 
@@ -663,8 +680,6 @@ class Checkpoints:
 
     async def _plan(self, target: str, current: str, turns: Sequence[TurnSnapshots]) -> RestorePlan:
         pending = {c.path: c for c in await self._diff(target, current)}
-        if not pending:
-            return RestorePlan(target, current, (), (), (), ())
         by_turn: set[str] = set()
         by_user: set[str] = set()
         for start, end, is_turn in await self._segments(target, current, turns):
@@ -685,12 +700,15 @@ class Checkpoints:
                 else:
                     user_changed.append(change)
             elif change.kind == "added":
-                if self._changed_since(path, snapshot_time):
+                if self._changed_since(path, snapshot_time - _CLOCK_SLACK):
                     delete.append(path)
                 else:
                     kept.append(KeptFile(path, "predates_snapshot"))
             else:
                 restore.append(path)
+        # Too large to snapshot since the target: never deleted, and said so.
+        kept += [KeptFile(p, "too_large") for p in skipped_now.keys() - skipped_then - pending.keys()]
+        kept.sort(key=lambda k: k.path)
         return RestorePlan(target, current, tuple(restore), tuple(delete), tuple(user_changed), tuple(kept))
 
     async def _segments(
@@ -793,16 +811,20 @@ class Checkpoints:
             raise CheckpointError(f"snapshot {sorted(missing)[0][:12]} no longer exists (it was pruned)")
 
     async def _commit_meta(self, commit: str) -> tuple[float, set[str]]:
-        """When a snapshot was taken, and the too-large files it left out."""
-        seconds, _, message = (
-            (await self._git("log", "-1", "--format=%ct%n%B", commit)).decode().partition("\n")
-        )
+        """When a snapshot's scan began (seconds since the epoch), and the too-large files it left out."""
+        log = await self._git("log", "-1", "--format=%ct%n%B", commit)
+        seconds, _, message = log.decode().partition("\n")
+        taken = float(seconds)
+        refs = await self._git("for-each-ref", f"--points-at={commit}", "--format=%(refname)", _REF_PREFIX)
+        stamps = [ref.removeprefix(_REF_PREFIX).partition("-")[0] for ref in refs.decode().splitlines()]
+        if numeric := [int(s) for s in stamps if s.isdigit()]:
+            taken = min(numeric) / 1e9
         skipped: set[str] = set()
         for line in message.splitlines():
             if line.startswith(_SKIPPED_TRAILER):
                 with contextlib.suppress(ValueError):
                     skipped = {str(p) for p in json.loads(line[len(_SKIPPED_TRAILER) :])}
-        return float(seconds), skipped
+        return taken, skipped
 
     async def _refs(self) -> list[tuple[str, SnapshotInfo]]:
         """Every snapshot ref with its snapshot, newest first."""
@@ -902,6 +924,14 @@ class Checkpoints:
             }
         return env
 
+    def _head(self) -> str | None:
+        """The latest snapshot: HEAD is detached, so its file holds the commit id itself."""
+        try:
+            head = (self.git_dir / "HEAD").read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        return head if _OBJECT_ID.fullmatch(head) else None
+
     @property
     def _state_path(self) -> Path:
         return self.git_dir / _STATE_FILE
@@ -918,14 +948,19 @@ class Checkpoints:
             args += ["-c", item]
         return args
 
-    async def _git(self, *args: str, input: bytes | None = None, ok: tuple[int, ...] = ()) -> bytes:
-        out, _ = await self._git_with_stderr(*args, input=input, ok=ok)
+    async def _git(
+        self, *args: str, input: bytes | None = None, ok: tuple[int, ...] = (), literal: bool = True
+    ) -> bytes:
+        out, _ = await self._git_with_stderr(*args, input=input, ok=ok, literal=literal)
         return out
 
     async def _git_with_stderr(
-        self, *args: str, input: bytes | None = None, ok: tuple[int, ...] = ()
+        self, *args: str, input: bytes | None = None, ok: tuple[int, ...] = (), literal: bool = True
     ) -> tuple[bytes, str]:
-        return await self._run([*self._config_args(), *args], env=self._env(), input=input, ok=ok)
+        env = self._env()
+        if not literal:  # check-ignore rejects the literal pathspec magic (it takes paths anyway)
+            del env["GIT_LITERAL_PATHSPECS"]
+        return await self._run([*self._config_args(), *args], env=env, input=input, ok=ok)
 
     async def _run(
         self, args: list[str], *, env: dict[str, str], input: bytes | None = None, ok: tuple[int, ...] = ()
