@@ -406,6 +406,7 @@ async def test_errors_are_one_line_checkpoint_errors(tmp_path: Path, workdir: Pa
     no_git = Checkpoints(tmp_path / "data", workdir, git="/nonexistent/git")
     with pytest.raises(CheckpointError, match=r"^git is not installed \(install git"):
         await no_git.snapshot("x")
+    assert list(no_git.root.iterdir()) == [], "no half-made repository is left behind"
 
     missing = Checkpoints(tmp_path / "data", tmp_path / "absent")
     with pytest.raises(CheckpointError, match="cannot read the workdir"):
@@ -468,3 +469,12 @@ async def test_a_plan_with_nothing_to_do_is_empty(cps: Checkpoints, workdir: Pat
     t1 = await turn(cps, "t1", lambda: None)
     plan = await cps.plan_restore(t1.before, [t1])
     assert plan.is_empty and plan.current == t1.before
+
+
+async def test_two_instances_on_one_workdir_take_turns(tmp_path: Path, workdir: Path) -> None:
+    first, second = Checkpoints(tmp_path / "data", workdir), Checkpoints(tmp_path / "data", workdir)
+    assert first.git_dir == second.git_dir
+    (workdir / "a.txt").write_text("a\n")
+    results = await asyncio.gather(*(cps.snapshot(f"s{i}") for i in range(3) for cps in (first, second)))
+    assert len({r.commit for r in results}) == 1
+    assert [s.label for s in await first.snapshots()] == ["s0"]

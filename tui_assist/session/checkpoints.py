@@ -36,13 +36,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import fcntl
 import hashlib
 import json
 import os
 import re
 import shutil
 import stat
+import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -851,15 +852,13 @@ class Checkpoints:
             try:
                 deadline = time.monotonic() + _LOCK_TIMEOUT
                 while True:
-                    try:
-                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    if _try_flock(fd):
                         break
-                    except BlockingIOError:
-                        if time.monotonic() > deadline:
-                            raise CheckpointError(
-                                f"another tui-assist holds the checkpoints of {self.workdir} (try again)"
-                            ) from None
-                        await asyncio.sleep(0.05)
+                    if time.monotonic() > deadline:
+                        raise CheckpointError(
+                            f"another tui-assist holds the checkpoints of {self.workdir} (try again)"
+                        )
+                    await asyncio.sleep(0.05)
                 # Holding the lock, no other git runs in this repository: a left-over index.lock
                 # comes from a process killed mid-way and would block every later snapshot.
                 with contextlib.suppress(FileNotFoundError):
@@ -882,20 +881,27 @@ class Checkpoints:
                 self.root.mkdir(parents=True, exist_ok=True)
             except OSError as error:
                 raise _os_error(error, self.root) from None
-            tmp = self.root / f".init-{os.getpid()}-{self.git_dir.name}"
-            shutil.rmtree(tmp, ignore_errors=True)
-            await self._run(["init", "--quiet", "--bare", "--template=", str(tmp)], env=self._env(bare=True))
             try:
+                tmp = Path(tempfile.mkdtemp(prefix=f".init-{self.git_dir.name}-", dir=self.root))
+            except OSError as error:
+                raise _os_error(error, self.root) from None
+            try:
+                await self._run(
+                    ["init", "--quiet", "--bare", "--template=", str(tmp)], env=self._env(bare=True)
+                )
                 (tmp / "info").mkdir(exist_ok=True)
                 (tmp / "info" / "attributes").write_text(_ATTRIBUTES, encoding="utf-8")
                 (tmp / "tui-assist-workdir").write_text(f"{self.workdir}\n", encoding="utf-8")
                 os.rename(tmp, self.git_dir)  # atomic: a half-made repository is never used
             except FileExistsError:
                 shutil.rmtree(tmp, ignore_errors=True)  # another process won the race
-            except OSError as error:
+            except OSError as error:  # ENOTEMPTY: another process won the race
                 shutil.rmtree(tmp, ignore_errors=True)
                 if not (self.git_dir / "HEAD").exists():
                     raise _os_error(error, self.root) from None
+            except BaseException:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
 
     def _env(self, *, bare: bool = False) -> dict[str, str]:
         env = {
@@ -1040,6 +1046,19 @@ def _os_error(error: OSError, where: Path) -> CheckpointError:
     if error.errno == errno.ENOSPC:
         return CheckpointError(f"no space left on the disk holding {where} (free some space)")
     return CheckpointError(f"{where}: {error.strerror or error}")
+
+
+def _try_flock(fd: int) -> bool:
+    """Take an exclusive lock without waiting; False if another process holds it."""
+    if sys.platform == "win32":
+        return True  # no flock there; git's own index.lock still refuses concurrent writers
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
 def _tree_size(path: Path) -> int:
