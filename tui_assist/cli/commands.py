@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import functools
 import io
+import shlex
 import sys
 from typing import TYPE_CHECKING, TextIO
 
@@ -139,9 +140,15 @@ async def flow(args: argparse.Namespace, settings: Settings) -> int:
                 out=sys.stdout,
                 err=err,
                 provider_factory=functools.partial(make_provider, settings),
+                approve_flags=_data_dir_flag(settings),
             )
         return await commands.flow_approve(
             run_id=args.run_id, store=store, out=sys.stdout, err=err, as_json=args.json
         )
     finally:
         await store.close()
+
+
+def _data_dir_flag(settings: Settings) -> str:
+    """` --data-dir D` when the data dir was chosen, so a printed follow-up command finds it."""
+    return f" --data-dir {shlex.quote(str(settings.data_dir))}" if settings.data_dir else ""

@@ -144,13 +144,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     grounded.add_argument("question", metavar="QUESTION", help="what to answer")
     grounded.add_argument(
-        "--corpus", metavar="DIR", type=Path, required=True, help="folder of Markdown/text files"
+        "--corpus",
+        metavar="DIR",
+        type=Path,
+        help="folder of Markdown/text files (default: a sample)",
     )
     grounded.add_argument(
         "--data", metavar="FILE", type=Path, help="SQLite file to answer data questions from"
     )
     grounded.add_argument("--json", action="store_true", help="print JSON")
-    grounded.add_argument("--leaves", choices=("rules", "model"), default="rules", help="rules or model")
+    grounded.add_argument(
+        "--leaves", choices=("rules", "model"), help="rules or model (default: model when one is configured)"
+    )
     approve = _sub(fsub, "approve", USES["flow approve"], help="release a run held for approval")
     approve.add_argument("run_id", metavar="RUN_ID", help="the held run's id")
     approve.add_argument("--json", action="store_true", help="print JSON")
