@@ -8,19 +8,24 @@ Three parts, all without a UI:
   elsewhere, or when git lists nothing (an ignored folder), a breadth-first walk bounded in
   entries and depth that skips version-control data, dependency installs and tool caches. The
   parents of every file are candidates too, spelled with a final `/`.
-- **Matching** (`FuzzyMatcher`): a query matches a path when its characters occur in the path in
-  order, ignoring case. Scoring every path in Python would cost far more than a keystroke allows
-  on 100,000 paths, so the work is split. Paths are kept sorted shortest first and joined,
-  lowercased, into one newline-separated string; a query becomes a regular expression with
-  possessive quantifiers (`\n[^\na]*+a[^\nb]*+b…`) that `re` runs over that string in C without
-  backtracking, and the matches come out shortest first. When few paths match (at most
-  `score_all`) every one is scored exactly, and that set is kept so that the next keystroke
-  (which usually extends the query) only re-checks those paths. When many match, the query is
-  short, and only the paths that can rank high are scored: those whose name starts with or
-  contains the query, those that contain it, those whose name alone holds the subsequence, and
-  the shortest matches, each group found by the same kind of scan and cut at `preselect` paths.
-  The score rewards matches at the start of a path segment or word, consecutive runs and
-  characters in the file name, and charges gaps; equal scores go to the shorter path.
+- **Matching** (`FuzzyMatcher`): a query matches a path when its characters occur in it in
+  order, ignoring case. Scoring one path in Python takes microseconds, too long to score 100,000
+  per keystroke, so the work is arranged to run in C:
+  - paths are sorted shortest first and lowercased once; for each character a mask (one byte per
+    path, held as an int) says which paths contain it, so `&` over the query's characters gives
+    the paths that hold them all, in any order, in microseconds;
+  - when few enough paths hold them, each is checked with a regular expression
+    whose possessive quantifiers never backtrack (`[^a]*+a[^b]*+b…`), `itertools.compress`
+    walking the paths in step with the mask; the matches are kept, so the next keystroke (which
+    usually extends the query) only re-checks them;
+  - up to `score_all` matches are all scored. Past that the query is short, and only the paths
+    that can rank high are: the shortest few whose name starts with the query, that contain it as
+    typed, whose name or one of whose words starts with its first character, whose words start
+    with its characters (an acronym), and of all.
+
+  The score rewards matches at the start of a path segment or a word (after `_`, `-`, `.`, a
+  space, or a camelCase hump), consecutive runs and characters of the file name, and charges gaps;
+  equal scores go to the shorter path. `bench/bench_mentions.py` measures it on 100,000 files.
 - **Attaching** (`expand_mentions`): every `@path` of a prompt that names a file or a directory
   inside the workdir adds a labelled block to the text sent to the model. The blocks come
   *before* the prompt, as Anthropic advises for long documents (the question reads best last):
@@ -265,9 +270,7 @@ class Completion:
 _WORD_BREAKS = frozenset("_-. ")
 _TO_SLASH = str.maketrans("_-. ", "////")
 _WARM_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789./_-"
-"""Characters whose masks are built with the index rather than on their first keystroke."""
-_EXACT_LENGTH = 8
-"""From this many characters on, every match of a query is listed however many paths hold its characters."""
+"""Characters whose masks are built with the index rather than on their first keystroke (10 ms each)."""
 _SCORE_CHAR = 16
 _BONUS_SEGMENT = 10  # at the start of the path or right after `/`
 _BONUS_WORD = 8  # after `_`, `-`, `.` or a space
@@ -291,7 +294,7 @@ class FuzzyMatcher:
         score_all: int = 400,
         verify_all: int = 40_000,
         preselect: int = 100,
-        examine: int = 5000,
+        examine: int = 2000,
     ) -> None:
         """Index `paths` (blocking, about a second for 100,000 paths here: run it in a thread).
 
@@ -324,6 +327,7 @@ class FuzzyMatcher:
         self._lock = threading.Lock()
         for char in _WARM_CHARS:
             self._char_mask(char)
+            self._word_mask(char)
 
     def __len__(self) -> int:
         return len(self._paths)
@@ -370,9 +374,9 @@ class FuzzyMatcher:
         else:
             holding = self._holding_all(needle)
             matches = None
-            # Checking a path costs a fraction of a microsecond, so checking every one costs a
-            # keystroke's budget: that is only done for a query long enough to be worth it.
-            if len(needle) >= _EXACT_LENGTH or holding.bit_count() <= self._verify_all:
+            # Checking a path costs a fraction of a microsecond: checking them all would cost a
+            # keystroke's budget, so a query with so common characters is left to the groups.
+            if holding.bit_count() <= self._verify_all:
                 matches = list(self._lines(holding, match, examine=None))
         with self._lock:
             if len(self._recent) >= 16:
@@ -395,35 +399,46 @@ class FuzzyMatcher:
         limit, first = self._preselect, needle[0]
         subsequence = None if verified else re.compile(_subsequence(needle)).match
         named = within & self._name_masks.get(first, 0)
+        words = within & self._word_mask(first)
+        escaped = [re.escape(char) for char in needle]
         groups = (
-            (within, subsequence),
-            (named, subsequence),
-            (within & self._word_mask(first), subsequence),
-            (within, re.compile(re.escape(needle)).search),
-            (named, re.compile("(?:^|/)" + re.escape(needle) + "[^/]*/?$").search),
+            (within, subsequence, self._lower),
+            (named, subsequence, self._lower),
+            (words, subsequence, self._lower),
+            (within, re.compile("".join(escaped)).search, self._lower),
+            (named, re.compile("(?:^|/)" + "".join(escaped) + "[^/]*/?$").search, self._lower),
+            # an acronym: every character starts a word (`cfg` for `cart_form.go`)
+            (words, re.compile(".*?".join("/" + char for char in escaped)).search, self._words),
         )
         pool: set[int] = set()
-        for mask, test in groups:
-            pool.update(islice(self._lines(mask, test, examine=self._examine), limit))
+        for mask, test, texts in groups:
+            pool.update(islice(self._lines(mask, test, texts, examine=self._examine), limit))
         return sorted(pool)
 
     def _lines(
-        self, mask: int, test: Callable[[str], object] | None, *, examine: int | None
+        self,
+        mask: int,
+        test: Callable[[str], object] | None,
+        texts: list[str] | None = None,
+        *,
+        examine: int | None,
     ) -> Iterator[int]:
-        """The indices in `mask`, ascending, lazily; with `test`, those whose path it accepts.
+        """The indices in `mask`, ascending, lazily; with `test`, those whose text it accepts.
 
-        `compress` walks the mask and the lowered paths in step, in C: no Python per path.
+        `compress` walks the mask and the texts in step, in C: no Python per path.
 
         Args:
             mask: One byte per path, 1 for those to read.
-            test: Called with each lowered path read; None keeps them all.
+            test: Called with the text of each path read; None keeps them all.
+            texts: One text per path for `test` (the lowered paths when None).
             examine: Read at most this many paths of the mask; None reads them all.
         """
         selected = mask.to_bytes(len(self._paths), "little")
         indices = islice(compress(self._indices, selected), examine)
         if test is None:
             return indices
-        return compress(indices, map(test, islice(compress(self._lower, selected), examine)))
+        read = islice(compress(self._lower if texts is None else texts, selected), examine)
+        return compress(indices, map(test, read))
 
     # -- masks: one byte per path (1 when it has the property), as an int for fast `&` ------------
 
@@ -484,6 +499,7 @@ class FuzzyMatcher:
 def _score(path: str, low: str, name_start: int, positions: list[int]) -> int:
     score = 0
     previous = -2
+    run_bonus = 0
     for position in positions:
         if position == 0 or low[position - 1] == "/":
             bonus = _BONUS_SEGMENT
@@ -493,13 +509,16 @@ def _score(path: str, low: str, name_start: int, positions: list[int]) -> int:
             bonus = _BONUS_CAMEL
         else:
             bonus = 0
-        score += _SCORE_CHAR + bonus
         if previous < 0:
-            score += bonus  # where the match starts counts double
+            run_bonus = bonus
+            bonus *= 2  # where the match starts counts double
         elif position == previous + 1:
-            score += _BONUS_CONSECUTIVE
+            # A run keeps the bonus it started with: `app` at a word start beats `a/p/p`.
+            bonus = max(bonus, run_bonus, _BONUS_CONSECUTIVE)
         else:
             score -= _PENALTY_GAP + min(position - previous - 1, _MAX_GAP_PENALTY)
+            run_bonus = bonus
+        score += _SCORE_CHAR + bonus
         if position >= name_start:
             score += _BONUS_NAME
         previous = position
