@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -262,6 +263,34 @@ def test_a_broad_query_still_finds_the_best_names_among_many_matches() -> None:
         assert picked.lower() == "ae"
 
 
+def test_a_broad_query_finds_an_acronym_of_word_starts() -> None:
+    noise = [f"area{i % 50}/sub{i % 17}/config_{i}.txt" for i in range(5000)]
+    paths = [*noise, "services/billing/cmd/cart_form.go"]  # longer than any: last in every group
+    matcher = FuzzyMatcher(paths, score_all=0, verify_all=0, preselect=10, examine=len(paths))
+    assert matcher.search("cfg")[0].path == "services/billing/cmd/cart_form.go"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"score_all": 0, "verify_all": 0, "preselect": 5, "examine": 50},
+        {"score_all": 3, "verify_all": 40},
+    ],
+)
+def test_every_completion_really_matches_even_with_odd_characters(options: dict[str, int]) -> None:
+    alphabet = "abAB_-./ ]^[\\$*+?()|İß0é"
+    rng = random.Random(16)
+    paths = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 16))) for _ in range(400)]
+    matcher = FuzzyMatcher(paths, **options)
+    for _ in range(150):
+        query = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 4)))
+        needle = query.removeprefix("./").lower()
+        for completion in matcher.search(query):
+            picked = "".join(completion.path[i] for i in completion.positions)
+            assert picked.lower() == needle, (query, completion)
+
+
 # ---------------------------------------------------------------------------------------------
 # Finding mentions
 
@@ -368,11 +397,20 @@ def test_a_prompt_without_mentions_is_sent_as_it_is(tmp_path: Path) -> None:
 
 
 def test_a_missing_path_stays_plain_text_with_a_notice(tmp_path: Path) -> None:
-    result = expand_mentions("what does @nothing/here.py do", tmp_path)
-    assert result.text == "what does @nothing/here.py do"
-    [refused] = result.refused
-    assert (refused.path, refused.reason) == ("nothing/here.py", "missing")
-    assert result.notices() == ["not attached: @nothing/here.py: no such file or directory"]
+    write(tmp_path, "file.txt")
+    prompt = 'what do @nothing/here.py, @file.txt/below and @"no such.md" do, asks @nothing/here.py'
+    result = expand_mentions(prompt, tmp_path)
+    assert result.text == prompt
+    assert [(r.path, r.reason) for r in result.refused] == [
+        ("nothing/here.py", "missing"),
+        ("file.txt/below", "missing"),
+        ("no such.md", "missing"),
+    ]
+    assert result.notices() == [
+        "not attached: @nothing/here.py: no such file or directory",
+        "not attached: @file.txt/below: no such file or directory",
+        'not attached: @"no such.md": no such file or directory',
+    ]
 
 
 def test_a_binary_file_is_refused(tmp_path: Path) -> None:

@@ -268,6 +268,7 @@ class Completion:
 
 
 _WORD_BREAKS = frozenset("_-. ")
+_SEPARATORS = _WORD_BREAKS | {"/"}
 _TO_SLASH = str.maketrans("_-. ", "////")
 _WARM_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789./_-"
 """Characters whose masks are built with the index rather than on their first keystroke (10 ms each)."""
@@ -401,15 +402,17 @@ class FuzzyMatcher:
         named = within & self._name_masks.get(first, 0)
         words = within & self._word_mask(first)
         escaped = [re.escape(char) for char in needle]
-        groups = (
+        groups = [
             (within, subsequence, self._lower),
             (named, subsequence, self._lower),
             (words, subsequence, self._lower),
             (within, re.compile("".join(escaped)).search, self._lower),
             (named, re.compile("(?:^|/)" + "".join(escaped) + "[^/]*/?$").search, self._lower),
+        ]
+        if not _SEPARATORS.intersection(needle):  # else `_words` (separators made `/`) misleads
             # an acronym: every character starts a word (`cfg` for `cart_form.go`)
-            (words, re.compile(".*?".join("/" + char for char in escaped)).search, self._words),
-        )
+            acronym = re.compile(".*?".join("/" + char for char in escaped)).search
+            groups.append((words, acronym, self._words))
         pool: set[int] = set()
         for mask, test, texts in groups:
             pool.update(islice(self._lines(mask, test, texts, examine=self._examine), limit))
@@ -769,7 +772,7 @@ class Refused:
 
     def describe(self) -> str:
         """One line for the pane or stderr: `not attached: @x.bin: a binary file`."""
-        return f"not attached: @{self.path}: {self.detail}"
+        return f"not attached: {format_mention(self.path)}: {self.detail}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -820,8 +823,12 @@ def expand_mentions(
     attached: list[Attached] = []
     refused: list[Refused] = []
     seen: set[Path] = set()
+    written: set[str] = set()
     budget = max_total_chars
     for mention in find_mentions(prompt):
+        if mention.path in written:
+            continue
+        written.add(mention.path)
         try:
             resolved = confine(root, mention.path)
         except PathOutsideWorkdir:
@@ -832,7 +839,7 @@ def expand_mentions(
         seen.add(resolved)
         try:
             info = os.stat(resolved)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             refused.append(Refused(mention.path, "missing", "no such file or directory"))
             continue
         except OSError as error:
