@@ -69,12 +69,13 @@ USES: dict[str, tuple[str, ...]] = {
     "stats": ("data_dir",),
     "flow grounded": ("data_dir", *_MODEL),
     "flow approve": ("data_dir",),
+    "rewind": ("data_dir",),
     "bench docs": _MODEL,
     "bench helpdesk": _MODEL,
 }
 """The global flags each command uses (a command's subcommands use its flags)."""
 
-COMMANDS = ("ask", "explore", "history", "stats", "flow", "bench")
+COMMANDS = ("ask", "explore", "history", "stats", "flow", "bench", "rewind")
 
 
 def _add_globals(parser: argparse.ArgumentParser, names: Sequence[str]) -> None:
@@ -133,6 +134,23 @@ def build_parser() -> argparse.ArgumentParser:
     he = _sub(hsub, "export", USES["history"], help="a conversation with its rounds and tool calls")
     he.add_argument("id", metavar="ID", help="a conversation id (or a unique prefix)")
     he.add_argument("--format", choices=("md", "json"), default="md", help="md (default) or json")
+
+    rewind = _sub(
+        sub, "rewind", USES["rewind"], help="restore the files and/or the conversation to before a turn"
+    )
+    rewind.add_argument("turn_id", metavar="TURN_ID", help="the turn to go back to before (or an id prefix)")
+    scope = rewind.add_mutually_exclusive_group()
+    scope.add_argument("--files", dest="scope", action="store_const", const="files", help="the files only")
+    scope.add_argument(
+        "--conversation",
+        dest="scope",
+        action="store_const",
+        const="conversation",
+        help="the chat only",
+    )
+    scope.add_argument("--both", dest="scope", action="store_const", const="both", help="both (the default)")
+    rewind.add_argument("--yes", action="store_true", help="do it (without: only print what would change)")
+    rewind.add_argument("--json", action="store_true", help="print JSON")
 
     stats = _sub(sub, "stats", USES["stats"], help="outcomes and tokens by week")
     stats.add_argument("--json", action="store_true", help="print JSON")

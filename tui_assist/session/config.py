@@ -96,6 +96,8 @@ class Settings(_Section):
     workdir: Path = Field(default_factory=Path.cwd)
     data_dir: Path | None = None
     bash_timeout: float = Field(default=120.0, gt=0)
+    checkpoints: bool = True
+    """Snapshot the workdir before and after each turn (in the data dir), so a turn can be rewound."""
     request_timeout: float = Field(default=DEFAULT_REQUEST_TIMEOUT, gt=0)
     """Seconds a model request may wait for its response to begin, and a stream may stay silent."""
     system_prompt: str = SYSTEM_PROMPT
