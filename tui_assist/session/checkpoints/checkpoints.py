@@ -1,74 +1,38 @@
-"""Checkpoints: snapshots of the workdir in a shadow git repository, and the way back to them.
+"""`Checkpoints`: taking snapshots of the workdir, planning and carrying out restores, pruning.
 
-Why it is built this way:
-
-- **A shadow repository per workdir**, `<data_dir>/checkpoints/<sha256 of the resolved workdir>.git`,
-  driven with its own `GIT_DIR`, `GIT_INDEX_FILE` and `GIT_WORK_TREE=<workdir>`. With an explicit
-  `GIT_DIR` git discovers no repository, and it never enters a directory named `.git` while scanning
-  a work tree, so the user's `.git` is neither written nor snapshotted. Git runs with a clean
-  environment: no system or global config, a fixed identity, no hooks, no signing, no filters and
-  no end-of-line conversion (`$GIT_DIR/info/attributes` outranks the workdir's `.gitattributes`), so
-  a restore gives back the exact bytes.
-- **What is snapshotted** is what git would track: `.gitignore` files are honoured, and so is the
-  user repository's `.git/info/exclude` when the workdir is its root (`.gitignore` files above the
-  workdir are not). A few regenerable directories (`DEFAULT_EXCLUDES`) and the data dir itself, if it
-  lies inside the workdir, are left out as well. Tracked files that become ignored leave the
-  snapshot when a `.gitignore` or an exclude file changes.
-- **Cheap when nothing changed**: the shadow index persists, so `git status` compares stat data
-  (and, for untracked files, the untracked cache) instead of hashing; only the paths it reports
-  are staged, with `update-index`; an identical tree reuses the previous commit.
-- **Large files** (over `max_file_bytes`) are never hashed: they are checked with `lstat` before
-  staging, listed in `Snapshot.skipped`, and written to the shadow `info/exclude`, so later scans
-  skip them until they shrink or disappear. A restore never deletes or overwrites them.
-- **Nested repositories**: `git add` would record a directory holding its own `.git` as a gitlink,
-  keeping none of its files. Here their files are staged one by one, as ordinary files (their
-  `.git` is left out, as the user's is), so a rewind restores them too.
-- **Snapshots are root commits**, each kept alive by its own ref `refs/checkpoints/<commit>`, so
-  pruning one frees its objects without rewriting anything. `HEAD` names the latest one.
-- **Who changed what**: a rewind restores what turns changed. The host passes the (before, after)
-  snapshot pairs of the turns being undone (`TurnSnapshots`); whatever changed outside those spans
-  (between one turn's `after` and the next turn's `before`, or since the last turn) was done by
-  the user, and is kept and reported rather than overwritten, unless the user confirms.
+Built on `ShadowRepo` (the repository and its git plumbing); the design notes are in the package's
+docstring.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import hashlib
-import json
 import os
 import re
-import shutil
 import stat
-import sys
-import tempfile
 import time
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Literal
 
-__all__ = [
-    "DEFAULT_EXCLUDES",
-    "DEFAULT_MAX_FILE_BYTES",
-    "DEFAULT_MAX_FILES",
-    "ChangeKind",
-    "CheckpointError",
-    "Checkpoints",
-    "FileChange",
-    "KeptFile",
-    "KeepReason",
-    "PruneResult",
-    "RestorePlan",
-    "RestoreResult",
-    "SkippedFile",
-    "Snapshot",
-    "SnapshotInfo",
-    "TurnSnapshots",
-]
+from tui_assist.session.checkpoints.shadow_repo import ShadowRepo, nul_join, nul_split, os_error
+from tui_assist.session.checkpoints.types import (
+    CheckpointError,
+    FileChange,
+    KeptFile,
+    PruneResult,
+    RestorePlan,
+    RestoreResult,
+    SkippedFile,
+    Snapshot,
+    SnapshotInfo,
+    TurnSnapshots,
+)
+
+__all__ = ["DEFAULT_EXCLUDES", "DEFAULT_MAX_FILE_BYTES", "DEFAULT_MAX_FILES", "Checkpoints"]
 
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
 """Files larger than this are not snapshotted (and say so)."""
@@ -86,189 +50,9 @@ DEFAULT_EXCLUDES = (
 )
 """Regenerable directories left out even without a `.gitignore` saying so."""
 
-ChangeKind = Literal["added", "modified", "deleted"]
-KeepReason = Literal["created_by_user", "changed_by_user", "too_large", "predates_snapshot"]
-
-_IDENTITY = "tui-assist checkpoints"
-_EMAIL = "checkpoints@tui-assist.invalid"
-_SKIPPED_TRAILER = "tui-assist-skipped: "
-_REF_PREFIX = "refs/checkpoints/"
-_STATE_FILE = "tui-assist-state.json"
-_LOCK_FILE = "tui-assist.lock"
-_LOCK_TIMEOUT = 30.0
 # File times come from the kernel's coarse clock, up to a tick behind `time.time_ns()`.
 _CLOCK_SLACK = 0.02
-_STATUS_KINDS: dict[str, ChangeKind] = {"A": "added", "M": "modified", "T": "modified", "D": "deleted"}
-_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _UNREADABLE_DIR = re.compile(r"could not open directory '(.+)': ")
-# Every git call gets these: no user config reaches the shadow repository.
-_CONFIG = (
-    "core.autocrlf=false",
-    "core.safecrlf=false",
-    "core.hooksPath=/dev/null",
-    "core.fsmonitor=false",
-    "core.untrackedCache=true",
-    "core.looseCompression=1",
-    "core.logAllRefUpdates=false",
-    "core.quotePath=false",
-    "core.sparseCheckout=false",
-    "core.attributesFile=/dev/null",
-    "commit.gpgSign=false",
-    "gc.auto=0",
-    "maintenance.auto=false",
-    "index.version=4",
-    # Each snapshot rewrites only the entries that changed, not the whole index.
-    "core.splitIndex=true",
-    "splitIndex.sharedIndexExpire=now",
-    "status.showUntrackedFiles=all",
-    "diff.renames=false",
-    "submodule.recurse=false",
-    "init.defaultBranch=main",
-)
-# Highest-precedence attributes: store and restore bytes as they are, whatever `.gitattributes` says.
-_ATTRIBUTES = "* -text -filter -ident -working-tree-encoding !eol\n"
-
-
-class CheckpointError(Exception):
-    """Snapshotting or restoring failed; `str(error)` is one line fit for the user."""
-
-
-@dataclass(frozen=True, slots=True)
-class FileChange:
-    """One file that differs between two snapshots."""
-
-    path: str
-    """Relative to the workdir, with `/` separators."""
-    kind: ChangeKind
-
-
-@dataclass(frozen=True, slots=True)
-class SkippedFile:
-    """A file left out of a snapshot."""
-
-    path: str
-    reason: Literal["too_large", "unreadable"]
-    size: int = 0
-    """Bytes, for a file too large; 0 when unknown."""
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """The result of `Checkpoints.snapshot`."""
-
-    commit: str
-    """The snapshot's id: record it with the turn."""
-    label: str
-    changed: bool
-    """False when the workdir matched the previous snapshot, whose commit is reused."""
-    skipped: tuple[SkippedFile, ...] = ()
-    """Files the snapshot does not hold: too large, or unreadable."""
-
-
-@dataclass(frozen=True, slots=True)
-class SnapshotInfo:
-    """A stored snapshot, as `Checkpoints.snapshots` lists it."""
-
-    commit: str
-    label: str
-    created: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class TurnSnapshots:
-    """The snapshots taken around one turn (or any change the app made itself, such as a rewind)."""
-
-    before: str
-    after: str | None
-    """None when the turn ended without one (a crash): then everything up to the next snapshot
-    counts as the turn's."""
-
-
-@dataclass(frozen=True, slots=True)
-class KeptFile:
-    """A file a restore leaves as it is, and why."""
-
-    path: str
-    reason: KeepReason
-    """`created_by_user`: created after the target and touched by no turn. `changed_by_user`:
-    changed by the user since the target (and not overwritten). `too_large`: over the size limit,
-    so never in a snapshot. `predates_snapshot`: not in the target, yet older than it (it was
-    ignored then), so not the turn's creation."""
-
-
-@dataclass(frozen=True, slots=True)
-class RestorePlan:
-    """What restoring the workdir to `target` would do, from `Checkpoints.plan_restore`."""
-
-    target: str
-    current: str
-    """The snapshot of the workdir taken while planning; `restore` refuses if it changed since."""
-    restore: tuple[str, ...]
-    """Files turns changed or deleted: written back as they were in the target."""
-    delete: tuple[str, ...]
-    """Files turns created that the target lacks: deleted."""
-    user_changed: tuple[FileChange, ...]
-    """Files the user changed since the target (possibly after a turn did): the warning to show.
-    Left alone unless the user confirms overwriting them. `kind` is the change since the target."""
-    kept: tuple[KeptFile, ...]
-    """Files left alone whatever happens (`created_by_user`, `too_large`, `predates_snapshot`)."""
-
-    @property
-    def is_empty(self) -> bool:
-        """True when restoring would change nothing and there is nothing to warn about."""
-        return not (self.restore or self.delete or self.user_changed)
-
-
-@dataclass(frozen=True, slots=True)
-class RestoreResult:
-    """What `Checkpoints.restore` did."""
-
-    before: str
-    """Snapshot taken just before restoring."""
-    after: str
-    """Snapshot taken just after. Record `TurnSnapshots(before, after)` like a turn's, so a later
-    rewind does not take the restore for the user's own changes."""
-    restored: tuple[str, ...]
-    deleted: tuple[str, ...]
-    kept: tuple[KeptFile, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class PruneResult:
-    """What `Checkpoints.prune` did."""
-
-    removed: int
-    remaining: int
-
-
-@dataclass(slots=True)
-class _State:
-    """Kept in the shadow repository beside the index; lost state only costs one extra commit."""
-
-    head: str | None = None
-    tree: str | None = None
-    too_large: dict[str, int] = field(default_factory=lambda: {})
-    rules: str = ""
-    """Digest of the ignore rules the index was last pruned against."""
-
-    @classmethod
-    def load(cls, path: Path) -> _State:
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-            return cls(
-                head=raw.get("head"),
-                tree=raw.get("tree"),
-                too_large={str(k): int(v) for k, v in raw.get("too_large", {}).items()},
-                rules=str(raw.get("rules", "")),
-            )
-        except (OSError, ValueError, TypeError, AttributeError):
-            return cls()
-
-    def save(self, path: Path) -> None:
-        data = {"head": self.head, "tree": self.tree, "too_large": self.too_large, "rules": self.rules}
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, path)
 
 
 @dataclass(slots=True)
@@ -284,7 +68,7 @@ class _Scan:
     """Nothing at all to report: the work tree matches the index, and the index matches HEAD."""
 
 
-class Checkpoints:
+class Checkpoints(ShadowRepo):
     """Snapshots of one workdir, and restoring it to one of them.
 
     Every method runs git in subprocesses and may raise `CheckpointError`. Calls on one instance
@@ -311,17 +95,10 @@ class Checkpoints:
             excludes: Extra gitignore patterns, on top of the workdir's own.
             git: The git executable.
         """
-        self.workdir = workdir.expanduser().resolve()
-        self.data_dir = data_dir.expanduser().resolve()
-        self.root = self.data_dir / "checkpoints"
-        digest = hashlib.sha256(os.fsencode(self.workdir)).hexdigest()[:24]
-        self.git_dir = self.root / f"{digest}.git"
+        super().__init__(data_dir, workdir, git=git)
         self.max_file_bytes = max_file_bytes
         self.max_files = max_files
         self._excludes = tuple(excludes)
-        self._git_name = git
-        self._git_path: str | None = None
-        self._lock = asyncio.Lock()
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -449,7 +226,7 @@ class Checkpoints:
                     plan.target,
                     "--pathspec-from-file=-",
                     "--pathspec-file-nul",
-                    input=_nul_join(write),
+                    input=nul_join(write),
                 )
             after = await self._snapshot("rewind:after")
             return RestoreResult(
@@ -516,7 +293,7 @@ class Checkpoints:
 
     async def _snapshot(self, label: str) -> Snapshot:
         started_ns = time.time_ns()
-        state = _State.load(self._state_path)
+        state = self._load_state()
         too_large = await asyncio.to_thread(self._still_too_large, state.too_large)
         rules_changed = await asyncio.to_thread(self._write_excludes, too_large, state.rules)
         scan = await self._scan()
@@ -537,13 +314,13 @@ class Checkpoints:
         stage = scan.deleted + to_add
         if stage:
             await self._git(
-                "update-index", "-z", "--add", "--remove", "--replace", "--stdin", input=_nul_join(stage)
+                "update-index", "-z", "--add", "--remove", "--replace", "--stdin", input=nul_join(stage)
             )
         if rules_changed or any(p.rsplit("/", 1)[-1] == ".gitignore" for p in stage):
             ignored = await self._git("ls-files", "-z", "--cached", "--ignored", "--exclude-standard")
-            drop += _nul_split(ignored)
+            drop += nul_split(ignored)
         if drop:
-            await self._git("update-index", "-z", "--force-remove", "--stdin", input=_nul_join(drop))
+            await self._git("update-index", "-z", "--force-remove", "--stdin", input=nul_join(drop))
         same_skips = sorted(too_large) == sorted(state.too_large)
         if scan.clean and not (stage or drop) and same_skips and state.tree and self._head() == state.head:
             # Work tree = index = HEAD, the latest snapshot: skip write-tree (the index is 20k entries).
@@ -560,17 +337,14 @@ class Checkpoints:
             commit, changed = await self._commit(tree, label, sorted(too_large), started_ns), True
         state.head, state.tree, state.too_large = commit, tree, too_large
         state.rules = self._rules_digest()
-        try:
-            state.save(self._state_path)
-        except OSError as error:
-            raise _os_error(error, self.git_dir) from None
+        self._save_state(state)
         return Snapshot(commit=commit, label=label, changed=changed, skipped=skipped)
 
     async def _scan(self) -> _Scan:
         out, err = await self._git_with_stderr(
             "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames"
         )
-        entries = _nul_split(out)
+        entries = nul_split(out)
         scan = _Scan(clean=not entries)
         for entry in entries:
             code, path = entry[:2], entry[3:]
@@ -589,9 +363,9 @@ class Checkpoints:
         if not files:
             return []
         ignored = set(
-            _nul_split(
+            nul_split(
                 await self._git(
-                    "check-ignore", "-z", "--stdin", input=_nul_join(files), ok=(1,), literal=False
+                    "check-ignore", "-z", "--stdin", input=nul_join(files), ok=(1,), literal=False
                 )
             )
         )
@@ -653,7 +427,7 @@ class Checkpoints:
             if not path.exists() or path.read_text(encoding="utf-8") != text:
                 path.write_text(text, encoding="utf-8")
         except OSError as error:
-            raise _os_error(error, self.git_dir) from None
+            raise os_error(error, self.git_dir) from None
         return self._rules_digest() != previous_digest
 
     def _rules_digest(self) -> str:
@@ -665,18 +439,6 @@ class Checkpoints:
             digest.update(b"\0")
         return digest.hexdigest()
 
-    async def _commit(self, tree: str, label: str, too_large: list[str], started_ns: int) -> str:
-        message = " ".join(label.split()) or "snapshot"
-        if too_large:
-            message += f"\n\n{_SKIPPED_TRAILER}{json.dumps(too_large)}"
-        commit = (await self._git("commit-tree", tree, "-m", message)).decode().strip()
-        # The ref name holds when the scan began, to the nanosecond (commit dates have seconds): it
-        # orders snapshots, and tells which files existed before one (see `_plan`).
-        ref = f"{_REF_PREFIX}{started_ns:020d}-{commit}"
-        refs = f"option no-deref\nupdate HEAD {commit}\nupdate {ref} {commit}\n"
-        await self._git("update-ref", "--stdin", input=refs.encode())
-        return commit
-
     # -- restore ---------------------------------------------------------------------------------
 
     async def _plan(self, target: str, current: str, turns: Sequence[TurnSnapshots]) -> RestorePlan:
@@ -687,7 +449,7 @@ class Checkpoints:
             touched = {c.path for c in await self._diff(start, end)} & pending.keys()
             (by_turn if is_turn else by_user).update(touched)
         snapshot_time, skipped_then = await self._commit_meta(target)
-        skipped_now = _State.load(self._state_path).too_large
+        skipped_now = self._load_state().too_large
         restore: list[str] = []
         delete: list[str] = []
         user_changed: list[FileChange] = []
@@ -764,7 +526,7 @@ class Checkpoints:
             except FileNotFoundError:
                 continue
             except OSError as error:
-                raise _os_error(error, full) from None
+                raise os_error(error, full) from None
             deleted.append(rel)
             for depth in range(len(parts) - 1, 0, -1):
                 try:
@@ -784,237 +546,6 @@ class Checkpoints:
                 return False
         return True
 
-    # -- git plumbing -------------------------------------------------------------------------
-
-    async def _diff(self, before: str, after: str) -> list[FileChange]:
-        if before == after:
-            return []
-        out = _nul_split(
-            await self._git("diff-tree", "-r", "-z", "--no-renames", "--name-status", before, after)
-        )
-        changes = [
-            FileChange(path, _STATUS_KINDS.get(code[:1], "modified"))
-            for code, path in zip(out[::2], out[1::2], strict=False)
-        ]
-        return sorted(changes, key=lambda c: c.path)
-
-    async def _missing(self, commits: list[str]) -> set[str]:
-        query = "".join(f"{c}^{{commit}}\n" for c in commits)
-        out = (await self._git("cat-file", "--batch-check=%(objectname)", input=query.encode())).decode()
-        found = out.splitlines()
-        return {c for i, c in enumerate(commits) if i >= len(found) or not _OBJECT_ID.fullmatch(found[i])}
-
-    async def _require(self, *commits: str) -> None:
-        for commit in commits:
-            if not re.fullmatch(r"[0-9a-f]{7,64}", commit):
-                raise CheckpointError(f"not a snapshot id: {commit!r}")
-        if missing := await self._missing(list(commits)):
-            raise CheckpointError(f"snapshot {sorted(missing)[0][:12]} no longer exists (it was pruned)")
-
-    async def _commit_meta(self, commit: str) -> tuple[float, set[str]]:
-        """When a snapshot's scan began (seconds since the epoch), and the too-large files it left out."""
-        log = await self._git("log", "-1", "--format=%ct%n%B", commit)
-        seconds, _, message = log.decode().partition("\n")
-        taken = float(seconds)
-        refs = await self._git("for-each-ref", f"--points-at={commit}", "--format=%(refname)", _REF_PREFIX)
-        stamps = [ref.removeprefix(_REF_PREFIX).partition("-")[0] for ref in refs.decode().splitlines()]
-        if numeric := [int(s) for s in stamps if s.isdigit()]:
-            taken = min(numeric) / 1e9
-        skipped: set[str] = set()
-        for line in message.splitlines():
-            if line.startswith(_SKIPPED_TRAILER):
-                with contextlib.suppress(ValueError):
-                    skipped = {str(p) for p in json.loads(line[len(_SKIPPED_TRAILER) :])}
-        return taken, skipped
-
-    async def _refs(self) -> list[tuple[str, SnapshotInfo]]:
-        """Every snapshot ref with its snapshot, newest first."""
-        out = await self._git(
-            "for-each-ref",
-            "--sort=-refname",
-            "--format=%(refname) %(objectname) %(contents:subject)",
-            _REF_PREFIX,
-        )
-        listed: list[tuple[str, SnapshotInfo]] = []
-        for line in out.decode(errors="replace").splitlines():
-            ref, commit, label = (line.split(" ", 2) + [""])[:3]
-            nanoseconds = ref.removeprefix(_REF_PREFIX).partition("-")[0]
-            if nanoseconds.isdigit():
-                created = datetime.fromtimestamp(int(nanoseconds) / 1e9, UTC)
-                listed.append((ref, SnapshotInfo(commit, label, created)))
-        return listed
-
-    @contextlib.asynccontextmanager
-    async def _locked(self) -> AsyncIterator[None]:
-        async with self._lock:
-            await self._ensure_repo()
-            fd = os.open(self.git_dir / _LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
-            try:
-                deadline = time.monotonic() + _LOCK_TIMEOUT
-                while True:
-                    if _try_flock(fd):
-                        break
-                    if time.monotonic() > deadline:
-                        raise CheckpointError(
-                            f"another tui-assist holds the checkpoints of {self.workdir} (try again)"
-                        )
-                    await asyncio.sleep(0.05)
-                # Holding the lock, no other git runs in this repository: a left-over index.lock
-                # comes from a process killed mid-way and would block every later snapshot.
-                with contextlib.suppress(FileNotFoundError):
-                    (self.git_dir / "index.lock").unlink()
-                yield
-            finally:
-                os.close(fd)
-
-    async def _ensure_repo(self) -> None:
-        try:
-            info = os.stat(self.workdir)
-        except OSError as error:
-            raise CheckpointError(f"cannot read the workdir {self.workdir}: {error.strerror}") from None
-        if not stat.S_ISDIR(info.st_mode):
-            raise CheckpointError(f"the workdir {self.workdir} is not a directory")
-        if not os.access(self.workdir, os.R_OK | os.X_OK):
-            raise CheckpointError(f"cannot read the workdir {self.workdir}: permission denied")
-        if not (self.git_dir / "HEAD").exists():
-            try:
-                self.root.mkdir(parents=True, exist_ok=True)
-            except OSError as error:
-                raise _os_error(error, self.root) from None
-            try:
-                tmp = Path(tempfile.mkdtemp(prefix=f".init-{self.git_dir.name}-", dir=self.root))
-            except OSError as error:
-                raise _os_error(error, self.root) from None
-            try:
-                await self._run(
-                    ["init", "--quiet", "--bare", "--template=", str(tmp)], env=self._env(bare=True)
-                )
-                (tmp / "info").mkdir(exist_ok=True)
-                (tmp / "info" / "attributes").write_text(_ATTRIBUTES, encoding="utf-8")
-                (tmp / "tui-assist-workdir").write_text(f"{self.workdir}\n", encoding="utf-8")
-                os.rename(tmp, self.git_dir)  # atomic: a half-made repository is never used
-            except FileExistsError:
-                shutil.rmtree(tmp, ignore_errors=True)  # another process won the race
-            except OSError as error:  # ENOTEMPTY: another process won the race
-                shutil.rmtree(tmp, ignore_errors=True)
-                if not (self.git_dir / "HEAD").exists():
-                    raise _os_error(error, self.root) from None
-            except BaseException:
-                shutil.rmtree(tmp, ignore_errors=True)
-                raise
-
-    def _env(self, *, bare: bool = False) -> dict[str, str]:
-        env = {
-            "PATH": os.environ.get("PATH", os.defpath),
-            # No ~/.gitconfig or $XDG_CONFIG_HOME/git/config, even for a git too old for GIT_CONFIG_GLOBAL.
-            "HOME": str(self.root),
-            "XDG_CONFIG_HOME": str(self.root),
-            "LC_ALL": "C",
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": os.devnull,
-            "GIT_TERMINAL_PROMPT": "0",
-            "GIT_LITERAL_PATHSPECS": "1",
-            "GIT_NO_REPLACE_OBJECTS": "1",
-            "GIT_AUTHOR_NAME": _IDENTITY,
-            "GIT_AUTHOR_EMAIL": _EMAIL,
-            "GIT_COMMITTER_NAME": _IDENTITY,
-            "GIT_COMMITTER_EMAIL": _EMAIL,
-        }
-        if tmpdir := os.environ.get("TMPDIR"):
-            env["TMPDIR"] = tmpdir
-        if not bare:
-            env |= {
-                "GIT_DIR": str(self.git_dir),
-                "GIT_WORK_TREE": str(self.workdir),
-                "GIT_INDEX_FILE": str(self.git_dir / "index"),
-            }
-        return env
-
-    def _head(self) -> str | None:
-        """The latest snapshot: HEAD is detached, so its file holds the commit id itself."""
-        try:
-            head = (self.git_dir / "HEAD").read_text(encoding="ascii").strip()
-        except (OSError, UnicodeDecodeError):
-            return None
-        return head if _OBJECT_ID.fullmatch(head) else None
-
-    @property
-    def _state_path(self) -> Path:
-        return self.git_dir / _STATE_FILE
-
-    @property
-    def _user_exclude(self) -> Path:
-        return self.workdir / ".git" / "info" / "exclude"
-
-    def _config_args(self) -> list[str]:
-        user_exclude = self._user_exclude
-        excludes_file = str(user_exclude) if (self.workdir / ".git").is_dir() else os.devnull
-        args: list[str] = []
-        for item in (*_CONFIG, f"core.excludesFile={excludes_file}"):
-            args += ["-c", item]
-        return args
-
-    async def _git(
-        self, *args: str, input: bytes | None = None, ok: tuple[int, ...] = (), literal: bool = True
-    ) -> bytes:
-        out, _ = await self._git_with_stderr(*args, input=input, ok=ok, literal=literal)
-        return out
-
-    async def _git_with_stderr(
-        self, *args: str, input: bytes | None = None, ok: tuple[int, ...] = (), literal: bool = True
-    ) -> tuple[bytes, str]:
-        env = self._env()
-        if not literal:  # check-ignore rejects the literal pathspec magic (it takes paths anyway)
-            del env["GIT_LITERAL_PATHSPECS"]
-        return await self._run([*self._config_args(), *args], env=env, input=input, ok=ok)
-
-    async def _run(
-        self, args: list[str], *, env: dict[str, str], input: bytes | None = None, ok: tuple[int, ...] = ()
-    ) -> tuple[bytes, str]:
-        git = self._find_git()
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                git,
-                *args,
-                cwd=self.workdir,
-                env=env,
-                stdin=asyncio.subprocess.PIPE if input is not None else asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-            )
-        except FileNotFoundError:
-            raise CheckpointError("git is not installed (install git to use checkpoints)") from None
-        except OSError as error:
-            raise _os_error(error, self.workdir) from None
-        try:
-            out, err = await proc.communicate(input)
-        except BaseException:
-            # Cancelled (or worse): do not leave git running on the index.
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
-            raise
-        stderr = err.decode(errors="replace")
-        if proc.returncode != 0 and proc.returncode not in ok:
-            raise _git_error(args, stderr, self.git_dir)
-        return out, stderr
-
-    def _find_git(self) -> str:
-        if self._git_path is None:
-            found = shutil.which(self._git_name)
-            if found is None:
-                raise CheckpointError("git is not installed (install git to use checkpoints)")
-            self._git_path = found
-        return self._git_path
-
-
-def _nul_join(paths: Iterable[str]) -> bytes:
-    return b"".join(os.fsencode(p) + b"\0" for p in paths)
-
-
-def _nul_split(data: bytes) -> list[str]:
-    return [os.fsdecode(p) for p in data.split(b"\0") if p]
-
 
 def _escape_pattern(path: str) -> str:
     return re.sub(r"([\\*?\[\]!# ])", r"\\\1", path)
@@ -1025,40 +556,6 @@ def _exclude_line(path: str) -> str | None:
     if "\n" in path or "\r" in path:
         return None
     return "/" + _escape_pattern(path)
-
-
-def _first_line(stderr: str) -> str:
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    for line in lines:
-        if line.startswith(("fatal:", "error:")):
-            return line.split(":", 1)[1].strip()
-    return lines[0] if lines else "no message"
-
-
-def _git_error(args: list[str], stderr: str, where: Path) -> CheckpointError:
-    if "No space left on device" in stderr:
-        return CheckpointError(f"no space left on the disk holding {where} (free some space)")
-    command = next((a for a in args if not a.startswith("-") and "=" not in a), "git")
-    return CheckpointError(f"git {command} failed: {_first_line(stderr)}")
-
-
-def _os_error(error: OSError, where: Path) -> CheckpointError:
-    if error.errno == errno.ENOSPC:
-        return CheckpointError(f"no space left on the disk holding {where} (free some space)")
-    return CheckpointError(f"{where}: {error.strerror or error}")
-
-
-def _try_flock(fd: int) -> bool:
-    """Take an exclusive lock without waiting; False if another process holds it."""
-    if sys.platform == "win32":
-        return True  # no flock there; git's own index.lock still refuses concurrent writers
-    import fcntl
-
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    return True
 
 
 def _tree_size(path: Path) -> int:
