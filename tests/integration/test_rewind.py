@@ -86,6 +86,8 @@ def test_rewind_undoes_a_turns_editor_and_bash_changes_and_keeps_the_users_own(
         "history", "show", json.loads(turn.stdout)["conversation_id"], "--json", fake=fake, env=env
     )
     assert shown.returncode == 0 and json.loads(shown.stdout)["turns"] == []  # the conversation, too
+    stats = tui_assist("stats", fake=fake, env=env)
+    assert stats.returncode == 0 and "File checkpoints (for rewind):" in stats.stdout
 
 
 def test_rewind_errors_are_one_line(fake: FakeAnthropic, tmp_path: Path) -> None:

@@ -58,7 +58,10 @@ async def history_or_stats(args: argparse.Namespace, settings: Settings) -> int:
     err = PrefixedErrors(_command(args))
     try:
         if args.command == "stats":
-            return await commands.stats(store, as_json=args.json, out=sys.stdout)
+            code = await commands.stats(store, as_json=args.json, out=sys.stdout)
+            if not args.json:
+                await _print_checkpoint_size(settings)
+            return code
         match args.history_command:
             case "list":
                 return await commands.history_list(store, limit=args.limit, as_json=args.json, out=sys.stdout)
@@ -152,3 +155,12 @@ async def flow(args: argparse.Namespace, settings: Settings) -> int:
 def _data_dir_flag(settings: Settings) -> str:
     """` --data-dir D` when the data dir was chosen, so a printed follow-up command finds it."""
     return f" --data-dir {shlex.quote(str(settings.data_dir))}" if settings.data_dir else ""
+
+
+async def _print_checkpoint_size(settings: Settings) -> None:
+    from tui_assist.paths import data_dir
+    from tui_assist.session.checkpoints import Checkpoints
+
+    folder = data_dir(settings.data_dir)
+    size = await Checkpoints.total_size_bytes(folder)
+    print(f"\nFile checkpoints (for rewind): {size / 1_048_576:.1f} MB in {folder / 'checkpoints'}")
