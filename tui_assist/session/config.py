@@ -10,8 +10,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from tui_assist.core.approval import ApprovalMode as PermissionMode
+from tui_assist.core.permissions import RuleError, canonical_rule
 from tui_assist.core.prompts import CRITIC_PROMPT, SYSTEM_PROMPT
 from tui_assist.providers.anthropic_info import DEFAULT_MODEL
 from tui_assist.providers.profiles import OpenAIProfile
@@ -23,8 +25,9 @@ from tui_assist.session.config_source import (
     resolve_model,
 )
 from tui_assist.tools.mcp import McpServerConfig
+from tui_assist.tools.sandbox import SandboxMode
 
-__all__ = ["ApprovalSettings", "ConfigError", "Price", "Settings", "validate"]
+__all__ = ["ApprovalSettings", "ConfigError", "PermissionSettings", "Price", "Settings", "validate"]
 
 ApprovalMode = Literal["ask", "allow", "deny"]
 
@@ -40,6 +43,25 @@ class ApprovalSettings(_Section):
     """Mode for tools without a rule of their own."""
     rules: dict[str, ApprovalMode] = Field(default_factory=dict)
     """Per tool name, e.g. `{"bash" = "ask", "str_replace_based_edit_tool" = "allow"}`."""
+
+
+class PermissionSettings(_Section):
+    """`[permissions]`: rules such as `bash(git status)`, `bash(pytest *)`, `edit`, `mcp__files`."""
+
+    allow: list[str] = Field(default_factory=list)
+    """Calls these match run without a dialog."""
+    deny: list[str] = Field(default_factory=list)
+    """Calls these match never run (deny beats allow)."""
+
+    @field_validator("allow", "deny")
+    @classmethod
+    def _rules_parse(cls, rules: list[str]) -> list[str]:
+        for rule in rules:
+            try:
+                canonical_rule(rule)
+            except RuleError as exc:
+                raise ValueError(str(exc)) from exc
+        return rules
 
 
 class Price(_Section):
@@ -77,6 +99,14 @@ class Settings(_Section):
     max_tool_calls: int = Field(default=200, ge=1)
     max_tokens_per_turn: int | None = None
     approval: ApprovalSettings = Field(default_factory=ApprovalSettings)
+    """Older per-tool settings: the fallback when no rule, mode or the sandbox decides."""
+    mode: PermissionMode = "default"
+    """`default`, `accept-edits`, `plan` or `bypass` (also `--mode`)."""
+    sandbox: SandboxMode | None = None
+    """`workspace-write` or `off`; None: `workspace-write` when bubblewrap works here."""
+    sandbox_network: bool = False
+    """Whether sandboxed commands may use the network."""
+    permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     keymap: dict[str, str] = Field(default_factory=dict)
     """Binding id -> keys, e.g. `{"toggle-refine" = "ctrl+r"}`."""
     prices: dict[str, Price] = Field(default_factory=lambda: {DEFAULT_MODEL: Price()})

@@ -12,6 +12,7 @@ from typing import Protocol, runtime_checkable
 
 from tui_assist.core.tooling import Tool, ToolboxFactory
 from tui_assist.tools.files import TextEditorTool
+from tui_assist.tools.sandbox import Sandbox
 from tui_assist.tools.shell import BashTool
 from tui_assist.tools.subagent import AgentTool
 
@@ -88,6 +89,7 @@ def default_toolbox(
     bash_timeout: float = 120.0,
     max_output_chars: int = 30_000,
     extra_tools: ExtraTools = (),
+    sandbox: Sandbox | None = None,
 ) -> Toolset:
     """The standard tools: `bash`, `str_replace_based_edit_tool` and `agent`, then any extras.
 
@@ -97,6 +99,7 @@ def default_toolbox(
         bash_timeout: Per-command timeout of the shell, in seconds.
         max_output_chars: Longer tool output is truncated with a marker.
         extra_tools: More tools (e.g. `McpManager.current_tools`), or a callable returning them.
+        sandbox: Run `bash` in this OS sandbox (`choose_sandbox(...).sandbox`); None: unsandboxed.
 
     Returns:
         A fresh toolset with a shell that is not started yet.
@@ -109,7 +112,7 @@ def default_toolbox(
     return Toolset(
         workdir,
         [
-            BashTool(workdir, timeout=bash_timeout, max_output_chars=max_output_chars),
+            BashTool(workdir, timeout=bash_timeout, max_output_chars=max_output_chars, sandbox=sandbox),
             TextEditorTool(workdir, max_output_chars=max_output_chars),
             AgentTool(),
             *extras,
@@ -123,6 +126,7 @@ def toolbox_factory(
     bash_timeout: float = 120.0,
     max_output_chars: int = 30_000,
     extra_tools: ExtraTools = (),
+    sandbox: Sandbox | None = None,
 ) -> ToolboxFactory:
     """A factory that makes a fresh default toolbox on each call.
 
@@ -131,6 +135,7 @@ def toolbox_factory(
         bash_timeout: Per-command timeout of the shell, in seconds.
         max_output_chars: Longer tool output is truncated with a marker.
         extra_tools: More tools, or a callable read on each call (see `ExtraTools`).
+        sandbox: Run `bash` in this OS sandbox; None: unsandboxed.
 
     Returns:
         A callable that returns a new `Toolset` each time.
@@ -138,7 +143,11 @@ def toolbox_factory(
 
     def make() -> Toolset:
         return default_toolbox(
-            workdir, bash_timeout=bash_timeout, max_output_chars=max_output_chars, extra_tools=extra_tools
+            workdir,
+            bash_timeout=bash_timeout,
+            max_output_chars=max_output_chars,
+            extra_tools=extra_tools,
+            sandbox=sandbox,
         )
 
     return make
