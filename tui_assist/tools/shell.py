@@ -520,4 +520,4 @@ class BashTool:
 
 
 def _blocked_by_sandbox(result: CommandResult) -> bool:
-    return bool(result.exit_status) and any(symptom in result.output for symptom in _SANDBOX_SYMPTOMS)
+    return any(symptom in result.output for symptom in _SANDBOX_SYMPTOMS)
