@@ -85,7 +85,8 @@ async def test_writing_outside_the_workdir_fails(box: Toolset, outside: Path) ->
 
 async def test_root_cannot_remount_its_way_out(box: Toolset, outside: Path) -> None:
     # As root, file modes stop nothing; the read-only mount and the dropped capabilities do.
-    out = await run(box, command=f"mount -o remount,rw / ; chmod 777 {outside}; touch {outside}/x; id -u")
+    out = await run(box, command=f"mount -o remount,rw / ; chmod 777 {outside}; touch {outside}/x; echo end")
+    assert "Read-only file system" in out.content and out.content.splitlines()[-2] == "end"
     assert not (outside / "x").exists()
     assert oct(outside.stat().st_mode & 0o777) != oct(0o777)
 
