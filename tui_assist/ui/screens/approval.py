@@ -79,7 +79,8 @@ _MAX_COMMAND_LINES = 20
 
 
 def _choice(key: str, label: str) -> Content:
-    return Content.assemble((key, "bold reverse"), " ", label)
+    """`[a] Allow once`: a `Content`, so the brackets are text, not markup that would vanish."""
+    return Content.assemble((f"[{key}]", "bold"), f" {label}")
 
 
 class ApprovalScreen(ModalScreen[ApprovalDecision]):
