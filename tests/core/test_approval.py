@@ -177,3 +177,22 @@ async def test_the_older_approval_settings_still_work(tmp_path: Path) -> None:
     assert (await legacy.check(ToolApproval("n", "agent", {}, ""), observer)).why == "[approval] default"
     await legacy.check(ToolApproval("n", "write", {}, ""), observer)
     assert [a.tool for a in observer.approvals] == ["write"]
+
+
+def test_settings_carry_mode_sandbox_and_rules_and_refuse_a_bad_rule(tmp_path: Path) -> None:
+    from tui_assist.session.config import ConfigError
+    from tui_assist.session.config_source import ConfigSource
+
+    path = tmp_path / "config.toml"
+    path.write_text(
+        'mode = "accept-edits"\nsandbox = "off"\nsandbox_network = true\n\n'
+        '[permissions]\nallow = ["bash(git status)", "edit"]\ndeny = ["bash(rm -rf *)"]\n'
+    )
+    settings = ConfigSource.read(path=path).settings()
+    assert (settings.mode, settings.sandbox, settings.sandbox_network) == ("accept-edits", "off", True)
+    assert settings.permissions.allow == ["bash(git status)", "edit"]
+    assert ConfigSource.read(path=tmp_path / "absent.toml").settings().sandbox is None  # bwrap decides
+
+    path.write_text('[permissions]\nallow = ["bash(git status"]\n')
+    with pytest.raises(ConfigError, match=r"invalid setting permissions\.allow: .*needs a closing"):
+        ConfigSource.read(path=path).settings()
