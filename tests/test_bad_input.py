@@ -325,3 +325,30 @@ def test_the_approve_hint_repeats_the_data_dir_the_run_used(home: Path) -> None:
     assert hint.endswith(f"--data-dir {data}")
     approve = hint.removeprefix("Approve with: tui-assist ").split()
     assert run(home, *approve).returncode == 0
+
+
+def test_a_denied_call_is_reported_on_stderr_and_in_json_and_nothing_runs(home: Path) -> None:
+    script = home / "calls.json"
+    call = {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "touch made-it"}}
+    script.write_text(json.dumps([[call], [{"type": "text", "text": "done"}]]))
+    proc = run(home, "ask", "go", "--json", "--provider", "scripted", "--script", str(script))
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["denied_calls"] == [{"tool": "bash", "summary": "touch made-it"}]
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tui-assist: ask: denied bash") and "--yes" in lines[0]
+    assert not (home / "work" / "made-it").exists()  # sandboxed or not, headless without --yes runs nothing
+
+    yes = run(home, "ask", "go", "--json", "--yes", "--provider", "scripted", "--script", str(script))
+    assert yes.returncode == 0 and json.loads(yes.stdout)["denied_calls"] == []
+    assert (home / "work" / "made-it").exists()
+
+    (home / "work" / "made-it").unlink()
+    plan = run(
+        home, "ask", "go", "--json", "--mode", "plan", "--provider", "scripted", "--script", str(script)
+    )
+    assert plan.returncode == 0 and json.loads(plan.stdout)["denied_calls"][0]["tool"] == "bash"
+    assert not (home / "work" / "made-it").exists()
+    both = run(
+        home, "ask", "go", "--yes", "--mode", "plan", "--provider", "scripted", "--script", str(script)
+    )
+    assert_one_line(both, 2, "contradicts --mode plan")

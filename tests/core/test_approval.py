@@ -194,5 +194,7 @@ def test_settings_carry_mode_sandbox_and_rules_and_refuse_a_bad_rule(tmp_path: P
     assert ConfigSource.read(path=tmp_path / "absent.toml").settings().sandbox is None  # bwrap decides
 
     path.write_text('[permissions]\nallow = ["bash(git status"]\n')
-    with pytest.raises(ConfigError, match=r"invalid setting permissions\.allow: .*needs a closing"):
+    with pytest.raises(
+        ConfigError, match=r"invalid setting permissions\.allow = .*: invalid rule .*needs a closing"
+    ):
         ConfigSource.read(path=path).settings()

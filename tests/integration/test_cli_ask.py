@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -242,6 +243,7 @@ def test_sigint_stores_the_interrupted_turn_and_the_next_ask_carries_it(
     )
     try:
         assert held.held.wait(30), "the second reply never started streaming"
+        time.sleep(1.0)  # the fake sent the first deltas; let the client read them before the stop
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     finally:

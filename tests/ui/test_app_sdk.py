@@ -30,12 +30,16 @@ def workdir(tmp_path: Path, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
     return path
 
 
-def make_app(workdir: Path, *, approval: str = "ask", refine: bool = False) -> TuiAssistApp:
+def make_app(
+    workdir: Path, *, approval: str = "ask", refine: bool = False, sandbox: str = "off"
+) -> TuiAssistApp:
+    # Without the OS sandbox every side-effecting bash call asks, which is what these tests drive.
     settings = Settings(
         provider="anthropic",
         workdir=workdir,
         refine=refine,
         approval=ApprovalSettings(default=approval),  # pyright: ignore[reportArgumentType]
+        sandbox=sandbox,  # pyright: ignore[reportArgumentType]
     )
     return TuiAssistApp(settings)
 
@@ -148,3 +152,69 @@ async def test_the_approval_modal_allows_and_denies_a_real_command(
     assert tool_result["type"] == "tool_result"
     assert ("wrote-it" in str(tool_result["content"])) is ran
     assert bool(tool_result.get("is_error")) is not ran
+
+
+async def test_escape_in_the_approval_dialog_stops_the_turn_and_keeps_it_for_steering(
+    fake: FakeAnthropic, workdir: Path
+) -> None:
+    fake.add(Reply([Text("I'll clean up."), bash("rm -rf build && touch cleaned")]), Reply("Steered."))
+    app = make_app(workdir)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await settle(app, pilot)
+        await send(pilot, "clean up")
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), timeout=10)
+        await pilot.press("escape")
+        await settle(app, pilot)
+
+        assert isinstance(app.screen, MainScreen) and not app.screen.running
+        assert app.query_one(TurnBadge).render().plain.startswith("⊘ cancelled")
+        assert getattr(app.focused, "id", None) == "prompt"
+        assert not (workdir / "cleaned").exists()
+        kept = app.session.conversation.messages
+        assert kept[0].text == "clean up" and kept[-1].text.endswith("[interrupted by the user]")
+
+        await send(pilot, "only remove build/")
+        await settle(app, pilot)
+        assert len(fake.requests) == 2  # the stopped turn asked nothing more
+        assert "[interrupted by the user]" in json.dumps(fake.requests[-1].messages)
+
+
+async def test_shift_tab_cycles_the_approval_mode_and_plan_mode_runs_nothing(
+    fake: FakeAnthropic, workdir: Path
+) -> None:
+    fake.add(Reply([bash("touch planned")]), Reply("Here is the plan."))
+    app = make_app(workdir)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await settle(app, pilot)
+        shown = []
+        for _ in range(3):
+            await pilot.press("shift+tab")
+            await pilot.pause()
+            shown.append((app.session.approvals.mode, "plan" in screen_text(app)))
+        assert [mode for mode, _ in shown] == ["accept-edits", "plan", "default"]
+        assert shown[1][1]  # the status bar says plan
+        await pilot.press("shift+tab", "shift+tab")  # back to plan
+        await send(pilot, "how would you do it?")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ApprovalScreen)
+    assert not (workdir / "planned").exists()
+    assert "plan mode" in json.dumps(fake.requests[1].messages[-1]["content"])
+
+
+async def test_a_sandboxed_command_runs_without_a_dialog_and_cannot_write_outside(
+    fake: FakeAnthropic, workdir: Path, tmp_path: Path
+) -> None:
+    from tui_assist.tools.sandbox import probe_bwrap
+
+    if not probe_bwrap().works:
+        pytest.skip(f"no OS sandbox here: {probe_bwrap().reason}")
+    outside = tmp_path / "outside.txt"
+    fake.add(Reply([bash(f"touch inside.txt; echo x > {outside}")]), Reply("Done."))
+    app = make_app(workdir, sandbox="workspace-write")
+    async with app.run_test(size=(110, 32)) as pilot:
+        await settle(app, pilot)
+        assert "sandbox" in screen_text(app)
+        await send(pilot, "make files")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ApprovalScreen)
+    assert (workdir / "inside.txt").exists() and not outside.exists()

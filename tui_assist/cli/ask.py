@@ -14,12 +14,15 @@ from tui_assist.session.config_source import ConfigError
 from tui_assist.session.factory import SetupError
 
 if TYPE_CHECKING:
+    from tui_assist.core.approval import Refusal
     from tui_assist.core.turn import TurnResult
     from tui_assist.session.chat import ChatSession, TurnOutcome
     from tui_assist.session.config import Settings
 
 
-def result_json(outcome: TurnOutcome, warnings: list[str], instructions: list[str]) -> dict[str, Any]:
+def result_json(
+    outcome: TurnOutcome, warnings: list[str], instructions: list[str], denied: list[Refusal]
+) -> dict[str, Any]:
     """The `ask --json` object (a DESIGN.md contract)."""
     result: TurnResult = outcome.result
     data: dict[str, Any] = {
@@ -40,6 +43,7 @@ def result_json(outcome: TurnOutcome, warnings: list[str], instructions: list[st
         ],
         "usage": result.usage.to_dict(),
         "warnings": warnings,
+        "denied_calls": [{"tool": d.tool, "summary": d.summary} for d in denied],
         "instructions": instructions,
     }
     if result.error and result.outcome in ("error", "cancelled", "budget_exhausted"):
@@ -58,6 +62,7 @@ def failure_json(strategy: str, error: str) -> dict[str, Any]:
         "rounds": [],
         "usage": {"input_tokens": 0, "output_tokens": 0},
         "warnings": [],
+        "denied_calls": [],
         "instructions": [],
         "error": error,
     }
@@ -70,14 +75,17 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
         ConfigError: for an empty prompt or an unknown conversation.
         SetupError: when the provider or the store can't be set up.
     """
-    from tui_assist.core.approval import ApprovalPolicy
     from tui_assist.session.chat import ChatSession
     from tui_assist.store.db import UnknownIdError
 
+    if args.yes and getattr(args, "mode", "bypass") != "bypass":
+        raise ConfigError(f"--yes is --mode bypass; it contradicts --mode {args.mode} (give one of them)")
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
     if not prompt.strip():
         raise ConfigError("the prompt is empty (pass the request as PROMPT, or '-' to read it from stdin)")
-    session = ChatSession(settings, approvals=ApprovalPolicy("allow") if args.yes else None)
+    # Headless, nothing can be asked: without --yes a side-effecting call runs only when a rule
+    # of the user's allows it (a sandboxed shell is not enough).
+    session = ChatSession(settings, mode="bypass" if args.yes else None, trust_sandbox=False)
     try:
         await session.load()
         if session.store is None:
@@ -99,11 +107,18 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
     result = outcome.result
     if args.json:
         instructions = [str(file.path) for file in session.instructions.files]
-        print(json.dumps(result_json(outcome, warnings, instructions), ensure_ascii=False))
+        denied = session.approvals.refused
+        print(json.dumps(result_json(outcome, warnings, instructions, denied), ensure_ascii=False))
     elif result.outcome not in ("error", "cancelled"):
         print(result.answer)
     for warning in warnings:
         print(f"tui-assist: ask: warning: {warning}", file=sys.stderr)
+    for denied_call in session.approvals.refused:
+        print(
+            f"tui-assist: ask: denied {denied_call.tool} ({denied_call.why}): {denied_call.summary} "
+            "(re-run with --yes, or add an allow rule to [permissions] in config.toml)",
+            file=sys.stderr,
+        )
     if result.outcome == "unverified" and not args.json:
         print(
             f"tui-assist: ask: unverified: the critic did not pass any of {len(result.rounds)} rounds",

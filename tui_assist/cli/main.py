@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tui_assist")
 
-_SETTING_FLAGS = ("provider", "model", "base_url", "rounds", "theme", "workdir", "data_dir", "script")
+_SETTING_FLAGS = ("provider", "model", "base_url", "rounds", "theme", "workdir", "data_dir", "script", "mode")
 
 
 def config_from_args(args: argparse.Namespace) -> ConfigSource:

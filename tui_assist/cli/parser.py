@@ -56,11 +56,18 @@ _GLOBALS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "model": (("--model",), {"metavar": "NAME", "help": "model id (default claude-sonnet-4-6)"}),
     "theme": (("--theme",), {"metavar": "NAME", "help": "TUI theme: tui-dark, tui-light, tui-high-contrast"}),
     "script": (("--script",), {"metavar": "FILE", "help": "replayed replies for --provider scripted"}),
+    "mode": (
+        ("--mode",),
+        {
+            "choices": ("default", "accept-edits", "plan", "bypass"),
+            "help": "approvals: default asks, accept-edits runs edits, plan runs nothing, bypass runs all",
+        },
+    ),
 }
 GLOBAL_FLAGS = tuple(_GLOBALS)
 
 _MODEL = ("provider", "base_url", "model", "script")
-_TURN = ("refine", "rounds", "workdir", "data_dir", *_MODEL)
+_TURN = ("refine", "rounds", "workdir", "data_dir", "mode", *_MODEL)
 USES: dict[str, tuple[str, ...]] = {
     "chat": (*_TURN, "theme"),
     "ask": _TURN,

@@ -40,6 +40,7 @@ __all__ = [
     "ApprovalPolicy",
     "FallbackAction",
     "McpBackedTool",
+    "Refusal",
     "SandboxedTool",
     "approval_request",
     "describe_mode",
@@ -140,6 +141,15 @@ class ApprovalOutcome:
     """Whether the host was asked."""
 
 
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A call the policy refused: the tool, a one-line summary of the call, and what decided."""
+
+    tool: str
+    summary: str
+    why: str
+
+
 class ApprovalPolicy:
     """Decides whether a side-effecting tool call may run; one per session.
 
@@ -149,6 +159,9 @@ class ApprovalPolicy:
         mode: The starting mode.
         permissions: The permission rules (`Permissions.load(...)`); none when omitted.
         notify: Called with a one-line message when a rule is saved, or cannot be.
+        trust_sandbox: Whether a shell command that runs inside the OS sandbox runs without
+            asking. Off for a headless run without `--yes`, whose contract is to refuse every
+            side-effecting call that no rule allows.
     """
 
     def __init__(
@@ -159,14 +172,18 @@ class ApprovalPolicy:
         mode: ApprovalMode = "default",
         permissions: Permissions | None = None,
         notify: Callable[[str], None] | None = None,
+        trust_sandbox: bool = True,
     ) -> None:
         self.default: FallbackAction = default
+        self.trust_sandbox = trust_sandbox
         self.rules: dict[str, FallbackAction] = dict(rules or {})
         self.mode: ApprovalMode = mode
         """The current mode: the status bar shows it, `next_mode()` cycles it."""
         self.permissions = permissions if permissions is not None else Permissions()
         self._notify = notify
         self._cycle: tuple[ApprovalMode, ...] = MODES if mode == "bypass" else MODES[:3]
+        self.refused: list[Refusal] = []
+        """Every call refused so far, in order (hosts report them: `ask --json` `denied_calls`)."""
 
     def next_mode(self) -> ApprovalMode:
         """Switch to the next mode and return it.
@@ -181,6 +198,8 @@ class ApprovalPolicy:
     async def check(self, request: ToolApproval, observer: TurnObserver) -> ApprovalOutcome:
         """Decide whether the call runs, asking the host when nothing else decides.
 
+        A refused call is also kept in `refused`.
+
         Args:
             request: The call (see `approval_request`).
             observer: The host, asked through `approve()` when needed.
@@ -188,6 +207,14 @@ class ApprovalPolicy:
         Returns:
             Whether it runs, and if not, the tool result for the model.
         """
+        outcome = await self._check(request, observer)
+        if not outcome.allowed:
+            summary = request.summary.strip().splitlines()[0] if request.summary.strip() else request.tool
+            why = "not approved" if outcome.asked else outcome.why
+            self.refused.append(Refusal(request.tool, summary, why))
+        return outcome
+
+    async def _check(self, request: ToolApproval, observer: TurnObserver) -> ApprovalOutcome:
         tool = request.tool
         denial = self.permissions.denial(request)
         if denial is not None:
@@ -218,7 +245,7 @@ class ApprovalPolicy:
             return ApprovalOutcome(True, "[approval] rules")
         if self.mode == "accept-edits" and self.permissions.is_workdir_edit(request):
             return ApprovalOutcome(True, "mode accept-edits")
-        if request.sandbox == "sandboxed" and _readable_command(request):
+        if self.trust_sandbox and request.sandbox == "sandboxed" and _readable_command(request):
             return ApprovalOutcome(True, "sandbox")
         fallback = self.rules.get(tool, self.default)
         if fallback == "allow":

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from tui_assist.core.approval import ApprovalPolicy
+from tui_assist.core.approval import ApprovalMode, ApprovalPolicy
 from tui_assist.core.conversation import Conversation, ToolUseBlock, Usage
 from tui_assist.core.interrupted import interrupted_history
 from tui_assist.core.nodes import new_id
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from tui_assist.session.rewind import TurnCheckpoints
     from tui_assist.store.db import Store
     from tui_assist.tools.mcp import McpManager
+    from tui_assist.tools.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +118,8 @@ class ChatSession:
         store: Store | None = None,
         use_store: bool = True,
         approvals: ApprovalPolicy | None = None,
+        mode: ApprovalMode | None = None,
+        trust_sandbox: bool = True,
     ) -> None:
         """Start a session; call `load` before the first turn.
 
@@ -127,7 +130,11 @@ class ChatSession:
             toolbox_factory: Makes each run's tools; None uses the tool registry (and MCP servers).
             store: A ready store (the caller closes it); None opens the settings' one when `use_store`.
             use_store: Whether to open the store when none is given.
-            approvals: The approval policy; None builds it from the settings.
+            approvals: The approval policy; None builds it from the settings (the user's and the
+                project's permission rules, the mode).
+            mode: The approval mode to start in instead of the settings' (`bypass` for `--yes`).
+            trust_sandbox: Whether sandboxed shell commands run without asking (see
+                `ApprovalPolicy`).
         """
         self._source: ConfigSource | None = None
         self._settings: Settings | None = None
@@ -140,8 +147,14 @@ class ChatSession:
         self.refine = self.preview.refine
         self.rounds = self.preview.rounds
         self.model = self.preview.model
+        self.notes: list[str] = []
+        """Things the user should know about what was loaded (shown once)."""
         self._fixed_approvals = approvals is not None
-        self.approvals = approvals or ApprovalPolicy()
+        self._mode: ApprovalMode | None = mode
+        self._trust_sandbox = trust_sandbox
+        self.approvals = approvals or ApprovalPolicy(mode=mode or "default", trust_sandbox=trust_sandbox)
+        self.sandbox_description = "sandbox: …"
+        """One line for the status bar once `load` chose the bash sandbox."""
         self.config_problem: str | None = None
         """Why the settings are invalid (the session then runs on defaults, without a model)."""
         if not isinstance(settings, ConfigSource):
@@ -159,8 +172,6 @@ class ChatSession:
         """The project instructions the last turn was given (AGENTS.md files)."""
         self.store_error: SetupError | None = None
         """Why the store could not be opened (turns then aren't saved)."""
-        self.notes: list[str] = []
-        """Things the user should know about what was loaded (shown once)."""
         self._use_store = use_store and store is None
         self._owns_store = False
         self._mcp: McpManager | None = None
@@ -204,7 +215,28 @@ class ChatSession:
             self.rounds = settings.rounds
         self.model = settings.resolved_model
         if not self._fixed_approvals:
-            self.approvals = ApprovalPolicy(settings.approval.default, settings.approval.rules)
+            self.approvals = self._approval_policy(settings)
+
+    def _approval_policy(self, settings: Settings) -> ApprovalPolicy:
+        """The policy the settings describe: the user's and the project's rules, the mode."""
+        from tui_assist.core.permissions import Permissions
+        from tui_assist.paths import config_file
+
+        permissions = Permissions.load(
+            settings.workdir,
+            user_allow=settings.permissions.allow,
+            user_deny=settings.permissions.deny,
+            user_file=config_file(),
+        )
+        self.notes.extend(permissions.warnings)
+        return ApprovalPolicy(
+            settings.approval.default,
+            settings.approval.rules,
+            mode=self._mode or settings.mode,
+            permissions=permissions,
+            notify=self.notes.append,
+            trust_sandbox=self._trust_sandbox,
+        )
 
     # -- loading -------------------------------------------------------------------------------
 
@@ -231,8 +263,15 @@ class ChatSession:
         await asyncio.to_thread(self._validate)
         await self._load_provider()
         if self._toolbox_factory is None:
+            from tui_assist.tools.sandbox import choose_sandbox
+
+            s = self.settings
+            choice = await asyncio.to_thread(choose_sandbox, s.sandbox, network=s.sandbox_network)
+            self.sandbox_description = choice.description
+            if choice.warning:
+                self.notes.append(choice.warning)
             extra = await self._start_mcp()
-            self._toolbox_factory = await asyncio.to_thread(self._make_toolbox_factory, extra)
+            self._toolbox_factory = await asyncio.to_thread(self._make_toolbox_factory, extra, choice.sandbox)
         if self._use_store:
             await self._open_store()
         self._ready.set()
@@ -259,11 +298,13 @@ class ChatSession:
         self.provider = provider
         self.model = provider.model
 
-    def _make_toolbox_factory(self, extra: Callable[[], Sequence[Tool]] | None) -> ToolboxFactory:
+    def _make_toolbox_factory(
+        self, extra: Callable[[], Sequence[Tool]] | None, sandbox: Sandbox | None
+    ) -> ToolboxFactory:
         from tui_assist.session.factory import make_toolbox_factory
 
         try:
-            return make_toolbox_factory(self.settings, extra)
+            return make_toolbox_factory(self.settings, extra, sandbox)
         except Exception as exc:  # a broken tool must not keep the chat from opening
             log.exception("tools unavailable")
             self.notes.append(f"tools are unavailable ({exc}); the model gets no tools")

@@ -167,4 +167,6 @@ def validate(source: ConfigSource) -> Settings:
             fix = f"{where} in {source.path}"
         else:
             fix = source.origin(loc[0])
-        raise ConfigError(f"invalid setting {where}{value}: {first['msg'].lower()} (fix {fix})") from exc
+        message = first["msg"].removeprefix("Value error, ")
+        message = message[:1].lower() + message[1:]
+        raise ConfigError(f"invalid setting {where}{value}: {message} (fix {fix})") from exc

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from tui_assist.session.config import Settings
     from tui_assist.store.db import Store
     from tui_assist.tools.mcp import McpManager
+    from tui_assist.tools.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
 
@@ -92,9 +93,14 @@ class EmptyToolbox:
 
 
 def make_toolbox_factory(
-    settings: Settings, extra_tools: Callable[[], Sequence[Tool]] | None = None
+    settings: Settings,
+    extra_tools: Callable[[], Sequence[Tool]] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> ToolboxFactory:
-    """The tool registry's factory: a fresh toolbox (shell, editor, sub-agents, `extra_tools`) per run."""
+    """The tool registry's factory: a fresh toolbox (shell, editor, sub-agents, `extra_tools`) per run.
+
+    `sandbox` is the OS sandbox bash runs in (`choose_sandbox`), None for none.
+    """
     from tui_assist.tools.registry import toolbox_factory
 
     return toolbox_factory(
@@ -102,6 +108,7 @@ def make_toolbox_factory(
         bash_timeout=settings.bash_timeout,
         extra_tools=extra_tools or (),
         pass_env=settings.tools.bash.pass_env,
+        sandbox=sandbox,
     )
 
 

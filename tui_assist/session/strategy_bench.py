@@ -285,7 +285,6 @@ async def _run_turn(
     observer: TurnObserver | None,
 ) -> tuple[TurnOutcome | None, str | None]:
     """One headless turn as `ask --yes` runs it; None and why when the session cannot start."""
-    from tui_assist.core.approval import ApprovalPolicy
     from tui_assist.session.chat import ChatSession
     from tui_assist.session.headless import HeadlessObserver
 
@@ -294,12 +293,13 @@ async def _run_turn(
         "data_dir": data_dir,
         "refine": strategy == "refine",
         "mcp_servers": {},  # a benchmark measures the built-in tools, not whatever the user runs
+        "checkpoints": False,  # a throwaway copy needs no way back
     }
     if rounds is not None:
         update["rounds"] = rounds
     if settings.provider == "scripted":
         update["script"] = task.script(strategy)
-    session = ChatSession(settings.model_copy(update=update), approvals=ApprovalPolicy("allow"))
+    session = ChatSession(settings.model_copy(update=update), mode="bypass")
     try:
         await session.load()
         if session.provider is None:

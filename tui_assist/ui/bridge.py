@@ -46,6 +46,12 @@ class CoreEvent(Message):
         return self.event
 
 
+class StopRequested(Message):
+    """The user chose "deny and stop the turn" in an approval dialog; the screen stops the turn."""
+
+    bubble = False
+
+
 class TextualObserver:
     """A `TurnObserver` that posts events to a Textual target and asks approvals with a modal."""
 
@@ -83,4 +89,8 @@ class TextualObserver:
             if screen.is_attached and screen in self._app.screen_stack:
                 screen.dismiss(ApprovalDecision.deny())
             raise
-        return decision if isinstance(decision, ApprovalDecision) else ApprovalDecision.deny()
+        if not isinstance(decision, ApprovalDecision):
+            return ApprovalDecision.deny()
+        if decision.kind == "stop":
+            self._target.post_message(StopRequested())
+        return decision

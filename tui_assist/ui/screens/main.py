@@ -27,7 +27,7 @@ from textual.worker import Worker, WorkerState
 from tui_assist.core.events import NodeStarted, TextDelta, TurnEvent, UsageRecorded
 from tui_assist.core.tree import NodeLog
 from tui_assist.paths import data_dir
-from tui_assist.ui.bridge import CoreEvent, TextualObserver
+from tui_assist.ui.bridge import CoreEvent, StopRequested, TextualObserver
 from tui_assist.ui.setup_help import provider_notice
 from tui_assist.ui.widgets.agent_tree import AgentTree
 from tui_assist.ui.widgets.conversation import Conversation
@@ -51,6 +51,7 @@ class MainScreen(Screen[None]):
     BINDINGS = [
         Binding("ctrl+r", "toggle_refine", "Refine", id="toggle-refine", priority=True),
         Binding("escape", "cancel_turn", "Cancel turn", id="cancel-turn", priority=True),
+        Binding("shift+tab", "cycle_mode", "Mode", id="cycle-mode", priority=True, show=False),
         Binding("ctrl+n", "new_conversation", "New", id="new-conversation"),
         Binding("ctrl+o", "resume_conversation", "Resume", id="resume-conversation"),
         Binding("f2", "toggle_tree", "Tree", id="toggle-tree"),
@@ -159,6 +160,7 @@ class MainScreen(Screen[None]):
         if settings.keymap:
             self.app.set_keymap(settings.keymap)
         self._show_session(settings.workdir)
+        self.status.sandboxed = self.session.sandbox_description.startswith("sandbox: workspace")
         if not self.running:
             self.status.state = "idle"
         if (notice := provider_notice(session)) is not None:
@@ -171,6 +173,7 @@ class MainScreen(Screen[None]):
         status.rounds = self.session.rounds
         status.model = self.session.model
         status.workdir = workdir
+        status.mode = self.session.approvals.mode
 
     def _show_notes(self) -> None:
         """What the session wants the user to know, once, in the conversation pane."""
@@ -184,6 +187,12 @@ class MainScreen(Screen[None]):
         self.set_class(0 < width < NARROW_WIDTH, "-narrow")
 
     # -- core events -----------------------------------------------------------------------------
+
+    @on(StopRequested)
+    def _stop_requested(self) -> None:
+        """Escape in an approval dialog: the turn stops and is kept as interrupted."""
+        self.action_cancel_turn()
+        self.query_one(Prompt).focus()
 
     @on(CoreEvent)
     def _route(self, message: CoreEvent) -> None:
@@ -291,6 +300,14 @@ class MainScreen(Screen[None]):
             if not self.session.interrupt():
                 self.workers.cancel_group(self, "turn")
             self.notify("Turn cancelled.", timeout=2)
+
+    def action_cycle_mode(self) -> None:
+        """Approvals: default (ask) -> accept-edits -> plan -> default."""
+        mode = self.session.approvals.next_mode()
+        self.status.mode = mode
+        from tui_assist.core.approval import describe_mode
+
+        self.notify(f"Mode {mode}: {describe_mode(mode)}", timeout=2)
 
     def action_toggle_refine(self) -> None:
         session = self.session

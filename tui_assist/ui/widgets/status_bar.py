@@ -31,6 +31,10 @@ def _home(path: Path) -> str:
         return str(path)
 
 
+_MODE_LABELS = {"default": "ask", "accept-edits": "edits ok", "plan": "plan", "bypass": "bypass"}
+"""The approval mode as the status bar says it (`default` asks before side-effecting calls)."""
+
+
 class StatusBar(Widget):
     """One line of session state, docked at the bottom."""
 
@@ -50,6 +54,10 @@ class StatusBar(Widget):
     usage: reactive[Usage] = reactive(Usage, always_update=True)
     cost: reactive[float | None] = reactive(0.0)
     workdir: reactive[Path] = reactive(Path.cwd)
+    mode: reactive[str] = reactive("default")
+    """The approval mode (shift+tab cycles it)."""
+    sandboxed: reactive[bool | None] = reactive(None)
+    """Whether bash runs in the OS sandbox (None: not known yet)."""
 
     def render(self) -> Content:
         sep = (" │ ", "$foreground 40%")
@@ -66,10 +74,17 @@ class StatusBar(Widget):
         tokens += f" cache {_count(usage.cache_read_input_tokens)}"
         cost = "$–" if self.cost is None else f"${self.cost:.4f}"
         icon = {"running": "● ", "idle": "○ ", "loading": "◌ "}.get(self.state, "✗ ")
+        mode_style = {"default": "$foreground 70%", "plan": "$accent bold"}.get(self.mode, "$warning bold")
+        sandbox: tuple[str, str] | str = ""
+        if self.sandboxed is not None:
+            sandbox = (" sandbox", "$success") if self.sandboxed else (" no sandbox", "$warning")
         return Content.assemble(
             (icon + self.state, state_style),
             " ",
             refine,
+            " ",
+            (_MODE_LABELS.get(self.mode, self.mode), mode_style),
+            sandbox,
             sep,
             (self.model, "$primary"),
             sep,
