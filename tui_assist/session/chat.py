@@ -16,7 +16,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.conversation import Conversation, ToolUseBlock, Usage
@@ -26,6 +26,7 @@ from tui_assist.core.observer import FanOutObserver, RecordingObserver
 from tui_assist.session.config_source import ConfigError, ConfigPreview, ConfigSource
 from tui_assist.session.factory import EmptyToolbox, MissingCredentials, SetupError
 from tui_assist.session.instructions import Instructions, InstructionsLoader
+from tui_assist.session.prompt_history import PromptHistory
 
 if TYPE_CHECKING:
     from tui_assist.core.conversation import Message
@@ -68,18 +69,73 @@ def cost_of(usage: Usage, price: Price | None) -> float | None:
     ) / 1_000_000
 
 
+TokenKind = Literal["input", "output", "cache read", "cache write"]
+
+
+@dataclass(frozen=True, slots=True)
+class SpendLine:
+    """One model's tokens of one kind, and what they cost (None without a price)."""
+
+    model: str
+    kind: TokenKind
+    tokens: int
+    cost: float | None
+
+
+@dataclass
+class ModelSpend:
+    """What one model was used for in the session."""
+
+    usage: Usage = field(default_factory=Usage)
+    price: Price | None = None
+    """The price the calls were counted at (the latest one given)."""
+    priced: bool = True
+    """False once a call was counted without a price: its cost is unknown."""
+
+    def lines(self, model: str) -> list[SpendLine]:
+        """The model's tokens and cost by kind: input, output, cache read, cache write."""
+        usage, price = self.usage, self.price if self.priced else None
+        kinds: list[tuple[TokenKind, int, float | None]] = [
+            ("input", usage.input_tokens, price.input if price else None),
+            ("output", usage.output_tokens, price.output if price else None),
+            ("cache read", usage.cache_read_input_tokens, price.cache_read if price else None),
+            ("cache write", usage.cache_creation_input_tokens, price.cache_write if price else None),
+        ]
+        return [
+            SpendLine(model, kind, tokens, None if per_million is None else tokens * per_million / 1_000_000)
+            for kind, tokens, per_million in kinds
+        ]
+
+
 @dataclass
 class Meter:
-    """Tokens and cost of the session."""
+    """Tokens and cost of the session, in total and by model."""
 
     usage: Usage = field(default_factory=Usage)
     cost: float | None = 0.0
+    by_model: dict[str, ModelSpend] = field(default_factory=lambda: dict[str, ModelSpend]())
+    """Per model, in the order first used (only calls counted with a `model`)."""
 
-    def add(self, usage: Usage, price: Price | None) -> None:
-        """Count one model call's usage at `price` (None: the cost becomes unknown)."""
+    def add(self, usage: Usage, price: Price | None, model: str | None = None) -> None:
+        """Count one model call's usage at `price` (None: the cost becomes unknown).
+
+        Args:
+            usage: The call's tokens.
+            price: Its model's price, or None when unknown.
+            model: The model that answered; counted in `by_model` when given.
+        """
         self.usage = self.usage + usage
         spent = cost_of(usage, price)
         self.cost = None if spent is None or self.cost is None else self.cost + spent
+        if model:
+            spend = self.by_model.setdefault(model, ModelSpend())
+            spend.usage = spend.usage + usage
+            spend.price = price or spend.price
+            spend.priced = spend.priced and price is not None
+
+    def lines(self) -> list[SpendLine]:
+        """Every model's tokens and cost by kind, for `/cost`."""
+        return [line for model, spend in self.by_model.items() for line in spend.lines(model)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +224,7 @@ class ChatSession:
         self._ready = asyncio.Event()
         self._running: asyncio.Task[TurnResult] | None = None
         self._instructions: InstructionsLoader | None = None
+        self._prompt_history: PromptHistory | None = None
 
     # -- settings ------------------------------------------------------------------------------
 
@@ -358,6 +415,39 @@ class ChatSession:
             self._instructions = InstructionsLoader(workdir, config_dir())
         return self._instructions
 
+    def load_instructions(self) -> Instructions:
+        """The project instructions as they are on disk now (what the next turn will be given)."""
+        self.instructions = self._instructions_loader().load()
+        return self.instructions
+
+    @property
+    def prompt_history(self) -> PromptHistory:
+        """The prompts the user sent, in every conversation (stored in the data dir)."""
+        if self._prompt_history is None:
+            from tui_assist.paths import data_dir
+
+            folder = self._settings.data_dir if self._settings is not None else self.preview.data_dir
+            self._prompt_history = PromptHistory.in_data_dir(data_dir(folder))
+        return self._prompt_history
+
+    def set_model(self, model: str) -> None:
+        """Use `model` for the following turns (the provider's requests, the meter, the status).
+
+        Raises:
+            SetupError: when there is no provider to switch.
+        """
+        if self.provider is None:
+            raise SetupError(self.provider_problem or "no provider is configured")
+        self.provider.model = model
+        self.model = model
+
+    def known_models(self) -> list[str]:
+        """The models to offer: the one in use, the configured one, then those with a price."""
+        models = [self.model]
+        if self._settings is not None:
+            models += [self._settings.resolved_model, *self._settings.prices]
+        return list(dict.fromkeys(models))
+
     def price(self, model: str | None = None) -> Price | None:
         """The price of `model` (default: the session's) for the cost meter."""
         return price_for(self.settings.prices, model or self.model)
@@ -483,6 +573,21 @@ class ChatSession:
         messages = await self._need_store().load_history(conversation_id)
         self.conversation = Conversation(conversation_id, messages)
         self.conversation_id = conversation_id
+
+    async def find_conversation(self, id_or_prefix: str | None = None) -> str | None:
+        """The id of a stored conversation: the one `id_or_prefix` names, else the latest.
+
+        Returns:
+            The full id, or None when `id_or_prefix` is None and there is no conversation yet.
+
+        Raises:
+            SetupError: when there is no store.
+            UnknownIdError: when no conversation (or more than one) matches `id_or_prefix`.
+        """
+        store = self._need_store()
+        if id_or_prefix is None:
+            return await store.latest_conversation_id()
+        return await store.resolve_conversation_id(id_or_prefix)
 
     async def continue_latest(self) -> bool:
         """Continue the most recent conversation; False (a new one starts) when there is none."""
