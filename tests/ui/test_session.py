@@ -54,7 +54,9 @@ class FakeStore:
     async def commit_turn(self, conversation_id: str, result: Any, events: Sequence[TurnEvent]) -> None:
         self.calls.append(("commit_turn", (conversation_id, result.outcome, len(events))))
 
-    async def mark_cancelled(self, turn_id: str, events: Sequence[TurnEvent], history: Sequence[Message]) -> None:
+    async def mark_cancelled(
+        self, turn_id: str, events: Sequence[TurnEvent], history: Sequence[Message]
+    ) -> None:
         self.calls.append(("mark_cancelled", len(events)))
 
     async def list_conversations(

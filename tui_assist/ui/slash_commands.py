@@ -165,26 +165,32 @@ def _help(screen: MainScreen, args: str) -> None:
         lines.append(f"{command.usage:<{width}}  {command.description}{source}")
     lines += ["```", "", "**Keys**", "", "```text"]
     keys = key_help(screen)
-    key_width = max((len(k) for k in keys.values()), default=0)
-    lines += [f"{key:<{key_width}}  {what}" for what, key in keys.items()]
-    lines += ["```", "", "Custom commands: Markdown files in `.tui-assist/commands/` (in the workdir)"]
-    lines[-1] += f" and `{config_dir() / 'commands'}`; `$ARGUMENTS` is replaced by what follows the name."
+    key_width = max((len(k) for k, _, _ in keys), default=0)
+    what_width = max((len(w) for _, w, _ in keys), default=0)
+    lines += [f"{key:<{key_width}}  {what:<{what_width}}  {binding_id}" for key, what, binding_id in keys]
+    lines += [
+        "```",
+        "",
+        "Keys are remapped by binding id in the `[keymap]` table of the config file. Custom commands"
+        " are Markdown files in `.tui-assist/commands/` (in the workdir) and"
+        f" `{config_dir() / 'commands'}`; `$ARGUMENTS` is replaced by what follows the name.",
+    ]
     problems = screen.slash.loader.load().problems
     if problems:
         lines += ["", "**Skipped command files**", ""] + [f"- `{p}`" for p in problems]
     screen.conversation.add_notice("\n".join(lines))
 
 
-def key_help(screen: MainScreen) -> dict[str, str]:
-    """What each key does where the focus is now (the keymap applied): description -> keys."""
-    keys: dict[str, list[str]] = {}
+def key_help(screen: MainScreen) -> list[tuple[str, str, str]]:
+    """The chat's own keys where the focus is now, the keymap applied: (keys, what, binding id)."""
+    keys: dict[str, tuple[list[str], str]] = {}
     for _, bindings in screen._binding_chain:
         for _, binding in bindings:
-            if binding.description:
-                shown = screen.app.get_key_display(binding)
-                if shown not in keys.setdefault(binding.description, []):
-                    keys[binding.description].append(shown)
-    return {what: " / ".join(shown) for what, shown in keys.items()}
+            if binding.id and binding.description:
+                shown, _ = keys.setdefault(binding.id, ([], binding.description))
+                if (key := screen.app.get_key_display(binding)) not in shown:
+                    shown.append(key)
+    return [(" / ".join(shown), what, binding_id) for binding_id, (shown, what) in keys.items()]
 
 
 @slash("new", "", "Start a new conversation")

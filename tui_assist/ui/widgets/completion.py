@@ -64,6 +64,8 @@ class CompletionList(OptionList, can_focus=False):
         border: tall $primary 50%;
         background: $surface;
         padding: 0;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     CompletionList.-open {
         display: block;
@@ -91,7 +93,8 @@ class CompletionList(OptionList, can_focus=False):
         if not same:
             self.items = items
             self.clear_options()
-            self.add_options(Option(self._label(item)) for item in items)
+            width = max(len(item.label) for item in items)
+            self.add_options(Option(self._label(item, width)) for item in items)
             labels = [item.replacement for item in items]
             self.highlighted = labels.index(kept.replacement) if kept and kept.replacement in labels else 0
         self.add_class("-open")
@@ -114,7 +117,7 @@ class CompletionList(OptionList, can_focus=False):
             self.highlighted = ((self.highlighted or 0) + step) % len(self.items)
 
     @staticmethod
-    def _label(item: CompletionItem) -> Content:
+    def _label(item: CompletionItem, width: int) -> Content:
         if not item.description:
             return Content(item.label)
-        return Content.assemble((item.label, "bold"), "  ", (item.description, "$text-muted"))
+        return Content.assemble((item.label.ljust(width), "bold"), "  ", (item.description, "$text-muted"))
