@@ -159,9 +159,9 @@ async def test_approval_modal_denies() -> None:
     assert "Denied" in tool.output
 
 
-async def test_allow_for_session_skips_the_next_prompt() -> None:
+async def test_allow_for_session_skips_the_next_prompt_for_the_same_pattern() -> None:
     toolbox = FakeToolbox(__import__("pathlib").Path("/work/project"))
-    script = [tool_use("ls", "t1"), tool_use("pwd", "t2"), "Both ran."]
+    script = [tool_use("ls", "t1"), tool_use("ls -la", "t2"), "Both ran."]
     app = make_app(script, toolbox_factory=lambda: toolbox)
     async with app.run_test(size=(110, 30)) as pilot:
         await _settle_load(app, pilot)
@@ -169,7 +169,7 @@ async def test_allow_for_session_skips_the_next_prompt() -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         await pilot.press("s")
         await _settle(app, pilot)
-        assert toolbox.shell.ran == ["ls", "pwd"]
+        assert toolbox.shell.ran == ["ls", "ls -la"]
         assert isinstance(app.screen, MainScreen)
 
 

@@ -140,6 +140,10 @@ def _run(args: argparse.Namespace) -> int:
             from tui_assist.cli.commands import bench
 
             return asyncio.run(bench(args, settings))
+        case "rewind":
+            from tui_assist.cli.rewind import rewind
+
+            return asyncio.run(rewind(args, settings))
         case _:
             from tui_assist.cli.commands import flow
 

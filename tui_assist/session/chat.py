@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from tui_assist.core.tooling import Tool, ToolboxFactory
     from tui_assist.core.turn import TurnResult, TurnStrategy
     from tui_assist.session.config import Price, Settings
+    from tui_assist.session.rewind import TurnCheckpoints
     from tui_assist.store.db import Store
     from tui_assist.tools.mcp import McpManager
 
@@ -225,6 +226,8 @@ class ChatSession:
         self._running: asyncio.Task[TurnResult] | None = None
         self._instructions: InstructionsLoader | None = None
         self._prompt_history: PromptHistory | None = None
+        self.checkpoints: TurnCheckpoints | None = None
+        """Snapshots of the workdir around each turn (None without a store of the session's own)."""
 
     # -- settings ------------------------------------------------------------------------------
 
@@ -357,6 +360,14 @@ class ChatSession:
             self.notes.append(f"history is not saved: {self.store_error}")
             return
         self._owns_store = True
+        if self.settings.checkpoints:
+            from tui_assist.paths import data_dir
+            from tui_assist.session.rewind import TurnCheckpoints
+
+            self.checkpoints = TurnCheckpoints(
+                self.store, data_dir(self.settings.data_dir), self.settings.workdir
+            )
+            self.checkpoints.warm_up()
         if self.store.recovered:
             self.notes.append(
                 f"{len(self.store.recovered)} turn(s) cut by an earlier crash were stored as cancelled"
@@ -482,6 +493,8 @@ class ChatSession:
         turn_id = new_id()
         warnings: list[str] = []
         stored = await self._begin(turn_id, strategy.name, prompt, warnings)
+        checkpoints = self.checkpoints if stored else None
+        checkpoint = await checkpoints.before(turn_id, warnings) if checkpoints else None
         log = RecordingObserver()
         self._running = task = asyncio.create_task(
             strategy.run(self.conversation, prompt, FanOutObserver(observer, log), turn_id=turn_id)
@@ -504,6 +517,8 @@ class ChatSession:
             return TurnOutcome(result, self.conversation_id, saved, warnings)
         finally:
             self._running = None
+            if checkpoints is not None:  # whatever the outcome: a cut turn may have changed files
+                await asyncio.shield(checkpoints.after(checkpoint))
         saved = stored and await self._commit(result, log.events, warnings)
         return TurnOutcome(result, self.conversation_id, saved, warnings)
 

@@ -132,12 +132,12 @@ class ConversationsMixin(StoreBase):
 
         A running turn adds nothing, nor does one a crash cut (it was stored without messages); a
         turn the user interrupted adds what it kept; a refine turn adds only its clean
-        `prompt -> answer` pair.
+        `prompt -> answer` pair; a rewound turn adds nothing.
         """
         async with self._lock:
             rows = await self._db.execute_fetchall(
                 "SELECT m.data FROM turns t JOIN messages m ON m.turn_id = t.id "
-                "WHERE t.conversation_id = ? AND t.outcome <> ? "
+                "WHERE t.conversation_id = ? AND t.outcome <> ? AND t.rewound_at IS NULL "
                 "ORDER BY t.seq, m.position",
                 (conversation_id, RUNNING),
             )
