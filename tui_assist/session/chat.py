@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from tui_assist.core.tooling import Tool, ToolboxFactory
     from tui_assist.core.turn import TurnResult, TurnStrategy
     from tui_assist.session.config import Price, Settings
+    from tui_assist.session.mentions import Attachments
     from tui_assist.session.rewind import TurnCheckpoints
     from tui_assist.store.db import Store
     from tui_assist.tools.mcp import McpManager
@@ -159,6 +160,8 @@ class TurnOutcome:
     """Whether the turn is in the store (false without a store, or when storing it failed)."""
     warnings: list[str] = field(default_factory=lambda: list[str]())
     """One line each: what the user should know about this turn (e.g. that it was not saved)."""
+    attachments: Attachments | None = None
+    """The files the prompt's `@path` mentions attached (None when it mentions none)."""
 
 
 class ChatSession:
@@ -476,13 +479,36 @@ class ChatSession:
         self._running.cancel()
         return True
 
-    async def run_turn(self, prompt: str, observer: TurnObserver) -> TurnOutcome:
+    async def attach(self, prompt: str) -> Attachments | None:
+        """The files the prompt's `@path` mentions attach (read in a thread); None without mentions.
+
+        Only paths inside the workdir are read (see `tui_assist.session.mentions`).
+        """
+        from tui_assist.session.mentions import expand_mentions, find_mentions
+
+        if not find_mentions(prompt):
+            return None
+        return await asyncio.to_thread(expand_mentions, prompt, self.settings.workdir)
+
+    async def run_turn(
+        self, prompt: str, observer: TurnObserver, *, attachments: Attachments | None = None
+    ) -> TurnOutcome:
         """Run one turn and persist it: the one place a turn's life is written.
 
         The turn is begun in the store before any model call and committed before this returns.
         A turn stopped by `interrupt` keeps its prompt, finished tool calls and partial answer in
         the history (closed with a marker) and is stored as cancelled with them. Storing never
         fails the turn: what could not be saved becomes a warning.
+
+        The files the prompt's `@path` mentions are attached to the message sent (the history
+        keeps them); the turn is stored with the prompt as typed. A mention that attached nothing
+        becomes a warning.
+
+        Args:
+            prompt: What the user typed.
+            observer: Where the turn's events go.
+            attachments: What `attach(prompt)` returned, when the host already asked (to show
+                it); None attaches here.
 
         Raises:
             SetupError: when there is no provider.
@@ -491,20 +517,23 @@ class ChatSession:
         """
         strategy = self.strategy()
         turn_id = new_id()
-        warnings: list[str] = []
+        if attachments is None or attachments.prompt != prompt:
+            attachments = await self.attach(prompt)
+        sent = attachments.text if attachments is not None else prompt
+        warnings = [item.describe() for item in attachments.refused] if attachments is not None else []
         stored = await self._begin(turn_id, strategy.name, prompt, warnings)
         checkpoints = self.checkpoints if stored else None
         checkpoint = await checkpoints.before(turn_id, warnings) if checkpoints else None
         log = RecordingObserver()
         self._running = task = asyncio.create_task(
-            strategy.run(self.conversation, prompt, FanOutObserver(observer, log), turn_id=turn_id)
+            strategy.run(self.conversation, sent, FanOutObserver(observer, log), turn_id=turn_id)
         )
         try:
             result = await task
         except asyncio.CancelledError:
             current = asyncio.current_task()
             by_host = current is not None and current.cancelling() > 0
-            history = [] if by_host else interrupted_history(prompt, log.events, turn_id)
+            history = [] if by_host else interrupted_history(sent, log.events, turn_id)
             self.conversation.messages.extend(history)
             from tui_assist.core.turn import TurnResult  # loaded with the strategies
 
@@ -514,13 +543,14 @@ class ChatSession:
             saved = stored and await asyncio.shield(self._store_cancelled(turn_id, log.events, history))
             if by_host:
                 raise
-            return TurnOutcome(result, self.conversation_id, saved, warnings)
+            return TurnOutcome(result, self.conversation_id, saved, warnings, attachments)
         finally:
             self._running = None
             if checkpoints is not None:  # whatever the outcome: a cut turn may have changed files
                 await asyncio.shield(checkpoints.after(checkpoint))
+        result.prompt = prompt  # stored as typed; the message sent, files attached, is in the history
         saved = stored and await self._commit(result, log.events, warnings)
-        return TurnOutcome(result, self.conversation_id, saved, warnings)
+        return TurnOutcome(result, self.conversation_id, saved, warnings, attachments)
 
     async def _begin(self, turn_id: str, strategy: str, prompt: str, warnings: list[str]) -> bool:
         """Create the conversation if need be and begin the turn; False when it can't be stored."""

@@ -31,6 +31,7 @@ from tui_assist.session.factory import SetupError
 from tui_assist.session.prompt_history import HistoryBrowser
 from tui_assist.session.slash_commands import parse_slash
 from tui_assist.ui.bridge import CoreEvent, TextualObserver
+from tui_assist.ui.mention_completion import MentionCompletion
 from tui_assist.ui.screens.main_flows import FlowActions
 from tui_assist.ui.setup_help import provider_notice
 from tui_assist.ui.slash_commands import SlashCommands, SlashCompletion
@@ -41,6 +42,7 @@ from tui_assist.ui.widgets.node_inspector import NodeInspector
 from tui_assist.ui.widgets.prompt import Prompt, PromptBox
 from tui_assist.ui.widgets.queued_prompt import QueuedPrompt
 from tui_assist.ui.widgets.status_bar import StatusBar
+from tui_assist.ui.widgets.turn_parts import Notice
 
 if TYPE_CHECKING:
     from tui_assist.session.chat import ChatSession
@@ -153,7 +155,7 @@ class MainScreen(FlowActions):
         self.status.state = "loading"
         prompt = self.prompt
         prompt.prompt_history = HistoryBrowser(self.session.prompt_history)
-        prompt.sources = [SlashCompletion(self.slash)]
+        prompt.sources = [SlashCompletion(self.slash), MentionCompletion(self)]
         self._layout_for(self.size.width)
         self.call_after_refresh(self._mount_side_panels)
 
@@ -294,8 +296,14 @@ class MainScreen(FlowActions):
                 view.mark_unsent()
                 return
             status.state = "running"
+            attachments = await session.attach(prompt)
+            shown: set[str] = set()
+            if attachments is not None:
+                lines = attachments.notices()
+                shown = set(lines)
+                view.mount(Notice("\n".join(f"- `{line}`" for line in lines), classes="-attachments"))
             observer = TextualObserver(self, self.app)
-            outcome = await session.run_turn(prompt, observer)
+            outcome = await session.run_turn(prompt, observer, attachments=attachments)
             result = outcome.result
             self._last_turn_failed = result.outcome == "error"
             if result.outcome == "cancelled":
@@ -303,7 +311,8 @@ class MainScreen(FlowActions):
             elif result.outcome == "error" and result.error:
                 self.notify(result.error, title="turn failed", severity="error", timeout=8)
             for warning in outcome.warnings:
-                self.conversation.add_notice(warning, classes="-warning")
+                if warning not in shown:
+                    self.conversation.add_notice(warning, classes="-warning")
         except asyncio.CancelledError:
             self.call_later(view.mark_cancelled)
             raise

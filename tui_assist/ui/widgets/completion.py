@@ -39,6 +39,8 @@ class CompletionItem:
     description: str = ""
     submit_on_enter: bool = False
     """Enter picks it and sends the prompt (a command that needs no argument); else enter only picks."""
+    highlights: tuple[int, ...] = ()
+    """Indices of the label's characters the query matched (shown in the accent colour)."""
 
 
 class CompletionSource(Protocol):
@@ -118,6 +120,10 @@ class CompletionList(OptionList, can_focus=False):
 
     @staticmethod
     def _label(item: CompletionItem, width: int) -> Content:
+        label = Content(item.label)
+        for index in item.highlights:
+            label = label.stylize("bold $accent", index, index + 1)
         if not item.description:
-            return Content(item.label)
-        return Content.assemble((item.label.ljust(width), "bold"), "  ", (item.description, "$text-muted"))
+            return label
+        padded = label.stylize("bold").pad_right(width - len(item.label))
+        return Content.assemble(padded, "  ", (item.description, "$text-muted"))
