@@ -26,7 +26,6 @@ from tui_assist.core.observer import FanOutObserver, RecordingObserver
 from tui_assist.session.config_source import ConfigError, ConfigPreview, ConfigSource
 from tui_assist.session.factory import EmptyToolbox, MissingCredentials, SetupError
 from tui_assist.session.instructions import Instructions, InstructionsLoader
-from tui_assist.session.prompt_history import PromptHistory
 
 if TYPE_CHECKING:
     from tui_assist.core.conversation import Message
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
     from tui_assist.core.turn import TurnResult, TurnStrategy
     from tui_assist.session.config import Price, Settings
     from tui_assist.session.mentions import Attachments
+    from tui_assist.session.prompt_history import PromptHistory
     from tui_assist.session.rewind import TurnCheckpoints
     from tui_assist.store.db import Store
     from tui_assist.tools.mcp import McpManager
@@ -439,6 +439,7 @@ class ChatSession:
         """The prompts the user sent, in every conversation (stored in the data dir)."""
         if self._prompt_history is None:
             from tui_assist.paths import data_dir
+            from tui_assist.session.prompt_history import PromptHistory
 
             folder = self._settings.data_dir if self._settings is not None else self.preview.data_dir
             self._prompt_history = PromptHistory.in_data_dir(data_dir(folder))

@@ -13,7 +13,6 @@ the command's description. A built-in's name can't be taken by a custom command.
 
 from __future__ import annotations
 
-import difflib
 import logging
 import re
 from collections.abc import Iterable, Iterator
@@ -94,6 +93,8 @@ def closest(name: str, names: Iterable[str]) -> str | None:
 
     A name that starts the same way wins (`/he` -> `help`), then the most similar spelling.
     """
+    import difflib  # only for a name that is not a command
+
     candidates = sorted(names)
     if not name:
         return None

@@ -3,7 +3,8 @@
 The listing (git, or a bounded walk) is made in a worker thread the first time an `@` is typed,
 and again when a new mention starts and the listing is older than `RELIST_AFTER`; until it is
 ready the list stays closed, then opens by itself. Matching runs per keystroke on the cached
-listing (`tui_assist.session.mentions.MentionCompleter`).
+listing (`tui_assist.session.mentions.MentionCompleter`), imported at the first `@` so that it
+costs the first frame nothing.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tui_assist.session.mentions import MentionCompleter, mention_at
 from tui_assist.ui.widgets.completion import CompletionItem, CompletionSpan
 
 if TYPE_CHECKING:
+    from tui_assist.session.mentions import MentionCompleter
     from tui_assist.ui.screens.main import MainScreen
 
 RELIST_AFTER = 30.0
@@ -35,6 +36,8 @@ class MentionCompletion:
         self._span_start: int | None = None
 
     def _current(self) -> MentionCompleter:
+        from tui_assist.session.mentions import MentionCompleter
+
         session = self.screen.session
         workdir = session.settings.workdir if session.ready else session.preview.workdir
         if self._completer is None or self._workdir != workdir:
@@ -43,6 +46,11 @@ class MentionCompletion:
         return self._completer
 
     def span_at(self, text: str, cursor: int) -> CompletionSpan | None:
+        if "@" not in text:  # the usual case, answered without loading the mentions module
+            self._span_start = None
+            return None
+        from tui_assist.session.mentions import mention_at
+
         query = mention_at(text, cursor)
         if query is None:
             self._span_start = None

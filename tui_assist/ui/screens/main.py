@@ -28,25 +28,22 @@ from textual.worker import Worker, WorkerState
 from tui_assist.core.events import NodeStarted, TextDelta, TurnEvent, UsageRecorded
 from tui_assist.core.tree import NodeLog
 from tui_assist.session.factory import SetupError
-from tui_assist.session.prompt_history import HistoryBrowser
-from tui_assist.session.slash_commands import parse_slash
 from tui_assist.ui.bridge import CoreEvent, TextualObserver
-from tui_assist.ui.mention_completion import MentionCompletion
 from tui_assist.ui.screens.main_flows import FlowActions
 from tui_assist.ui.setup_help import provider_notice
-from tui_assist.ui.slash_commands import SlashCommands, SlashCompletion
 from tui_assist.ui.widgets.agent_tree import AgentTree
 from tui_assist.ui.widgets.conversation import Conversation
 from tui_assist.ui.widgets.flow_panel import FlowPanel
 from tui_assist.ui.widgets.node_inspector import NodeInspector
 from tui_assist.ui.widgets.prompt import Prompt, PromptBox
-from tui_assist.ui.widgets.queued_prompt import QueuedPrompt
 from tui_assist.ui.widgets.status_bar import StatusBar
 from tui_assist.ui.widgets.turn_parts import Notice
 
 if TYPE_CHECKING:
     from tui_assist.session.chat import ChatSession
     from tui_assist.ui.app import TuiAssistApp
+    from tui_assist.ui.slash_commands import SlashCommands
+    from tui_assist.ui.widgets.queued_prompt import QueuedPrompt
 
 NARROW_WIDTH = 80
 """Below this many columns the side panels collapse."""
@@ -94,7 +91,7 @@ class MainScreen(FlowActions):
         super().__init__()
         self.session = session
         self.start = start or StartOptions()
-        self.slash = SlashCommands(self)
+        self._slash: SlashCommands | None = None
         self._queued: list[QueuedPrompt] = []
         """Prompts sent while a turn ran, oldest first: each is the next turn in its time."""
         self._last_turn_failed = False
@@ -132,8 +129,31 @@ class MainScreen(FlowActions):
                 id="side",
             )
         )
+        await self._equip_prompt()
         # Heavy imports (the SDK, tools, the store) wait until the whole screen is drawn.
         self.call_after_refresh(self._start_loading)
+
+    async def _equip_prompt(self) -> None:
+        """Give the prompt its history and its completion list (after the first frame, too)."""
+        from tui_assist.session.prompt_history import HistoryBrowser
+        from tui_assist.ui.mention_completion import MentionCompletion
+        from tui_assist.ui.slash_commands import SlashCompletion
+        from tui_assist.ui.widgets.completion import CompletionList
+
+        prompt = self.prompt
+        prompt.completions = CompletionList(id="completions")
+        await self.query_one(PromptBox).mount(prompt.completions, before=0)
+        prompt.prompt_history = HistoryBrowser(self.session.prompt_history)
+        prompt.sources = [SlashCompletion(self.slash), MentionCompletion(self)]
+
+    @property
+    def slash(self) -> SlashCommands:
+        """The slash commands: the built-ins and the custom ones on disk."""
+        if self._slash is None:
+            from tui_assist.ui.slash_commands import SlashCommands
+
+            self._slash = SlashCommands(self)
+        return self._slash
 
     # -- widgets ---------------------------------------------------------------------------------
 
@@ -141,21 +161,11 @@ class MainScreen(FlowActions):
     def tui_app(self) -> TuiAssistApp:
         return cast("TuiAssistApp", self.app)
 
-    @property
-    def running(self) -> bool:
-        return self._turn_worker is not None and self._turn_worker.state in (
-            WorkerState.PENDING,
-            WorkerState.RUNNING,
-        )
-
     # -- lifecycle -------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
         self._show_session(self.session.preview.workdir)
         self.status.state = "loading"
-        prompt = self.prompt
-        prompt.prompt_history = HistoryBrowser(self.session.prompt_history)
-        prompt.sources = [SlashCompletion(self.slash), MentionCompletion(self)]
         self._layout_for(self.size.width)
         self.call_after_refresh(self._mount_side_panels)
 
@@ -244,7 +254,7 @@ class MainScreen(FlowActions):
         """Run what the user sent: a `/` command, else a prompt for the model."""
         self._quit_armed = False
         self.session.prompt_history.add(text)
-        if parse_slash(text) is not None:
+        if text.lstrip().startswith("/"):  # a command (see `session.slash_commands.parse_slash`)
             self.slash.run(text)
         else:
             self.send_prompt(text)
@@ -252,6 +262,8 @@ class MainScreen(FlowActions):
     def send_prompt(self, text: str) -> None:
         """Send `text` to the model now, or as the next turn when one is running (or queued)."""
         if self.running or self._queued:
+            from tui_assist.ui.widgets.queued_prompt import QueuedPrompt
+
             queued = QueuedPrompt(text)
             self._queued.append(queued)
             self.conversation.mount(queued)

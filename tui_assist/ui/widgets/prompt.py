@@ -7,6 +7,8 @@ prompt kept for the way back) and drives the completion list above it (`/` comma
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual import events, on
 from textual.actions import SkipAction
 from textual.app import ComposeResult
@@ -16,8 +18,9 @@ from textual.message import Message
 from textual.widgets import Static, TextArea
 from textual.widgets.text_area import Document
 
-from tui_assist.session.prompt_history import HistoryBrowser
-from tui_assist.ui.widgets.completion import CompletionItem, CompletionList, CompletionSource
+if TYPE_CHECKING:
+    from tui_assist.session.prompt_history import HistoryBrowser
+    from tui_assist.ui.widgets.completion import CompletionItem, CompletionList, CompletionSource
 
 
 class PromptError(Static):
@@ -263,7 +266,11 @@ class Prompt(TextArea):
 
 
 class PromptBox(Vertical):
-    """The completion list, the error line and the prompt, stacked at the foot of the chat."""
+    """The completion list, the error line and the prompt, stacked at the foot of the chat.
+
+    The completion list is mounted above them after the first frame (by the main screen), with
+    the imports it needs.
+    """
 
     DEFAULT_CSS = """
     PromptBox {
@@ -272,8 +279,6 @@ class PromptBox(Vertical):
     """
 
     def compose(self) -> ComposeResult:
-        completions = CompletionList(id="completions")
         error_line = PromptError(id="prompt-error")
-        yield completions
         yield error_line
-        yield Prompt(id="prompt", completions=completions, error_line=error_line)
+        yield Prompt(id="prompt", error_line=error_line)
