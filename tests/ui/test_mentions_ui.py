@@ -101,3 +101,18 @@ async def test_a_path_outside_the_workdir_is_never_attached(tmp_path: Path) -> N
         assert "not attached: @../secret.txt: outside the working directory" in notice
         warnings = [n.source for n in app.query(Notice) if n.has_class("-warning")]
         assert warnings == []  # said once, under the prompt
+
+
+async def test_enter_after_a_path_typed_out_sends_at_once(tmp_path: Path) -> None:
+    work = _project(tmp_path)
+    provider = ScriptedProvider(["Seen."])
+    app = _app(work, tmp_path, provider)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await _settle(app, pilot)
+        completions = app.query_one(CompletionList)
+        await pilot.press(*"see @docs/guide.m")
+        await wait_until(pilot, lambda: completions.is_open)
+        await pilot.press("d", "enter")
+        await _settle(app, pilot)
+        assert len(provider.requests) == 1
+        assert provider.requests[0].messages[-1].text.endswith("see @docs/guide.md")

@@ -255,3 +255,26 @@ async def test_quit_exits() -> None:
         await _settle(app, pilot)
         await _run(app, pilot, "/quit")
         assert app._exit  # the app is on its way out
+
+
+async def test_commands_run_at_once_during_a_turn_and_model_waits_for_its_end() -> None:
+    import asyncio
+
+    from tests.ui.helpers import BlockingProvider
+
+    provider = BlockingProvider("Busy")
+    app = make_app(provider=provider)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _settle(app, pilot)
+        await pilot.press(*"long task", "enter")
+        await asyncio.wait_for(provider.started.wait(), 5)
+        app.query_one(Prompt).load_text("/rounds 9")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.session.rounds == 9  # not queued: a command runs at once
+        app.query_one(Prompt).load_text("/model other")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "a turn is running" in _error(app) and provider.model == "blocking"
+        provider.release.set()
+        await _settle(app, pilot)

@@ -212,6 +212,8 @@ def _model(screen: MainScreen, args: str) -> None:
         return
     if not session.ready:
         raise CommandError("the provider is still loading; try again in a moment")
+    if screen.running:
+        raise CommandError("a turn is running: switch the model when it ends (or escape it first)")
     from tui_assist.session.factory import SetupError
 
     try:

@@ -124,9 +124,12 @@ class Prompt(TextArea):
     def action_submit(self) -> None:
         completions = self._refresh_completion()
         if completions is not None and (item := completions.highlighted_item) is not None:
-            self._accept(item)
-            if not item.submit_on_enter:
-                return
+            span = completions.span
+            typed = self.text[span.start : span.end] if span is not None else ""
+            if item.replacement.strip() != typed.strip():  # else it is typed out already: send
+                self._accept(item)
+                if not item.submit_on_enter:
+                    return
         text = self.text.strip()
         if not text:
             return
