@@ -228,16 +228,14 @@ async def test_round_review_shows_transcript_and_steps_rounds() -> None:
         await pilot.pause()
         assert isinstance(app.screen, RoundReviewScreen)
         text = screen_text(app)
-        assert "Round 2 of 2" in text and "critic verdict: PASS" in text
+        assert "Round 2 of 2" in text and "Critic: PASS" in text
         await pilot.press("left")
         await pilot.pause()
         text = screen_text(app)
         assert "Round 1 of 2" in text
-        assert "tool bash" in text and "ran: cat answer.txt" in text
-        assert "critic verdict: REVISE" in text and "The file says 42." in text
-        order = [
-            text.index(s) for s in ("What the generator saw", "tool bash", "It is 41.", "critic verdict")
-        ]
+        assert "[1] bash cat answer.txt" in text
+        assert "Critic: REVISE" in text and "The file says 42." in text
+        order = [text.index(s) for s in ("What the generator saw", "[1] bash", "It is 41.", "Critic: REVISE")]
         assert order == sorted(order)
         await pilot.press("escape")
         await pilot.pause()

@@ -72,6 +72,8 @@ USES: dict[str, tuple[str, ...]] = {
     "rewind": ("data_dir",),
     "bench docs": _MODEL,
     "bench helpdesk": _MODEL,
+    # Each run has its own copy of the task's repo and a throwaway data dir; scripts come per task.
+    "bench strategies": ("rounds", "provider", "base_url", "model"),
 }
 """The global flags each command uses (a command's subcommands use its flags)."""
 
@@ -191,6 +193,25 @@ def build_parser() -> argparse.ArgumentParser:
     helpdesk = _sub(bsub, "helpdesk", USES["bench helpdesk"], help="the five workflow patterns on 12 tickets")
     helpdesk.add_argument("--json", action="store_true", help="print JSON rows")
     helpdesk.add_argument("--leaves", choices=("rules", "model"), default="rules", help="rules or model")
+    strategies = _sub(
+        bsub,
+        "strategies",
+        USES["bench strategies"],
+        help="agent vs refine turns on tasks a check grades: pass rates, tokens, cost, time",
+        description="Run every task of a suite with each strategy, headless, every tool call approved, "
+        "in a fresh copy of the task's repo; then grade it with the task's check. With --provider "
+        "scripted, each task's scripts/<strategy>.json is replayed (offline).",
+    )
+    strategies.add_argument(
+        "--suite", metavar="DIR", type=Path, help="folder of tasks (task.toml + repo/); default: built-in"
+    )
+    strategies.add_argument(
+        "--strategies", default="agent,refine", metavar="LIST", help="agent, refine or agent,refine (default)"
+    )
+    strategies.add_argument(
+        "--concurrency", type=int, default=1, metavar="N", help="runs at once (default 1)"
+    )
+    strategies.add_argument("--json", action="store_true", help="print JSON rows")
     return parser
 
 

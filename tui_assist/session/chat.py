@@ -379,6 +379,7 @@ class ChatSession:
     async def aclose(self) -> None:
         """Release what `load` opened: MCP servers, the provider's connections, the store."""
         for closer in (
+            self.checkpoints.aclose if self.checkpoints is not None else None,
             self._mcp.aclose if self._mcp is not None else None,
             self.provider.aclose if self.provider is not None else None,
             self.store.close if self.store is not None and self._owns_store else None,

@@ -74,6 +74,17 @@ class TurnCheckpoints:
             log.exception("checkpoints: warm-up failed")
             self.disabled = str(exc)
 
+    async def aclose(self) -> None:
+        """Stop a warm-up still under way.
+
+        Left running, it would be cancelled by `asyncio.run`'s shutdown, where (Python 3.11) a git
+        process cancelled mid-start can leave the shutdown waiting for it forever.
+        """
+        task = self._warm_up
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.wait([task], timeout=10)
+
     async def before(self, turn_id: str, warnings: list[str]) -> int | None:
         """Snapshot before a turn and record it; None (and a warning) when that failed."""
         if self._warm_up is not None:
