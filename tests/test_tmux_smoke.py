@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,3 +45,71 @@ def test_refine_turn_in_tmux(fake: FakeAnthropic, tmp_path: Path) -> None:
         app.wait_for("forty-two", timeout=10)
         app.key("C-q")
     assert len(fake.requests) == 2 and fake.requests[1].body.get("tools") in (None, [])
+
+
+def _recorded(path: Path) -> list[dict[str, Any]]:
+    try:
+        return json.loads(path.read_text())
+    except (FileNotFoundError, ValueError):  # not written yet, or being written
+        return []
+
+
+def test_typing_during_a_slow_turn_queues_the_prompt_whole(tmp_path: Path) -> None:
+    """The real program, the fake as a process: text typed and pasted while an answer streams
+    arrives whole, as the next request; then ctrl+c twice quits."""
+    steps = tmp_path / "steps.json"
+    slow = "Streaming slowly, word by word, so there is time to type. " * 2
+    steps.write_text(
+        json.dumps([{"reply": [{"text": slow, "deltas": 40}], "delay": 0.1}, {"reply": "Got both parts."}])
+    )
+    record, port_file = tmp_path / "requests.json", tmp_path / "port"
+    root = Path(__file__).resolve().parents[1]
+    fake = subprocess.Popen(
+        [sys.executable, str(root / "tests" / "fake_anthropic.py"), "--script", str(steps)]
+        + ["--record", str(record), "--port-file", str(port_file)],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not port_file.exists():
+            assert time.monotonic() < deadline and fake.poll() is None, "the fake did not start"
+            time.sleep(0.05)
+        work = tmp_path / "work"
+        work.mkdir()
+        env = {
+            "ANTHROPIC_API_KEY": "test",
+            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port_file.read_text()}",
+            "TUI_ASSIST_HOME": str(tmp_path / "home"),
+            "XDG_CONFIG_HOME": str(tmp_path / "config"),
+            "TERM": "xterm-256color",
+        }
+        with TmuxApp(
+            f"{sys.executable} -m tui_assist --workdir {work}", width=110, height=32, env=env
+        ) as app:
+            app.wait_for("idle", timeout=30)
+            app.type("first part")
+            app.key("Enter")
+            app.type(" second part")  # at once, while the first answer starts streaming
+            app.paste("\nand a pasted line\nand another")
+            app.key("Enter")
+            app.wait_for("queued · second part", timeout=10)
+            assert len(_recorded(record)) <= 1  # still streaming the first answer
+            deadline = time.monotonic() + 30
+            while len(_recorded(record)) < 2:
+                assert time.monotonic() < deadline, app.screen()
+                time.sleep(0.1)
+            app.wait_for("Got both parts.", timeout=10)
+            app.key("C-c")
+            app.wait_for("again to quit", timeout=5)
+            app.key("C-c")
+            deadline = time.monotonic() + 10
+            while not app.pane_dead():
+                assert time.monotonic() < deadline, "ctrl+c twice did not quit"
+                time.sleep(0.05)
+    finally:
+        fake.terminate()
+        fake.wait(10)
+    first, second = _recorded(record)
+    assert first["body"]["messages"][-1]["content"][0]["text"] == "first part"
+    sent = [m["content"][0]["text"] for m in second["body"]["messages"]]
+    assert sent == ["first part", slow, "second part\nand a pasted line\nand another"]

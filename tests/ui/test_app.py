@@ -8,6 +8,7 @@ from tui_assist.ui.screens.main import MainScreen
 from tui_assist.ui.screens.round_review import RoundReviewScreen
 from tui_assist.ui.widgets.agent_tree import AgentTree
 from tui_assist.ui.widgets.conversation import TurnView
+from tui_assist.ui.widgets.prompt import Prompt
 from tui_assist.ui.widgets.status_bar import StatusBar
 from tui_assist.ui.widgets.turn_parts import ToolCallView, TurnBadge
 
@@ -101,12 +102,17 @@ async def test_escape_cancels_the_running_turn_and_keeps_the_conversation() -> N
         assert states["turn"] == "cancelled" and states["agent"] == "cancelled"
         assert "cancelled" in screen_text(app)
         assert app.query_one(StatusBar).state == "idle"
-        # The cancelled turn left no half-written history, and the next turn runs normally.
-        assert app.session.conversation.messages == []
+        # The interrupted prompt and partial answer stay in the history, closed with the marker;
+        # the focus is back on the prompt, and the next turn runs normally.
+        assert [m.text for m in app.session.conversation.messages] == [
+            "long task",
+            "Working on it\n\n[interrupted by the user]",
+        ]
+        assert app.focused is app.query_one(Prompt)
         provider.release.set()
         await _send(pilot, "again")
         await _settle(app, pilot)
-        assert [m.text for m in app.session.conversation.messages] == ["again", "Working on it"]
+        assert [m.text for m in app.session.conversation.messages][2:] == ["again", "Working on it"]
 
 
 async def test_escape_without_a_running_turn_does_nothing() -> None:

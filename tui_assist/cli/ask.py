@@ -111,6 +111,9 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps(result_json(outcome, warnings, instructions, denied), ensure_ascii=False))
     elif result.outcome not in ("error", "cancelled"):
         print(result.answer)
+    if outcome.attachments is not None and not args.json:
+        for attached in outcome.attachments.attached:
+            print(f"tui-assist: ask: {attached.describe()}", file=sys.stderr)
     for warning in warnings:
         print(f"tui-assist: ask: warning: {warning}", file=sys.stderr)
     for denied_call in session.approvals.refused:

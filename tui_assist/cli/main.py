@@ -199,4 +199,13 @@ def _run_tui(args: argparse.Namespace, source: ConfigSource) -> int:
     preview = source.preview()
     checked_workdir(preview.workdir)  # the one mistake worth stopping for before the screen opens
     configure_logging(preview.data_dir)
-    return run(source, screen="explore" if args.command == "explore" else "chat")
+    if args.command == "explore":
+        return run(source, screen="explore")
+    from tui_assist.ui.screens.main import StartOptions
+
+    chat = StartOptions(
+        prompt=getattr(args, "prompt", None),
+        continue_latest=bool(getattr(args, "continue_", False)),
+        resume=getattr(args, "resume", None),
+    )
+    return run(source, chat=chat)

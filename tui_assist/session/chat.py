@@ -16,7 +16,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from tui_assist.core.approval import ApprovalMode, ApprovalPolicy
 from tui_assist.core.conversation import Conversation, ToolUseBlock, Usage
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from tui_assist.core.tooling import Tool, ToolboxFactory
     from tui_assist.core.turn import TurnResult, TurnStrategy
     from tui_assist.session.config import Price, Settings
+    from tui_assist.session.mentions import Attachments
+    from tui_assist.session.prompt_history import PromptHistory
     from tui_assist.session.rewind import TurnCheckpoints
     from tui_assist.store.db import Store
     from tui_assist.tools.mcp import McpManager
@@ -70,18 +72,73 @@ def cost_of(usage: Usage, price: Price | None) -> float | None:
     ) / 1_000_000
 
 
+TokenKind = Literal["input", "output", "cache read", "cache write"]
+
+
+@dataclass(frozen=True, slots=True)
+class SpendLine:
+    """One model's tokens of one kind, and what they cost (None without a price)."""
+
+    model: str
+    kind: TokenKind
+    tokens: int
+    cost: float | None
+
+
+@dataclass
+class ModelSpend:
+    """What one model was used for in the session."""
+
+    usage: Usage = field(default_factory=Usage)
+    price: Price | None = None
+    """The price the calls were counted at (the latest one given)."""
+    priced: bool = True
+    """False once a call was counted without a price: its cost is unknown."""
+
+    def lines(self, model: str) -> list[SpendLine]:
+        """The model's tokens and cost by kind: input, output, cache read, cache write."""
+        usage, price = self.usage, self.price if self.priced else None
+        kinds: list[tuple[TokenKind, int, float | None]] = [
+            ("input", usage.input_tokens, price.input if price else None),
+            ("output", usage.output_tokens, price.output if price else None),
+            ("cache read", usage.cache_read_input_tokens, price.cache_read if price else None),
+            ("cache write", usage.cache_creation_input_tokens, price.cache_write if price else None),
+        ]
+        return [
+            SpendLine(model, kind, tokens, None if per_million is None else tokens * per_million / 1_000_000)
+            for kind, tokens, per_million in kinds
+        ]
+
+
 @dataclass
 class Meter:
-    """Tokens and cost of the session."""
+    """Tokens and cost of the session, in total and by model."""
 
     usage: Usage = field(default_factory=Usage)
     cost: float | None = 0.0
+    by_model: dict[str, ModelSpend] = field(default_factory=lambda: dict[str, ModelSpend]())
+    """Per model, in the order first used (only calls counted with a `model`)."""
 
-    def add(self, usage: Usage, price: Price | None) -> None:
-        """Count one model call's usage at `price` (None: the cost becomes unknown)."""
+    def add(self, usage: Usage, price: Price | None, model: str | None = None) -> None:
+        """Count one model call's usage at `price` (None: the cost becomes unknown).
+
+        Args:
+            usage: The call's tokens.
+            price: Its model's price, or None when unknown.
+            model: The model that answered; counted in `by_model` when given.
+        """
         self.usage = self.usage + usage
         spent = cost_of(usage, price)
         self.cost = None if spent is None or self.cost is None else self.cost + spent
+        if model:
+            spend = self.by_model.setdefault(model, ModelSpend())
+            spend.usage = spend.usage + usage
+            spend.price = price or spend.price
+            spend.priced = spend.priced and price is not None
+
+    def lines(self) -> list[SpendLine]:
+        """Every model's tokens and cost by kind, for `/cost`."""
+        return [line for model, spend in self.by_model.items() for line in spend.lines(model)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +161,8 @@ class TurnOutcome:
     """Whether the turn is in the store (false without a store, or when storing it failed)."""
     warnings: list[str] = field(default_factory=lambda: list[str]())
     """One line each: what the user should know about this turn (e.g. that it was not saved)."""
+    attachments: Attachments | None = None
+    """The files the prompt's `@path` mentions attached (None when it mentions none)."""
 
 
 class ChatSession:
@@ -180,6 +239,7 @@ class ChatSession:
         self._ready = asyncio.Event()
         self._running: asyncio.Task[TurnResult] | None = None
         self._instructions: InstructionsLoader | None = None
+        self._prompt_history: PromptHistory | None = None
         self.checkpoints: TurnCheckpoints | None = None
         """Snapshots of the workdir around each turn (None without a store of the session's own)."""
 
@@ -411,6 +471,40 @@ class ChatSession:
             self._instructions = InstructionsLoader(workdir, config_dir())
         return self._instructions
 
+    def load_instructions(self) -> Instructions:
+        """The project instructions as they are on disk now (what the next turn will be given)."""
+        self.instructions = self._instructions_loader().load()
+        return self.instructions
+
+    @property
+    def prompt_history(self) -> PromptHistory:
+        """The prompts the user sent, in every conversation (stored in the data dir)."""
+        if self._prompt_history is None:
+            from tui_assist.paths import data_dir
+            from tui_assist.session.prompt_history import PromptHistory
+
+            folder = self._settings.data_dir if self._settings is not None else self.preview.data_dir
+            self._prompt_history = PromptHistory.in_data_dir(data_dir(folder))
+        return self._prompt_history
+
+    def set_model(self, model: str) -> None:
+        """Use `model` for the following turns (the provider's requests, the meter, the status).
+
+        Raises:
+            SetupError: when there is no provider to switch.
+        """
+        if self.provider is None:
+            raise SetupError(self.provider_problem or "no provider is configured")
+        self.provider.model = model
+        self.model = model
+
+    def known_models(self) -> list[str]:
+        """The models to offer: the one in use, the configured one, then those with a price."""
+        models = [self.model]
+        if self._settings is not None:
+            models += [self._settings.resolved_model, *self._settings.prices]
+        return list(dict.fromkeys(models))
+
     def price(self, model: str | None = None) -> Price | None:
         """The price of `model` (default: the session's) for the cost meter."""
         return price_for(self.settings.prices, model or self.model)
@@ -428,13 +522,36 @@ class ChatSession:
         self._running.cancel()
         return True
 
-    async def run_turn(self, prompt: str, observer: TurnObserver) -> TurnOutcome:
+    async def attach(self, prompt: str) -> Attachments | None:
+        """The files the prompt's `@path` mentions attach (read in a thread); None without mentions.
+
+        Only paths inside the workdir are read (see `tui_assist.session.mentions`).
+        """
+        from tui_assist.session.mentions import expand_mentions, find_mentions
+
+        if not find_mentions(prompt):
+            return None
+        return await asyncio.to_thread(expand_mentions, prompt, self.settings.workdir)
+
+    async def run_turn(
+        self, prompt: str, observer: TurnObserver, *, attachments: Attachments | None = None
+    ) -> TurnOutcome:
         """Run one turn and persist it: the one place a turn's life is written.
 
         The turn is begun in the store before any model call and committed before this returns.
         A turn stopped by `interrupt` keeps its prompt, finished tool calls and partial answer in
         the history (closed with a marker) and is stored as cancelled with them. Storing never
         fails the turn: what could not be saved becomes a warning.
+
+        The files the prompt's `@path` mentions are attached to the message sent (the history
+        keeps them); the turn is stored with the prompt as typed. A mention that attached nothing
+        becomes a warning.
+
+        Args:
+            prompt: What the user typed.
+            observer: Where the turn's events go.
+            attachments: What `attach(prompt)` returned, when the host already asked (to show
+                it); None attaches here.
 
         Raises:
             SetupError: when there is no provider.
@@ -443,20 +560,23 @@ class ChatSession:
         """
         strategy = self.strategy()
         turn_id = new_id()
-        warnings: list[str] = []
+        if attachments is None or attachments.prompt != prompt:
+            attachments = await self.attach(prompt)
+        sent = attachments.text if attachments is not None else prompt
+        warnings = [item.describe() for item in attachments.refused] if attachments is not None else []
         stored = await self._begin(turn_id, strategy.name, prompt, warnings)
         checkpoints = self.checkpoints if stored else None
         checkpoint = await checkpoints.before(turn_id, warnings) if checkpoints else None
         log = RecordingObserver()
         self._running = task = asyncio.create_task(
-            strategy.run(self.conversation, prompt, FanOutObserver(observer, log), turn_id=turn_id)
+            strategy.run(self.conversation, sent, FanOutObserver(observer, log), turn_id=turn_id)
         )
         try:
             result = await task
         except asyncio.CancelledError:
             current = asyncio.current_task()
             by_host = current is not None and current.cancelling() > 0
-            history = [] if by_host else interrupted_history(prompt, log.events, turn_id)
+            history = [] if by_host else interrupted_history(sent, log.events, turn_id)
             self.conversation.messages.extend(history)
             from tui_assist.core.turn import TurnResult  # loaded with the strategies
 
@@ -466,13 +586,14 @@ class ChatSession:
             saved = stored and await asyncio.shield(self._store_cancelled(turn_id, log.events, history))
             if by_host:
                 raise
-            return TurnOutcome(result, self.conversation_id, saved, warnings)
+            return TurnOutcome(result, self.conversation_id, saved, warnings, attachments)
         finally:
             self._running = None
             if checkpoints is not None:  # whatever the outcome: a cut turn may have changed files
                 await asyncio.shield(checkpoints.after(checkpoint))
+        result.prompt = prompt  # stored as typed; the message sent, files attached, is in the history
         saved = stored and await self._commit(result, log.events, warnings)
-        return TurnOutcome(result, self.conversation_id, saved, warnings)
+        return TurnOutcome(result, self.conversation_id, saved, warnings, attachments)
 
     async def _begin(self, turn_id: str, strategy: str, prompt: str, warnings: list[str]) -> bool:
         """Create the conversation if need be and begin the turn; False when it can't be stored."""
@@ -540,6 +661,21 @@ class ChatSession:
         messages = await self._need_store().load_history(conversation_id)
         self.conversation = Conversation(conversation_id, messages)
         self.conversation_id = conversation_id
+
+    async def find_conversation(self, id_or_prefix: str | None = None) -> str | None:
+        """The id of a stored conversation: the one `id_or_prefix` names, else the latest.
+
+        Returns:
+            The full id, or None when `id_or_prefix` is None and there is no conversation yet.
+
+        Raises:
+            SetupError: when there is no store.
+            UnknownIdError: when no conversation (or more than one) matches `id_or_prefix`.
+        """
+        store = self._need_store()
+        if id_or_prefix is None:
+            return await store.latest_conversation_id()
+        return await store.resolve_conversation_id(id_or_prefix)
 
     async def continue_latest(self) -> bool:
         """Continue the most recent conversation; False (a new one starts) when there is none."""

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from tui_assist.paths import themes_dir
 from tui_assist.session.chat import ChatSession, ProviderFactory
 from tui_assist.session.config_source import DEFAULT_THEME, ConfigSource
-from tui_assist.ui.screens.main import MainScreen
+from tui_assist.ui.screens.main import MainScreen, StartOptions
 from tui_assist.ui.themes import discover_themes
 
 if TYPE_CHECKING:
@@ -43,6 +43,9 @@ class TuiAssistApp(App[int]):
     COMMANDS = App.COMMANDS | {_commands_provider}
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
+        # Not a priority: the focused widget (a selection in the prompt) and the screen (one in
+        # the conversation) copy first, and skip when nothing is selected.
+        Binding("ctrl+c", "interrupt_or_quit", "Interrupt / quit", id="interrupt-or-quit", show=False),
     ]
 
     def __init__(
@@ -55,6 +58,7 @@ class TuiAssistApp(App[int]):
         use_store: bool = True,
         start: StartScreen = "chat",
         explorer_pace: float = 0.12,
+        chat_start: StartOptions | None = None,
     ) -> None:
         """Build the app.
 
@@ -68,9 +72,11 @@ class TuiAssistApp(App[int]):
             use_store: Whether to open the default store when none is given.
             start: The screen shown first: the chat, or the Workflow Explorer above it.
             explorer_pace: Seconds the Explorer waits between node events, so a run is watchable.
+            chat_start: The conversation to open and the prompt to send first, if any.
         """
         super().__init__()
         self.start = start
+        self.chat_start = chat_start
         self.explorer_pace = explorer_pace
         self.session = ChatSession(
             settings,
@@ -112,7 +118,21 @@ class TuiAssistApp(App[int]):
         raise RuntimeError("the main screen is not installed")
 
     def get_default_screen(self) -> Screen[Any]:
-        return MainScreen(self.session)
+        return MainScreen(self.session, self.chat_start)
+
+    @property
+    def interrupt_key(self) -> str:
+        """The key that interrupts a turn or quits (ctrl+c unless the keymap moved it)."""
+        return self._keymap.get("interrupt-or-quit", "ctrl+c")
+
+    def action_interrupt_or_quit(self) -> None:
+        """ctrl+c that copied nothing: the chat interrupts its turn or quits (see MainScreen)."""
+        if isinstance(self.screen, MainScreen):
+            self.screen.interrupt_or_quit()
+        elif self.main_screen.running:
+            self.main_screen.action_cancel_turn()
+        else:
+            self.action_help_quit()
 
     def on_mount(self) -> None:
         for problem in self.theme_problems:
@@ -133,11 +153,14 @@ class TuiAssistApp(App[int]):
         self.theme = name
 
 
-def run(settings: Settings | ConfigSource, *, screen: StartScreen = "chat") -> int:
+def run(
+    settings: Settings | ConfigSource, *, screen: StartScreen = "chat", chat: StartOptions | None = None
+) -> int:
     """Run the TUI until the user quits; returns the process exit code.
 
-    `screen="explore"` opens the Workflow Explorer first (`tui-assist explore`).
+    `screen="explore"` opens the Workflow Explorer first (`tui-assist explore`); `chat` says which
+    conversation to open and what to send first (`tui-assist "PROMPT"`, `--continue`, `--resume`).
     """
-    app = TuiAssistApp(settings, start=screen)
+    app = TuiAssistApp(settings, start=screen, chat_start=chat)
     app.run()
     return app.return_code or 0

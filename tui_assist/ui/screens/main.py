@@ -1,7 +1,10 @@
 """The main screen: conversation and prompt, the live agent tree and flow panel, the status bar.
 
 Core events arrive as `CoreEvent` messages and are pushed down to the widgets; turns run in an
-exclusive worker, so `escape` cancels exactly the running turn.
+exclusive worker, so `escape` cancels exactly the running turn. A prompt sent while a turn runs
+waits in a queue (shown at the foot of the conversation) and is sent when the turn ends; `escape`
+puts the queue back in the prompt instead. A prompt starting with `/` is a command
+(`tui_assist.ui.slash_commands`). The flow, MCP and export actions live in `main_flows`.
 """
 
 from __future__ import annotations
@@ -9,41 +12,59 @@ from __future__ import annotations
 import asyncio
 import gc
 import importlib
-import time
-from datetime import datetime
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Resize
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
 from tui_assist.core.events import NodeStarted, TextDelta, TurnEvent, UsageRecorded
 from tui_assist.core.tree import NodeLog
-from tui_assist.paths import data_dir
+from tui_assist.session.factory import SetupError
 from tui_assist.ui.bridge import CoreEvent, StopRequested, TextualObserver
+from tui_assist.ui.screens.main_flows import FlowActions
 from tui_assist.ui.setup_help import provider_notice
 from tui_assist.ui.widgets.agent_tree import AgentTree
 from tui_assist.ui.widgets.conversation import Conversation
 from tui_assist.ui.widgets.flow_panel import FlowPanel
 from tui_assist.ui.widgets.node_inspector import NodeInspector
-from tui_assist.ui.widgets.prompt import Prompt
+from tui_assist.ui.widgets.prompt import Prompt, PromptBox
 from tui_assist.ui.widgets.status_bar import StatusBar
+from tui_assist.ui.widgets.turn_parts import Notice
 
 if TYPE_CHECKING:
     from tui_assist.session.chat import ChatSession
+    from tui_assist.ui.app import TuiAssistApp
+    from tui_assist.ui.slash_commands import SlashCommands
+    from tui_assist.ui.widgets.queued_prompt import QueuedPrompt
 
 NARROW_WIDTH = 80
 """Below this many columns the side panels collapse."""
 
+QUIT_PRESS_SECONDS = 3.0
+"""How long after the first idle ctrl+c a second one quits."""
 
-class MainScreen(Screen[None]):
+
+@dataclass(frozen=True, slots=True)
+class StartOptions:
+    """Where the chat starts (`tui-assist "PROMPT"`, `--continue`, `--resume [ID]`)."""
+
+    prompt: str | None = None
+    """Sent as the first prompt, once the conversation is open."""
+    continue_latest: bool = False
+    """Open the most recent conversation."""
+    resume: str | None = None
+    """Open this conversation (an id or a prefix of one); "" opens the picker."""
+
+
+class MainScreen(FlowActions):
     """The chat."""
 
     # Layout lives in main.tcss beside this module; the app loads it (see TuiAssistApp.CSS_PATH).
@@ -67,9 +88,15 @@ class MainScreen(Screen[None]):
         Binding("f8", "approve_flow", "Approve held run", id="approve-flow"),
     ]
 
-    def __init__(self, session: ChatSession) -> None:
+    def __init__(self, session: ChatSession, start: StartOptions | None = None) -> None:
         super().__init__()
         self.session = session
+        self.start = start or StartOptions()
+        self._slash: SlashCommands | None = None
+        self._queued: list[QueuedPrompt] = []
+        """Prompts sent while a turn ran, oldest first: each is the next turn in its time."""
+        self._last_turn_failed = False
+        self._quit_armed = False
         self.log_model = NodeLog()
         self._tick: Timer | None = None
         self._turn_worker: Worker[None] | None = None
@@ -77,13 +104,12 @@ class MainScreen(Screen[None]):
         self._flow_roots: set[str] = set()
         """Roots of flow runs: their events go to the tree and flow panel, not the conversation."""
         self.held_run_id: str | None = None
-        """A grounded run awaiting approval (f8 approves it)."""
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="body"):
             with Vertical(id="chat"):
                 yield Conversation(id="conversation")
-                yield Prompt(id="prompt")
+                yield PromptBox(id="prompt-box")
         yield StatusBar(id="status")
         yield Footer()
 
@@ -104,33 +130,37 @@ class MainScreen(Screen[None]):
                 id="side",
             )
         )
+        await self._equip_prompt()
         # Heavy imports (the SDK, tools, the store) wait until the whole screen is drawn.
         self.call_after_refresh(self._start_loading)
+
+    async def _equip_prompt(self) -> None:
+        """Give the prompt its history and its completion list (after the first frame, too)."""
+        from tui_assist.session.prompt_history import HistoryBrowser
+        from tui_assist.ui.mention_completion import MentionCompletion
+        from tui_assist.ui.slash_commands import SlashCompletion
+        from tui_assist.ui.widgets.completion import CompletionList
+
+        prompt = self.prompt
+        prompt.completions = CompletionList(id="completions")
+        await self.query_one(PromptBox).mount(prompt.completions, before=0)
+        prompt.prompt_history = HistoryBrowser(self.session.prompt_history)
+        prompt.sources = [SlashCompletion(self.slash), MentionCompletion(self)]
+
+    @property
+    def slash(self) -> SlashCommands:
+        """The slash commands: the built-ins and the custom ones on disk."""
+        if self._slash is None:
+            from tui_assist.ui.slash_commands import SlashCommands
+
+            self._slash = SlashCommands(self)
+        return self._slash
 
     # -- widgets ---------------------------------------------------------------------------------
 
     @property
-    def conversation(self) -> Conversation:
-        return self.query_one(Conversation)
-
-    @property
-    def agent_tree(self) -> AgentTree:
-        return self.query_one(AgentTree)
-
-    @property
-    def flow(self) -> FlowPanel:
-        return self.query_one(FlowPanel)
-
-    @property
-    def status(self) -> StatusBar:
-        return self.query_one(StatusBar)
-
-    @property
-    def running(self) -> bool:
-        return self._turn_worker is not None and self._turn_worker.state in (
-            WorkerState.PENDING,
-            WorkerState.RUNNING,
-        )
+    def tui_app(self) -> TuiAssistApp:
+        return cast("TuiAssistApp", self.app)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -166,6 +196,7 @@ class MainScreen(Screen[None]):
         if (notice := provider_notice(session)) is not None:
             self.conversation.add_notice(notice, classes="-setup")
         self._show_notes()
+        self.open_at_start(self.start)
 
     def _show_session(self, workdir: Path) -> None:
         status = self.status
@@ -217,23 +248,57 @@ class MainScreen(Screen[None]):
             if inspector.node_id is not None and record is not None and record.node_id == inspector.node_id:
                 inspector.show(record)
         if isinstance(event, UsageRecorded) and not replay:
-            self.session.meter.add(event.usage, self.session.price(event.model or None))
+            model = event.model or self.session.model
+            self.session.meter.add(event.usage, self.session.price(model), model)
             self.status.usage = self.session.meter.usage
             self.status.cost = self.session.meter.cost
 
     # -- turns -----------------------------------------------------------------------------------
 
     @on(Prompt.Submitted)
-    def _send(self, event: Prompt.Submitted) -> None:
-        if self.running:
-            self.notify("A turn is running: wait for it, or press escape to cancel it.", severity="warning")
-            event.prompt.insert(event.text)
+    def _submitted(self, event: Prompt.Submitted) -> None:
+        self.submit(event.text)
+
+    def submit(self, text: str) -> None:
+        """Run what the user sent: a `/` command, else a prompt for the model."""
+        self._quit_armed = False
+        self.session.prompt_history.add(text)
+        if text.lstrip().startswith("/"):  # a command (see `session.slash_commands.parse_slash`)
+            self.slash.run(text)
+        else:
+            self.send_prompt(text)
+
+    def send_prompt(self, text: str) -> None:
+        """Send `text` to the model now, or as the next turn when one is running (or queued)."""
+        if self.running or self._queued:
+            from tui_assist.ui.widgets.queued_prompt import QueuedPrompt
+
+            queued = QueuedPrompt(text)
+            self._queued.append(queued)
+            self.conversation.mount(queued)
             return
-        self._turn_worker = self.run_turn(event.text)
+        self._turn_worker = self.run_turn(text)
+
+    def _send_next_queued(self) -> None:
+        if self._queued and not self.running:
+            queued = self._queued.pop(0)
+            queued.remove()
+            self._turn_worker = self.run_turn(queued.text)
+
+    def _unqueue(self) -> None:
+        """Put the queued prompts back in the prompt, in order, for editing."""
+        if not self._queued:
+            return
+        texts = [queued.text for queued in self._queued]
+        for queued in self._queued:
+            queued.remove()
+        self._queued.clear()
+        self.prompt.restore("\n".join(texts))
 
     @work(exclusive=True, group="turn", exit_on_error=False)
     async def run_turn(self, prompt: str) -> None:
         session = self.session
+        self._last_turn_failed = True  # until the turn comes back in one piece
         view = self.conversation.begin_turn(prompt, "refine" if session.refine else "agent")
         status = self.status
         self.query_one(Prompt).add_class("-running")
@@ -252,15 +317,23 @@ class MainScreen(Screen[None]):
                 view.mark_unsent()
                 return
             status.state = "running"
+            attachments = await session.attach(prompt)
+            shown: set[str] = set()
+            if attachments is not None:
+                lines = attachments.notices()
+                shown = set(lines)
+                view.mount(Notice("\n".join(f"- `{line}`" for line in lines), classes="-attachments"))
             observer = TextualObserver(self, self.app)
-            outcome = await session.run_turn(prompt, observer)
+            outcome = await session.run_turn(prompt, observer, attachments=attachments)
             result = outcome.result
+            self._last_turn_failed = result.outcome == "error"
             if result.outcome == "cancelled":
                 self.call_later(view.mark_cancelled)
             elif result.outcome == "error" and result.error:
                 self.notify(result.error, title="turn failed", severity="error", timeout=8)
             for warning in outcome.warnings:
-                self.conversation.add_notice(warning, classes="-warning")
+                if warning not in shown:
+                    self.conversation.add_notice(warning, classes="-warning")
         except asyncio.CancelledError:
             self.call_later(view.mark_cancelled)
             raise
@@ -281,8 +354,16 @@ class MainScreen(Screen[None]):
         self.flow.changed()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker is self._turn_worker:
-            self.refresh_bindings()
+        if event.worker is not self._turn_worker:
+            return
+        self.refresh_bindings()
+        if event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED) and self._queued:
+            if self._last_turn_failed:
+                # Follow-ups to a turn that failed are rarely still wanted as written.
+                self._unqueue()
+                self.prompt.show_error("The turn failed: your queued prompts are back here to send again.")
+            else:
+                self._send_next_queued()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_turn":
@@ -295,11 +376,36 @@ class MainScreen(Screen[None]):
 
     def action_cancel_turn(self) -> None:
         if self.running:
+            # The queue goes back to the prompt first, so the turn's end doesn't send it.
+            self._unqueue()
             # A turn under way is stopped by the session, which stores it as cancelled; a turn
             # still waiting for the session to load has nothing to store.
             if not self.session.interrupt():
                 self.workers.cancel_group(self, "turn")
             self.notify("Turn cancelled.", timeout=2)
+        self.prompt.focus()  # so the user can steer at once
+
+    def interrupt_or_quit(self) -> None:
+        """ctrl+c with nothing selected: stop the running turn, else clear the prompt, else quit
+        (on a second press)."""
+        if self.running:
+            self.action_cancel_turn()
+            return
+        prompt = self.prompt
+        if prompt.text.strip():
+            prompt.clear()
+            prompt.focus()
+            return
+        if self._quit_armed:
+            self.app.exit()
+            return
+        self._quit_armed = True
+        key = self.tui_app.interrupt_key
+        self.notify(f"press {key} again to quit", timeout=QUIT_PRESS_SECONDS)
+        self.set_timer(QUIT_PRESS_SECONDS, self._disarm_quit)
+
+    def _disarm_quit(self) -> None:
+        self._quit_armed = False
 
     def action_cycle_mode(self) -> None:
         """Approvals: default (ask) -> accept-edits -> plan -> default."""
@@ -385,7 +491,7 @@ class MainScreen(Screen[None]):
         self.query_one(NodeInspector).show(None)
         self.notify("New conversation.", timeout=1.5)
 
-    def action_resume_conversation(self) -> None:
+    def action_resume_conversation(self, query: str = "") -> None:
         if self.session.store is None:
             self.notify("No stored conversations: the store is not available.", severity="warning")
             return
@@ -399,15 +505,19 @@ class MainScreen(Screen[None]):
             if conversation_id:
                 self.resume(conversation_id)
 
-        self.app.push_screen(ResumeScreen(self.session.store), chosen)
+        self.app.push_screen(ResumeScreen(self.session.store, query=query), chosen)
 
     @work(exclusive=True, group="turn", exit_on_error=False)
     async def resume(self, conversation_id: str) -> None:
+        await self._redraw(conversation_id)
+
+    async def _redraw(self, conversation_id: str) -> bool:
+        """Open a stored conversation and redraw its newest turns; False when it can't be."""
         try:
             turns = await self.session.resume(conversation_id)
         except Exception as exc:
             self.notify(f"Cannot resume: {exc}", severity="error")
-            return
+            return False
         self.conversation.clear_all()
         self.agent_tree.clear_turns()
         self.flow.show_turn(None)
@@ -423,201 +533,30 @@ class MainScreen(Screen[None]):
                 self.conversation.show_history([(turn.prompt, turn.answer)])
             await asyncio.sleep(0)
         self.notify(f"Resumed {len(turns)} turn(s).", timeout=2)
+        return True
 
-    # -- flows ---------------------------------------------------------------------------------------
+    @work(group="start", exit_on_error=False)
+    async def open_at_start(self, start: StartOptions) -> None:
+        """Open the conversation the command line asked for, then send its prompt (if any)."""
+        if start.resume == "":
+            from tui_assist.ui.screens.resume import ResumeScreen
 
-    def action_ask_grounded(self) -> None:
-        """Ask a question of a folder of documents (the grounded flow), with the flow panel drawing it."""
-        if self.running:
-            self.notify("Wait for the running turn, or cancel it (escape).", severity="warning")
-            return
-        from tui_assist.ui.screens.grounded_prompt import GroundedPromptScreen, GroundedRequest
+            store = self.session.store
+            chosen = await self.app.push_screen_wait(ResumeScreen(store)) if store is not None else None
+            if chosen:
+                await self._redraw(chosen)
+        elif start.continue_latest or start.resume:
+            from tui_assist.store.base import UnknownIdError
 
-        session = self.session
-
-        def model_choice() -> tuple[str | None, str]:
-            """What `model` leaves would use, or why there is nothing (one line)."""
-            if session.provider is not None:
-                return f"{session.provider.name} · {session.provider.model}", ""
-            if not session.ready:
-                return None, "The model provider is still loading"
-            problem = (session.provider_problem or "").strip().splitlines()
-            return None, problem[0].replace("**", "").strip() if problem else ""
-
-        def chosen(request: GroundedRequest | None) -> None:
-            if request is not None:
-                self._turn_worker = self.run_grounded_flow(
-                    request.corpus, request.question, leaves=request.leaves, data=request.data
-                )
-
-        workdir = session.settings.workdir
-        model, problem = model_choice()
-        form = GroundedPromptScreen(str(workdir), workdir=workdir, model=model, model_problem=problem)
-        self.app.push_screen(form, chosen)
-        if not session.ready:
-
-            async def offer_when_ready() -> None:
-                await session.wait_ready()
-                if form.is_attached:
-                    form.offer_model(*model_choice())
-
-            self.run_worker(offer_when_ready(), group="grounded-form", exit_on_error=False)
-
-    @work(exclusive=True, group="turn", exit_on_error=False)
-    async def run_grounded_flow(
-        self, corpus: Path, question: str, *, leaves: str = "rules", data: Path | None = None
-    ) -> None:
-        """Run the grounded flow with `rules` or `model` leaves (as `tui-assist flow grounded` does)."""
-        from tui_assist.flows import grounded
-        from tui_assist.flows.grounded import CorpusIndex, SqlSource, default_index_path
-
-        session = self.session
-        using = f"corpus `{corpus}`" + (f", data `{data}`" if data is not None else "") + f", {leaves} leaves"
-        self.conversation.add_notice(f"**grounded question** ({using}): {question}")
-        # The form checked these; the files may have moved since.
-        if not corpus.is_dir():
-            self.conversation.add_notice(f"**Cannot ask:** `{corpus}` is not a folder.", classes="-error")
-            return
-        if data is not None and not data.is_file():
-            self.conversation.add_notice(f"**Cannot ask:** `{data}` is not a file.", classes="-error")
-            return
-        await session.wait_ready()
-        if leaves == "model" and session.provider is None:
-            self.conversation.add_notice("**Cannot ask:** model leaves need a provider.", classes="-error")
-            return
-        self.status.state = "running"
-        self._flow_running = True
-        sql: SqlSource | None = None
-        try:
-            glossary = grounded.load_glossary(corpus)
-            if data is not None:
-                sql = await SqlSource.open(data)
-            index_path = default_index_path(data_dir(session.settings.data_dir), corpus)
-            async with await CorpusIndex.open(corpus, index_path) as index:
-                await index.refresh()
-                run = await grounded.run_grounded(
-                    question,
-                    index=index,
-                    sql=sql,
-                    glossary=glossary,
-                    leaves="model" if leaves == "model" else "rules",
-                    provider=session.provider if leaves == "model" else None,
-                    observer=TextualObserver(self, self.app),
-                    store=session.store,
-                    caller="tui",
-                )
-        except Exception as exc:  # a bad corpus, glossary or database must not take the chat down
-            self.conversation.add_notice(f"**The grounded flow failed:** `{exc}`", classes="-error")
-            return
-        finally:
-            self._flow_running = False
-            self.status.state = "idle"
-            if sql is not None:
-                await sql.close()
-        state = run.state
-        if state.outcome == "awaiting_approval":
-            self.held_run_id = state.run_id if session.store is not None else None
-        self.conversation.add_notice(grounded_markdown(state, approvable=self.held_run_id is not None))
-        self.call_later(self.refresh_bindings)
-
-    def action_approve_flow(self) -> None:
-        if self.held_run_id is None:
-            self.notify("No grounded run is awaiting approval.", timeout=2)
-            return
-        self._turn_worker = self.approve_held_run(self.held_run_id)
-
-    @work(exclusive=True, group="turn", exit_on_error=False)
-    async def approve_held_run(self, run_id: str) -> None:
-        from tui_assist.flows import grounded
-
-        store = self.session.store
-        if store is None:
-            return
-        self._flow_running = True
-        try:
-            run = await grounded.approve_run(run_id, store=store, observer=TextualObserver(self, self.app))
-        except grounded.ApprovalError as exc:
-            self.notify(f"Cannot approve: {exc}", severity="error")
-            return
-        finally:
-            self._flow_running = False
-        self.held_run_id = None
-        self.conversation.add_notice("**approved** · " + grounded_markdown(run.state, approvable=False))
-        self.call_later(self.refresh_bindings)
-
-    # -- MCP -----------------------------------------------------------------------------------------
-
-    def action_list_mcp(self) -> None:
-        """Show the MCP servers, their state and their tools in the conversation pane."""
-        manager = self.session.mcp
-        if manager is None:
-            lines = ["no MCP servers configured"]
-        else:
-            from tui_assist.tools.mcp import format_status
-
-            lines = format_status(manager.status())
-        body = "\n".join(lines)
-        self.conversation.add_notice(f"**MCP servers**\n\n```text\n{body}\n```")
-
-    def action_restart_mcp(self, name: str | None = None) -> None:
-        """Restart one MCP server (`name`), or every configured one."""
-        manager = self.session.mcp
-        if manager is None or not manager.names:
-            self.notify("no MCP servers configured", timeout=3)
-            return
-        self.restart_mcp_servers([name] if name else list(manager.names))
-
-    @work(group="mcp", exit_on_error=False)
-    async def restart_mcp_servers(self, names: list[str]) -> None:
-        manager = self.session.mcp
-        if manager is None:
-            return
-        for name in names:
             try:
-                status = await manager.restart(name)
-            except Exception as exc:
-                self.notify(f"MCP {name}: cannot restart: {exc}", severity="error")
-                continue
-            failed = status.state not in ("ready", "idle")
-            self.notify(f"MCP {status.summary}", severity="error" if failed else "information", timeout=4)
-
-    def action_export_markdown(self) -> None:
-        text = self.session.export_markdown()
-        folder = data_dir(self.session.settings.data_dir) / "exports"
-        stamp = datetime.fromtimestamp(time.time()).strftime("%Y%m%d-%H%M%S")
-        path = folder / f"conversation-{stamp}.md"
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            self.notify(f"Cannot export: {exc}", severity="error")
-            return
-        self.notify(f"Exported to {path}", timeout=4)
-
-
-def grounded_markdown(state: Any, *, approvable: bool) -> str:
-    """A grounded run for the conversation pane: the answer with its citations, or why it stopped."""
-    from tui_assist.flows.grounded import Passage, format_run
-
-    head = f"**grounded** · `{state.outcome}` · run `{state.run_id[:8]}`\n\n"
-    sources = [
-        f"- `[{s.chunk_id}]` {s.title}{' › ' + s.heading if s.heading else ''}"
-        if isinstance(s, Passage)
-        else f"- `[{s.id}]` `{s.query}`"
-        for s in state.cited_sources()
-    ]
-    cited = "\n\n**Sources**\n\n" + "\n".join(sources) if sources else ""
-    match state.outcome:
-        case "answered" | "unverified":
-            note = f"\n\n*unverified:* {state.note}" if state.outcome == "unverified" else ""
-            return head + state.answer + cited + note
-        case "awaiting_approval":
-            how = (
-                "Press **f8** (or *flow: approve held run* in the palette) to approve it."
-                if approvable
-                else f"Approve it with `tui-assist flow approve {state.run_id}`."
-            )
-            reasons = ", ".join(state.approval_reasons)
-            return f"{head}**Held for approval** ({reasons}); nothing was sent. {how}\n\n{state.draft}{cited}"
-        case _:
-            return head + format_run(state)
+                found = await self.session.find_conversation(start.resume or None)
+            except (SetupError, UnknownIdError) as exc:
+                self.conversation.add_notice(f"**Cannot open the conversation:** {exc}", classes="-error")
+                found = None
+            else:
+                if found is None:
+                    self.notify("No earlier conversation: this is a new one.", timeout=3)
+            if found is not None:
+                await self._redraw(found)
+        if start.prompt:
+            self.submit(start.prompt)

@@ -46,9 +46,11 @@ class ResumeScreen(ModalScreen[str | None]):
     """
     BINDINGS = [Binding("escape", "close_picker", "Close", id="close-picker")]
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, query: str = "") -> None:
         super().__init__()
         self.store = store
+        self.initial_query = query
+        """What the search starts from (`/resume QUERY`)."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
@@ -57,7 +59,8 @@ class ResumeScreen(ModalScreen[str | None]):
             yield OptionList(id="results")
 
     def on_mount(self) -> None:
-        self.search("")
+        self.query_one("#query", Input).value = self.initial_query
+        self.search(self.initial_query)
 
     @on(Input.Changed, "#query")
     def _query_changed(self, event: Input.Changed) -> None:
