@@ -352,6 +352,45 @@ def edit_file(screen: MainScreen, path: Path) -> None:
         screen.notify(f"{editor} exited with status {completed.returncode}", severity="warning")
 
 
+@slash("permissions", "[remove N]", "The approval mode and every allow/deny rule with its source")
+def _permissions(screen: MainScreen, args: str) -> None:
+    from tui_assist.core.approval import describe_mode
+    from tui_assist.core.permissions import PermissionsError
+
+    policy = screen.session.approvals
+    rules = policy.permissions.rules
+    words = args.split()
+    if words:
+        if len(words) != 2 or words[0] != "remove" or not words[1].isdigit():
+            raise CommandError("usage: /permissions, or /permissions remove N")
+        index = int(words[1])
+        if not 1 <= index <= len(rules):
+            raise CommandError(f"there is no rule {index} (see /permissions)")
+        rule = rules[index - 1]
+        try:
+            policy.permissions.remove(rule)
+        except PermissionsError as exc:
+            raise CommandError(f"cannot remove {rule.text}: {exc}") from exc
+        screen.notify(f"Removed {rule.effect} {rule.text} ({rule.source})", timeout=3)
+        return
+    lines = [
+        f"**Mode:** `{policy.mode}`: {describe_mode(policy.mode)} (shift+tab cycles it)",
+        f"**Bash:** {screen.session.sandbox_description}",
+        "",
+    ]
+    lines += [f"{i}. {rule.effect} `{rule.text}` · {rule.source}" for i, rule in enumerate(rules, 1)]
+    if not rules:
+        lines.append("No rules yet: `p` in an approval dialog saves one to this project.")
+    else:
+        lines += ["", "`/permissions remove N` removes rule N (from its file too)."]
+    screen.conversation.add_notice("\n".join(lines))
+
+
+@slash("rewind", "", "Go back to before a turn: its files, the conversation, or both")
+def _rewind(screen: MainScreen, args: str) -> None:
+    screen.open_rewind()
+
+
 @slash("quit", "", "Quit tui-assist")
 def _quit(screen: MainScreen, args: str) -> None:
     screen.app.exit()

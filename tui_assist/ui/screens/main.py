@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import importlib
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -27,6 +28,7 @@ from textual.worker import Worker, WorkerState
 
 from tui_assist.core.events import NodeStarted, TextDelta, TurnEvent, UsageRecorded
 from tui_assist.core.tree import NodeLog
+from tui_assist.paths import data_dir
 from tui_assist.session.factory import SetupError
 from tui_assist.ui.bridge import CoreEvent, StopRequested, TextualObserver
 from tui_assist.ui.screens.main_flows import FlowActions
@@ -42,6 +44,7 @@ from tui_assist.ui.widgets.turn_parts import Notice
 if TYPE_CHECKING:
     from tui_assist.session.chat import ChatSession
     from tui_assist.ui.app import TuiAssistApp
+    from tui_assist.ui.screens.rewind import RewindChoice
     from tui_assist.ui.slash_commands import SlashCommands
     from tui_assist.ui.widgets.queued_prompt import QueuedPrompt
 
@@ -97,6 +100,8 @@ class MainScreen(FlowActions):
         """Prompts sent while a turn ran, oldest first: each is the next turn in its time."""
         self._last_turn_failed = False
         self._quit_armed = False
+        self._last_idle_escape = 0.0
+        """When escape was last pressed on an empty, idle prompt (twice in a second: rewind)."""
         self.log_model = NodeLog()
         self._tick: Timer | None = None
         self._turn_worker: Worker[None] | None = None
@@ -367,7 +372,10 @@ class MainScreen(FlowActions):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_turn":
-            return self.running
+            # Idle, escape on an empty prompt (no completion open) counts toward a rewind.
+            completions = self.prompt.completions
+            idle_escape = not self.prompt.text and not (completions is not None and completions.is_open)
+            return self.running or idle_escape
         if action == "approve_flow":
             return self.held_run_id is not None
         return True
@@ -375,6 +383,15 @@ class MainScreen(FlowActions):
     # -- actions ---------------------------------------------------------------------------------
 
     def action_cancel_turn(self) -> None:
+        if not self.running:
+            # Escape twice on an empty prompt opens the rewind picker.
+            now = time.monotonic()
+            if now - self._last_idle_escape < 1.0:
+                self._last_idle_escape = 0.0
+                self.open_rewind()
+            else:
+                self._last_idle_escape = now
+            return
         if self.running:
             # The queue goes back to the prompt first, so the turn's end doesn't send it.
             self._unqueue()
@@ -384,6 +401,47 @@ class MainScreen(FlowActions):
                 self.workers.cancel_group(self, "turn")
             self.notify("Turn cancelled.", timeout=2)
         self.prompt.focus()  # so the user can steer at once
+
+    def open_rewind(self) -> None:
+        """The rewind picker for this conversation (also: escape twice on an empty prompt)."""
+        session = self.session
+        if session.store is None or session.conversation_id is None:
+            self.notify("Nothing to rewind yet: no turn of this conversation is stored.", timeout=3)
+            return
+        if self.running:
+            self.notify("Cancel the running turn first (escape).", severity="warning")
+            return
+        from tui_assist.ui.screens.rewind import RewindScreen
+
+        folder = data_dir(session.settings.data_dir)
+        self.app.push_screen(
+            RewindScreen(session.store, folder, session.conversation_id), self._rewind_chosen
+        )
+
+    def _rewind_chosen(self, choice: RewindChoice | None) -> None:
+        if choice is not None:
+            self.rewind(choice)
+
+    @work(exclusive=True, group="turn", exit_on_error=False)
+    async def rewind(self, choice: RewindChoice) -> None:
+        from tui_assist.session.rewind import RewindError, apply_rewind
+
+        session = self.session
+        assert session.store is not None and session.conversation_id is not None
+        try:
+            done = await apply_rewind(session.store, data_dir(session.settings.data_dir), choice.plan)
+        except RewindError as exc:
+            self.conversation.add_notice(f"**Rewind failed:** {exc}", classes="-error")
+            return
+        kept = [k.path for k in done.kept if k.reason == "changed_by_user"]
+        lines = [f"**Rewound:** {len(done.restored)} file(s) restored, {len(done.deleted)} deleted"]
+        if kept:
+            lines.append(f"kept as you left them: {', '.join(kept)}")
+        if done.turns:
+            await self._redraw(session.conversation_id)
+            self.prompt.restore(choice.prompt)
+            lines.append(f"{len(done.turns)} turn(s) taken out of the conversation; the prompt is back")
+        self.conversation.add_notice("; ".join(lines) + ".")
 
     def interrupt_or_quit(self) -> None:
         """ctrl+c with nothing selected: stop the running turn, else clear the prompt, else quit

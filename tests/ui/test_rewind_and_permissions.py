@@ -1,0 +1,101 @@
+"""`/rewind` (and escape twice) and `/permissions` in the chat, with the real SDK against the
+loopback fake, real tools, a real store and real checkpoints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.fake_anthropic import FakeAnthropic, Reply, ToolUse
+from tests.ui.helpers import screen_text, wait_until
+from tui_assist.session.config import ApprovalSettings, PermissionSettings, Settings
+from tui_assist.ui.app import TuiAssistApp
+from tui_assist.ui.screens.rewind import RewindScreen
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+    path = tmp_path / "work"
+    path.mkdir()
+    (path / "keep.txt").write_text("as it was\n")
+    return path
+
+
+def make_app(workdir: Path, **extra: object) -> TuiAssistApp:
+    settings = Settings(
+        provider="anthropic",
+        workdir=workdir,
+        sandbox="off",  # pyright: ignore[reportArgumentType]
+        approval=ApprovalSettings(default="allow"),  # pyright: ignore[reportArgumentType]
+        **extra,  # pyright: ignore[reportArgumentType]
+    )
+    return TuiAssistApp(settings)
+
+
+async def settle(app: TuiAssistApp, pilot) -> None:
+    await app.session.wait_ready()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_escape_twice_opens_rewind_and_rewinding_restores_files_conversation_and_prompt(
+    fake: FakeAnthropic, workdir: Path
+) -> None:
+    create = {"command": "create", "path": "a.txt", "file_text": "made by the agent\n"}
+    fake.add(
+        Reply(
+            [
+                ToolUse("str_replace_based_edit_tool", create),
+                ToolUse("bash", {"command": "echo new > keep.txt"}),
+            ]
+        ),
+        Reply("Done."),
+    )
+    app = make_app(workdir)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await settle(app, pilot)
+        await pilot.press(*"make a.txt", "enter")
+        await settle(app, pilot)
+        assert (workdir / "a.txt").exists() and (workdir / "keep.txt").read_text() == "new\n"
+
+        await pilot.press("escape", "escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen))
+        await wait_until(pilot, lambda: "2 file(s): a.txt, keep.txt" in screen_text(app), timeout=10)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "restore keep.txt" in screen_text(app), timeout=10)
+        assert "delete  a.txt" in screen_text(app)
+        await pilot.press("enter")
+        await settle(app, pilot)
+
+        assert not (workdir / "a.txt").exists()
+        assert (workdir / "keep.txt").read_text() == "as it was\n"
+        assert app.session.conversation.messages == []
+        assert app.query_one("#prompt").text == "make a.txt"  # type: ignore[attr-defined]
+        assert "Rewound" in screen_text(app)
+
+
+async def test_permissions_lists_rules_with_their_source_and_removes_one(
+    fake: FakeAnthropic, workdir: Path
+) -> None:
+    project = workdir / ".tui-assist"
+    project.mkdir()
+    (project / "settings.toml").write_text('[permissions]\nallow = ["bash(pytest *)"]  # keep this comment\n')
+    app = make_app(
+        workdir, permissions=PermissionSettings(allow=["bash(git status)"], deny=["bash(rm -rf *)"])
+    )
+    async with app.run_test(size=(110, 32)) as pilot:
+        await settle(app, pilot)
+        await pilot.press(*"/permissions", "enter")
+        await pilot.pause()
+        shown = screen_text(app)
+        assert "bash(git status)" in shown and "bash(rm -rf *)" in shown and "bash(pytest *)" in shown
+        assert "project" in shown and "user" in shown
+        rules = app.session.approvals.permissions.rules
+        index = next(i for i, r in enumerate(rules, 1) if r.text == "bash(pytest *)")
+        await pilot.press(*f"/permissions remove {index}", "enter")
+        await pilot.pause()
+    text = (project / "settings.toml").read_text()
+    assert "pytest" not in text and "[permissions]" in text
