@@ -39,6 +39,7 @@ def result_json(outcome: TurnOutcome, warnings: list[str], instructions: list[st
             for r in result.rounds
         ],
         "usage": result.usage.to_dict(),
+        "compacted": outcome.compacted,
         "warnings": warnings,
         "instructions": instructions,
     }
@@ -57,6 +58,7 @@ def failure_json(strategy: str, error: str) -> dict[str, Any]:
         "outcome": "error",
         "rounds": [],
         "usage": {"input_tokens": 0, "output_tokens": 0},
+        "compacted": False,
         "warnings": [],
         "instructions": [],
         "error": error,

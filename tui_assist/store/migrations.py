@@ -24,6 +24,10 @@ Schema notes:
   is resumed from. `flow_audit` holds exactly one audit line per run (a JSON object with counts,
   ids and sizes only, never question or answer text), keyed by `run_id` so completing an approved
   run rewrites its line instead of adding a second one. Like `audit`, it has no foreign keys.
+- `history_summaries` (m003) keeps, per conversation, the latest summary that stands in for the
+  oldest turns in what is sent to the model (the turns themselves are never changed). It covers
+  the history up to and including `through_turn_id`; deleting that turn deletes the summary, so a
+  summary never outlives the turns it describes.
 """
 
 from __future__ import annotations
@@ -210,9 +214,31 @@ async def m002_flow_runs(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m003_history_summaries(db: aiosqlite.Connection) -> None:
+    """The summary each conversation's compacted history starts with."""
+    await _run(
+        db,
+        (
+            """
+            CREATE TABLE IF NOT EXISTS history_summaries (
+                conversation_id TEXT PRIMARY KEY REFERENCES conversations (id) ON DELETE CASCADE,
+                through_turn_id TEXT NOT NULL REFERENCES turns (id) ON DELETE CASCADE,
+                covered_messages INTEGER NOT NULL,
+                covered_turns INTEGER NOT NULL,
+                summary TEXT NOT NULL,
+                tokens_before INTEGER NOT NULL,
+                tokens_after INTEGER NOT NULL,
+                created_at REAL NOT NULL
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS history_summaries_by_turn ON history_summaries (through_turn_id)",
+        ),
+    )
+
+
 Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
 
-MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_flow_runs)
+MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_flow_runs, m003_history_summaries)
 """Every migration, in order: `MIGRATIONS[n - 1]` brings the schema to version n."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

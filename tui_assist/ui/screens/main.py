@@ -211,6 +211,7 @@ class MainScreen(Screen[None]):
             self.session.meter.add(event.usage, self.session.price(event.model or None))
             self.status.usage = self.session.meter.usage
             self.status.cost = self.session.meter.cost
+            self.status.context = self.session.context_fill
 
     # -- turns -----------------------------------------------------------------------------------
 

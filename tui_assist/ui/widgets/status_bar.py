@@ -1,4 +1,4 @@
-"""The status bar: running state, Refine mode and its round budget, model, tokens, cost, workdir.
+"""The status bar: running state, Refine and its round budget, model, context fill, tokens, cost, workdir.
 
 Refine comes first so that it stays visible however narrow the terminal is.
 """
@@ -31,6 +31,14 @@ def _home(path: Path) -> str:
         return str(path)
 
 
+def _context(fill: float | None) -> tuple[tuple[str, str], ...]:
+    """` ctx 34%`, coloured as it nears the point where the history is compacted."""
+    if fill is None:
+        return ()
+    style = "$error bold" if fill >= 0.8 else "$warning" if fill >= 0.6 else "$foreground 70%"
+    return ((f" ctx {fill:.0%}", style),)
+
+
 class StatusBar(Widget):
     """One line of session state, docked at the bottom."""
 
@@ -49,6 +57,8 @@ class StatusBar(Widget):
     state: reactive[str] = reactive("idle")
     usage: reactive[Usage] = reactive(Usage, always_update=True)
     cost: reactive[float | None] = reactive(0.0)
+    context: reactive[float | None] = reactive(None)
+    """How full the model's context was at the last request (0..1), None before any."""
     workdir: reactive[Path] = reactive(Path.cwd)
 
     def render(self) -> Content:
@@ -72,6 +82,7 @@ class StatusBar(Widget):
             refine,
             sep,
             (self.model, "$primary"),
+            *_context(self.context),
             sep,
             tokens,
             " ",
