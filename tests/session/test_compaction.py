@@ -343,3 +343,35 @@ def test_ask_json_reports_compacted_and_counts_the_summary_in_usage(
     assert runs[-1]["usage"]["input_tokens"] + runs[-1]["usage"]["cache_read_input_tokens"] + runs[-1][
         "usage"
     ]["cache_creation_input_tokens"] == 2000 + size(last)
+
+
+# --------------------------------------------------------------------------- refine
+
+
+async def test_a_refine_generator_is_kept_in_the_window_by_the_same_check(
+    fake: FakeAnthropic, session: ChatSession
+) -> None:
+    def step(req: RecordedRequest) -> Reply:
+        system = json.dumps(req.system)
+        if "You summarise" in system:
+            return Reply(SUMMARY)
+        if "strict reviewer" in system:
+            return Reply("PASS")
+        return Reply(answer(len(fake.requests)))
+
+    fake.add(*([step] * 20))
+    observer = RecordingObserver()
+    for i in range(6):
+        assert not (await session.run_turn(prompt(i), observer)).compacted
+    session.refine, session.rounds = True, 1
+
+    outcome = await session.run_turn(prompt(6) + "and more " * 150, observer)
+
+    assert outcome.compacted and outcome.result.strategy == "refine" and outcome.result.outcome == "answered"
+    sent = model_requests(fake)
+    summariser = next(i for i, r in enumerate(sent) if "You summarise" in json.dumps(r.system))
+    generator = sent[summariser + 1]
+    assert generator.tools and SUMMARY in texts(generator) and size(generator) < 0.8 * WINDOW
+    compact = next(e for e in observer.events if isinstance(e, NodeStarted) and e.node_kind == "compact")
+    kinds = {e.node_id: e.node_kind for e in observer.events if isinstance(e, NodeStarted)}
+    assert kinds[compact.parent_id or ""] == "generate"

@@ -134,18 +134,20 @@ def sdk_attempts(request: Any) -> int:
 
 
 _TOO_LONG = re.compile(
-    r"prompt is too long|input is too long|maximum context length|context[_ ]length[_ ]exceeded"
+    r"prompt is too long|input is too long|exceed context limit|maximum context length"
+    r"|context[_ ]length[_ ]exceeded"
     r"|exceeds? the (?:available |model's )?context (?:size|window|length)",
     re.IGNORECASE,
 )
 """How providers say a request does not fit the context window: Anthropic ("prompt is too long:
-N tokens > M maximum"), OpenAI and vLLM ("maximum context length is M tokens ... resulted in /
-requested N tokens", code `context_length_exceeded`), llama.cpp ("exceeds the available context
-size")."""
+N tokens > M maximum", "input length and `max_tokens` exceed context limit: N + K > M"), OpenAI
+and vLLM ("maximum context length is M tokens ... resulted in / requested N tokens", code
+`context_length_exceeded`), llama.cpp ("exceeds the available context size")."""
 
 _NUMBER = r"(\d[\d,]*)"
 _TOKENS = (
     re.compile(_NUMBER + r" tokens? > " + _NUMBER),  # Anthropic: N tokens > M maximum
+    re.compile(_NUMBER + r" \+ \d[\d,]* > " + _NUMBER),  # Anthropic: N + max_tokens > M
     re.compile(r"(?:resulted in|requested) " + _NUMBER + r" tokens"),
 )
 _LIMIT = re.compile(r"maximum context length is " + _NUMBER)

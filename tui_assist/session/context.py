@@ -199,6 +199,11 @@ class ContextKeeper:
         """Estimated input tokens past which a request is compacted."""
         return int(self.compact_at * self.window)
 
+    def _limit_for(self, request: ModelRequest) -> int:
+        """The limit for `request`, whose reply must fit in the window too."""
+        room = self.window - request.max_tokens
+        return min(self.limit, room) if room > 0 else self.limit
+
     @property
     def fill(self) -> float | None:
         """How full the context was at the last request (0..1+), or None before any."""
@@ -228,7 +233,7 @@ class ContextKeeper:
         sent = self._view(request)
         if overflow is None:
             estimate = await self._estimate(sent)
-            if estimate <= self.limit:
+            if estimate <= self._limit_for(request):
                 return FittedRequest(sent)
         else:
             estimate = self._learn(overflow, sent)
@@ -335,12 +340,13 @@ class ContextKeeper:
 
     async def _estimate(self, sent: ModelRequest) -> int:
         estimate, guessed = self._estimate_local(sent)
+        limit = self._limit_for(sent)
         low, high = COUNT_BAND
         counter = self.provider
         if (
             isinstance(counter, TokenCounter)
-            and low * self.limit <= estimate <= high * self.limit
-            and guessed > 0.1 * self.limit
+            and low * limit <= estimate <= high * limit
+            and guessed > 0.1 * limit
         ):
             try:
                 counted = await counter.count_tokens(sent)
@@ -393,6 +399,7 @@ class ContextKeeper:
         if plan.trimmed_turns == 0 and plan.summary_end is None and run_cut == 0:
             return None
         start = request_tokens(self._view(request))
+        limit = self._limit_for(request)
 
         def size_now() -> int:
             return math.ceil(before * request_tokens(self._view(request)) / max(1, start))
@@ -404,11 +411,11 @@ class ContextKeeper:
             if turns:
                 self._trimmed_until = plan.trim_to
             size = size_now()
-            if plan.summary_end is not None and (manual or size > self.limit):
+            if plan.summary_end is not None and (manual or size > limit):
                 turns, usage = await self._summarise(history, plan.summary_end, instructions, node, observer)
                 stage = "summary"
                 size = size_now()
-            if run_cut and size > self.limit:
+            if run_cut and size > limit:
                 self._run_cuts[id(current[0])] = (current[0], run_cut)
                 while len(self._run_cuts) > 16:  # the oldest runs are over
                     del self._run_cuts[next(iter(self._run_cuts))]
