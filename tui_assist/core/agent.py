@@ -8,6 +8,10 @@ append to the same evidence list.
 Only valid messages enter the transcript: blank text blocks are dropped from a reply, and a
 reply left with nothing (no text, no tool call) is asked for again once and then fails the call,
 because the API rejects every later request of a history that holds an empty message.
+
+Each request goes through the runtime's `ContextGuard` (if any), which may send a compacted
+history instead; a request the provider refuses as too long (`ContextOverflow`) is handed back
+to the guard to compact further and retried once.
 """
 
 from __future__ import annotations
