@@ -258,6 +258,7 @@ async def test_a_resumed_conversation_compacts_on_its_first_send_and_reuses_the_
     second = await open_session(data)
     try:
         await second.open_conversation(conversation_id)
+        assert (second.context_fill or 0) > 0.8  # estimated from the history before anything is sent
         outcome = await second.run_turn("after the resume", RecordingObserver())
         assert outcome.compacted and outcome.result.outcome == "answered"
         summarisers = [r for r in model_requests(fake) if is_summariser(r)]

@@ -167,7 +167,7 @@ class ContextKeeper:
         """Start on another conversation: `history` is its full history, `summary` its stored summary.
 
         A summary that does not end at a turn boundary of `history` (the history changed since)
-        is dropped.
+        is dropped. Until the next request is measured, `tokens` estimates what the history takes.
         """
         if summary is not None and not (
             0 < summary.covered <= len(history)
@@ -181,6 +181,9 @@ class ContextKeeper:
         self._last = None
         self.tokens = None
         self.last_report = None
+        if history:
+            view = self._view(ModelRequest(system="", messages=tuple(history), stable_prefix=len(history)))
+            self.tokens = math.ceil(self._scale * message_tokens(view.messages))
 
     def _set_summary(self, summary: HistorySummary | None) -> None:
         self.summary = summary

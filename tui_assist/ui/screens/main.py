@@ -363,6 +363,7 @@ class MainScreen(Screen[None]):
             self.notify("Cancel the running turn first (escape).", severity="warning")
             return
         self.session.new_conversation()
+        self.status.context = None
         self.conversation.clear_all()
         self.agent_tree.clear_turns()
         self.flow.show_turn(None)
@@ -392,6 +393,7 @@ class MainScreen(Screen[None]):
         except Exception as exc:
             self.notify(f"Cannot resume: {exc}", severity="error")
             return
+        self.status.context = self.session.context_fill
         self.conversation.clear_all()
         self.agent_tree.clear_turns()
         self.flow.show_turn(None)
