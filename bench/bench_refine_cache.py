@@ -75,7 +75,7 @@ def main() -> None:
         print(
             f"{name:<8} {u.input_tokens:>9} {u.cache_creation_input_tokens:>12} {u.cache_read_input_tokens:>11} {u.total_input_tokens:>9} {billed(u):>10.0f}"
         )
-    print(f"billed input ratio on/off: {billed(on) / billed(off):.2f}")
+    print(f"billed input ratio on/off: {billed(on) / billed(off):.3f}")
 
 
 if __name__ == "__main__":

@@ -296,3 +296,32 @@ def test_an_mcp_server_that_does_not_start_is_reported_and_the_turn_still_runs(h
     assert any("MCP server broken did not start" in w for w in data["warnings"]), data["warnings"]
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("tui-assist: ask: warning: MCP server broken"), lines
+
+
+def test_flow_errors_use_the_one_format(home: Path) -> None:
+    proc = run(home, "flow", "grounded", "--corpus", str(home / "missing"), "what?")
+    assert_one_line(proc, 2, "tui-assist: flow grounded: corpus", "is not a directory")
+    assert_one_line(run(home, "flow", "approve", "nope"), 2, "tui-assist: flow approve: ")
+    assert_one_line(
+        run(home, "bench", "docs", "--fixtures", str(home / "missing")), 2, "tui-assist: bench docs: "
+    )
+
+
+def test_the_readme_grounded_example_answers_from_the_shipped_handbook(home: Path) -> None:
+    proc = run(home, "flow", "grounded", "How much can I spend on a hotel per night in London?")
+    assert proc.returncode == 0, proc.stderr
+    assert "180 GBP" in proc.stdout and "Sources:" in proc.stdout
+    notes = proc.stderr.splitlines()
+    assert any("sample handbook" in n for n in notes) and any("leaves: rules" in n for n in notes), notes
+    assert all(n.startswith("tui-assist: flow grounded: ") for n in notes), notes
+
+
+def test_the_approve_hint_repeats_the_data_dir_the_run_used(home: Path) -> None:
+    data = home / "elsewhere"
+    question = "Draft an email to my manager asking for approval of my business travel"
+    proc = run(home, "flow", "grounded", "--data-dir", str(data), "--leaves", "rules", question)
+    assert proc.returncode == 0, proc.stderr
+    hint = next(line for line in proc.stdout.splitlines() if line.startswith("Approve with:"))
+    assert hint.endswith(f"--data-dir {data}")
+    approve = hint.removeprefix("Approve with: tui-assist ").split()
+    assert run(home, *approve).returncode == 0

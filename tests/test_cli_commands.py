@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from tui_assist.cli import main
+from tui_assist.flows.grounded import SAMPLE_CORPUS
 
-CORPUS = Path(__file__).parent / "flows" / "grounded_corpus"
+CORPUS = SAMPLE_CORPUS
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:

@@ -10,7 +10,7 @@ from tui_assist.core.budget import Budget
 from tui_assist.core.conversation import Conversation, TextBlock, ToolResultBlock, ToolUseBlock
 from tui_assist.core.events import NodeFinished, NodeStarted, ToolCallFinished, ToolCallStarted
 from tui_assist.core.model import ProviderError
-from tui_assist.core.observer import RecordingObserver
+from tui_assist.core.observer import ApprovalDecision, RecordingObserver
 from tui_assist.core.turn import TurnDeps
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.turns.agent import AgentTurn
@@ -154,14 +154,14 @@ async def test_token_budget_refuses_the_next_request() -> None:
     assert len(provider.requests) == 1
 
 
-async def test_denied_call_tells_the_model_how_to_allow_it() -> None:
+async def test_denied_call_tells_the_model_what_the_host_said() -> None:
     writer = WriteTool()
     turn, provider = make_turn(
         [[use("write", text="x")], "ok, not written"],
         factory=BoxFactory([writer]),
         policy=ApprovalPolicy("ask"),
     )
-    observer = RecordingObserver(decision="deny")
+    observer = RecordingObserver(decision=ApprovalDecision.deny("re-run with --yes to allow it"))
 
     await turn.run(Conversation(), "write", observer)
 
@@ -172,10 +172,55 @@ async def test_denied_call_tells_the_model_how_to_allow_it() -> None:
         and observer.approvals[0].summary == "echo x"
     )
     result_block = provider.requests[1].messages[-1].content[0]
+    assert isinstance(result_block, ToolResultBlock) and result_block.is_error
+    assert result_block.content == "Denied: re-run with --yes to allow it."
+
+
+async def test_a_plain_denial_names_no_host_and_no_flag() -> None:
+    turn, provider = make_turn(
+        [[use("write", text="x")], "ok"], factory=BoxFactory([WriteTool()]), policy=ApprovalPolicy("ask")
+    )
+
+    await turn.run(Conversation(), "write", RecordingObserver(decision=ApprovalDecision.deny()))
+
+    result_block = provider.requests[1].messages[-1].content[0]
+    assert isinstance(result_block, ToolResultBlock)
+    assert result_block.content == "Denied: the user did not approve this write call."
+    assert "headless" not in result_block.content and "--yes" not in result_block.content
+
+
+async def test_feedback_reaches_the_model_as_the_tool_result() -> None:
+    writer = WriteTool()
+    turn, provider = make_turn(
+        [[use("write", text="x")], "ok"], factory=BoxFactory([writer]), policy=ApprovalPolicy("ask")
+    )
+    observer = RecordingObserver(decision=ApprovalDecision.deny_with_feedback("write y instead"))
+
+    await turn.run(Conversation(), "write", observer)
+
+    result_block = provider.requests[1].messages[-1].content[0]
+    assert isinstance(result_block, ToolResultBlock) and result_block.is_error
+    assert result_block.content.endswith("said:\nwrite y instead") and writer.written == []
+
+
+async def test_stop_denies_the_call_and_asks_nothing_more_in_that_run() -> None:
+    writer = WriteTool()
+    second = ToolUseBlock("t2", "write", {"text": "2"})
+    turn, provider = make_turn(
+        [[use("write", text="1"), second], "stopped"],
+        factory=BoxFactory([writer]),
+        policy=ApprovalPolicy("ask"),
+    )
+    observer = RecordingObserver(decision=ApprovalDecision.stop())
+
+    await turn.run(Conversation(), "write twice", observer)
+
+    assert writer.written == [] and len(observer.approvals) == 1
+    first_result, second_result = provider.requests[1].messages[-1].content
+    assert isinstance(first_result, ToolResultBlock) and "stopped the turn" in first_result.content
     assert (
-        isinstance(result_block, ToolResultBlock)
-        and result_block.is_error
-        and "--yes" in result_block.content
+        isinstance(second_result, ToolResultBlock)
+        and second_result.content == "Not run: the user stopped the turn."
     )
 
 
@@ -187,7 +232,7 @@ async def test_allow_for_session_is_remembered() -> None:
         factory=BoxFactory([writer]),
         policy=policy,
     )
-    observer = RecordingObserver(decision="allow_session")
+    observer = RecordingObserver(decision=ApprovalDecision.allow_session())
 
     await turn.run(Conversation(), "write twice", observer)
 

@@ -6,7 +6,7 @@ from tests.core.toolkit import BoxFactory
 from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.conversation import Conversation, Message, TextBlock, ToolResultBlock, ToolUseBlock
 from tui_assist.core.events import event_from_dict, event_to_dict
-from tui_assist.core.observer import FanOutObserver, RecordingObserver
+from tui_assist.core.observer import ApprovalDecision, FanOutObserver, RecordingObserver
 from tui_assist.core.turn import TurnDeps
 from tui_assist.providers.scripted import ScriptedProvider, load_script
 from tui_assist.turns.refine import RefineTurn
@@ -14,7 +14,7 @@ from tui_assist.turns.refine import RefineTurn
 
 async def test_every_event_survives_a_json_round_trip() -> None:
     provider = ScriptedProvider([[ToolUseBlock("t", "echo", {"text": "x"})], "a", "REVISE no", "b", "PASS"])
-    first, second = RecordingObserver(decision="deny"), RecordingObserver()
+    first, second = RecordingObserver(decision=ApprovalDecision.deny()), RecordingObserver()
     fan = FanOutObserver(first, second)
     await RefineTurn(TurnDeps(provider, BoxFactory(), ApprovalPolicy("allow"))).run(Conversation(), "q", fan)
 
@@ -34,9 +34,9 @@ async def test_every_event_survives_a_json_round_trip() -> None:
 async def test_fan_out_asks_only_the_primary() -> None:
     from tui_assist.core.observer import ToolApproval
 
-    primary, other = RecordingObserver(decision="deny"), RecordingObserver(decision="allow_once")
+    primary, other = RecordingObserver(decision=ApprovalDecision.deny()), RecordingObserver()
     decision = await FanOutObserver(primary, other).approve(ToolApproval("n", "bash", {}, "ls"))
-    assert decision == "deny" and other.approvals == []
+    assert decision == ApprovalDecision.deny() and other.approvals == []
 
 
 def test_messages_round_trip_in_the_api_shape() -> None:

@@ -113,3 +113,62 @@ async def test_critic_failure_is_an_error_with_nothing_in_history() -> None:
 def test_rounds_must_be_positive() -> None:
     with pytest.raises(ValueError):
         refine([], rounds=0)
+
+
+async def test_the_critic_of_a_follow_up_sees_the_earlier_pairs_before_the_task() -> None:
+    turn, provider = refine(
+        [
+            [ToolUseBlock("t1", "echo", {"text": "evidence-one"})],
+            "Fixed parse_date in dates.py.",
+            "REVISE critic-feedback-one",
+            "Fixed parse_date in dates.py, tested.",
+            "PASS",
+            "Fixed parse_time in times.py.",
+            "PASS",
+        ]
+    )
+    conversation = Conversation()
+    await turn.run(conversation, "fix the date parser", RecordingObserver())
+    await turn.run(conversation, "now do the same for the other file", RecordingObserver())
+
+    first_critic, follow_up_critic = provider.requests[2], provider.requests[6]
+    assert [b.text.split("\n")[0] for b in first_critic.messages[0].content] == [
+        "<task>",
+        "<evidence>",
+        "<candidate_answer>",
+    ]
+    blocks = [b.text for b in follow_up_critic.messages[0].content]
+    assert [b.split("\n")[0] for b in blocks] == [
+        "<conversation_context>",
+        "<task>",
+        "<evidence>",
+        "<candidate_answer>",
+    ]
+    assert "fix the date parser" in blocks[0] and "Fixed parse_date in dates.py, tested." in blocks[0]
+    assert "now do the same for the other file" in blocks[1]
+    # Only clean pairs: the earlier turn's evidence and critic feedback stay out.
+    assert "critic-feedback-one" not in blocks[0] and "evidence-one" not in blocks[0]
+    # The context and the task repeat every round: the provider may cache them, not the rest.
+    assert follow_up_critic.stable_blocks == 2 and not follow_up_critic.cache_tail
+    assert first_critic.stable_blocks == 1
+
+
+async def test_the_critic_input_is_bounded_by_the_window_it_is_given() -> None:
+    script = [
+        [ToolUseBlock(f"t{i}", "echo", {"text": f"chunk-{i} " + "w" * 8_000}) for i in range(12)],
+        "done",
+        "PASS",
+    ]
+    provider = ScriptedProvider(script)
+    deps = TurnDeps(provider, BoxFactory(), approvals=ApprovalPolicy("allow"))
+    turn = RefineTurn(deps, critic_max_input_tokens=8_000)
+
+    result = await turn.run(Conversation(), "collect the chunks", RecordingObserver())
+
+    assert result.outcome == "answered"
+    critic = provider.requests[-1]
+    text = critic.system + critic.messages[0].text
+    assert len(text) / 4 <= 8_000
+    evidence = critic.messages[0].content[1].text
+    assert "chunk-0" in evidence and "chunk-11" in evidence
+    assert "omitted to fit the critic's input window" in evidence

@@ -959,7 +959,7 @@ async def test_bench_invalid_fixtures_are_a_clear_usage_error(
         (root / f"{name}.json").write_text(text)
     code, out, err = await bench(fixtures=root, as_json=True)
     assert (code, out) == (2, "")
-    assert err.startswith("tui-assist: bench docs: invalid fixtures: ")
+    assert err.startswith("invalid fixtures: ")
     assert message in err
     assert len(err.splitlines()) == 1
 

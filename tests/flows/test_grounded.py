@@ -24,6 +24,7 @@ from tui_assist.flows import grounded
 from tui_assist.flows.grounded import (
     OUTCOMES,
     ROUTE_LABELS,
+    SAMPLE_CORPUS,
     ApprovalError,
     FlowState,
     GroundedConfig,
@@ -42,7 +43,7 @@ from tui_assist.store import Store
 from tui_assist.store.migrations import MIGRATIONS, SCHEMA_VERSION, m002_flow_runs
 from tui_assist.workflow import Route, Step, WorkflowContext, node_shape
 
-FIXTURE = Path(__file__).parent / "grounded_corpus"
+FIXTURE = SAMPLE_CORPUS
 HOTEL = "How much can I spend on a hotel per night in London?"
 HOTEL_CHUNK = "handbook-travel#c0004"
 CAB = "Can I take a cab home after working late?"
@@ -1048,7 +1049,7 @@ async def test_flow_grounded_usage_and_provider_errors(
     ]
     for case in cases:
         code, out, err = await _grounded(store, **case)
-        assert code == 2 and out == "" and err.startswith("flow grounded: ") and len(err.splitlines()) == 1
+        assert code == 2 and out == "" and not err.startswith("flow grounded") and len(err.splitlines()) == 1
     bad = tmp_path / "bad"
     shutil.copytree(corpus, bad)
     (bad / "glossary.json").write_text("[1, 2]")
@@ -1070,7 +1071,7 @@ async def test_flow_grounded_usage_and_provider_errors(
     code, out, err = await _grounded(
         store, corpus=corpus, question=HOTEL, leaves="model", provider_factory=factory, as_json=True
     )
-    assert code == 1 and json.loads(out)["outcome"] == "error" and err.startswith("flow grounded: error: ")
+    assert code == 1 and json.loads(out)["outcome"] == "error" and err.startswith("error: ")
 
 
 async def test_flow_grounded_model_leaves_through_the_sdk(

@@ -199,3 +199,45 @@ async def test_sub_agent_round_trip_through_the_sdk(fake: FakeAnthropic, workdir
     assert [m["content"][0]["text"] for m in sub_request.messages] == ["How many files are in sub?"]
     assert "There are 0 files." in fake.requests[3].all_text()
     assert [c.name for c in result.evidence] == ["bash", "agent"]
+
+
+async def test_the_critic_request_holds_context_task_evidence_answer_in_order(
+    fake: FakeAnthropic, workdir: Path
+) -> None:
+    (workdir / "dates.py").write_text("def parse_date(s): ...\n")
+    (workdir / "times.py").write_text("def parse_time(s): ...\n")
+    fake.add(
+        Reply("I fixed parse_date in dates.py."),
+        Reply("PASS"),
+        Reply([bash("cat times.py")]),
+        Reply("I fixed parse_time in times.py."),
+        Reply("REVISE\n[1] shows times.py unchanged."),
+        Reply([bash("cat times.py")]),
+        Reply("times.py still needs the fix."),
+        Reply("PASS"),
+    )
+    turn = RefineTurn(deps(fake, workdir))
+    conversation = Conversation()
+    await turn.run(conversation, "fix the date parser in dates.py", RecordingObserver())
+    result = await turn.run(conversation, "now do the same for the other file", RecordingObserver())
+
+    critic = fake.requests[4]
+    assert "tools" not in critic.body
+    (message,) = critic.messages
+    texts = [b["text"] for b in message["content"]]
+    assert [t.split("\n")[0] for t in texts] == [
+        "<conversation_context>",
+        "<task>",
+        "<evidence>",
+        "<candidate_answer>",
+    ]
+    assert "fix the date parser in dates.py" in texts[0] and "I fixed parse_date in dates.py." in texts[0]
+    assert "now do the same for the other file" in texts[1]
+    assert "[1] bash" in texts[2] and "def parse_time" in texts[2]
+    assert "I fixed parse_time in times.py." in texts[3]
+    # Context and task are cached for the next round; evidence and answer are not.
+    assert [("cache_control" in b) for b in message["content"]] == [False, True, False, False]
+    round_two_critic = fake.requests[7]
+    assert round_two_critic.body["messages"][0]["content"][1]["text"] == texts[1]
+    first, second = (r.critic_usage for r in result.rounds)
+    assert second.cache_read_input_tokens >= first.cache_creation_input_tokens > 0

@@ -236,6 +236,44 @@ def test_breakpoints_never_exceed_four_nor_mark_empty_text(
             assert b.get("type") != "text" or b["text"].strip()
 
 
+LOOP = (
+    *HISTORY,
+    Message("assistant", (ToolUseBlock("toolu_b", "bash", {"command": "wc -l a.txt"}),)),
+    Message("user", (ToolResultBlock("toolu_b", "3 a.txt"),)),
+)
+
+
+@pytest.mark.parametrize(
+    ("stable_prefix", "tools", "expected"),
+    [
+        # The end, where the previous loop call ended, the stable history and the system: the
+        # tool breakpoint goes first, since the system one covers the tools.
+        (3, TOOLS, ["system:0", "message:2.0", "message:4.0", "message:6.0"]),
+        # No stable history (a sub-agent): the tools keep theirs.
+        (0, TOOLS, ["tool:str_replace_based_edit_tool", "system:0", "message:4.0", "message:6.0"]),
+        (5, (), ["system:0", "message:4.0", "message:6.0"]),
+    ],
+)
+def test_a_loop_call_marks_where_the_previous_call_ended(
+    stable_prefix: int, tools: tuple[ToolSpec, ...], expected: list[str]
+) -> None:
+    request = ModelRequest(system="sys", messages=LOOP, tools=tools, stable_prefix=stable_prefix)
+    body = json.loads(json.dumps(build_stream_params(request, DEFAULT_MODEL)))
+    assert breakpoints(body) == expected
+
+
+def test_stable_blocks_mark_inside_a_message_and_an_uncached_tail_is_left_unmarked() -> None:
+    critic = Message("user", (TextBlock("<context>"), TextBlock("<task>"), TextBlock("<evidence>")))
+    request = ModelRequest(system="critic", messages=[critic], stable_blocks=2, cache_tail=False)
+    body = json.loads(json.dumps(build_stream_params(request, DEFAULT_MODEL)))
+    assert breakpoints(body) == ["system:0", "message:0.1"]
+    # Blocks that are not sent do not shift the mark.
+    critic = Message("user", (TextBlock(" "), TextBlock("<task>"), TextBlock("<evidence>")))
+    request = ModelRequest(system="critic", messages=[critic], stable_blocks=2, cache_tail=False)
+    body = json.loads(json.dumps(build_stream_params(request, DEFAULT_MODEL)))
+    assert breakpoints(body) == ["system:0", "message:0.0"]
+
+
 def test_old_models_get_native_tools_as_custom_tools() -> None:
     params = build_stream_params(ModelRequest(system="s", messages=HISTORY, tools=TOOLS), "claude-3-5-haiku")
     tools = json.loads(json.dumps(params))["tools"]
@@ -709,6 +747,21 @@ async def test_without_a_stable_breakpoint_only_tools_and_system_are_read(
     )
 
     assert 0 < r2.usage.cache_read_input_tokens < r1.usage.cache_creation_input_tokens
+
+
+async def test_each_loop_call_reads_the_whole_previous_call_from_the_cache(
+    fake: FakeAnthropic, provider: AnthropicProvider
+) -> None:
+    """The fake has no 20-block lookback: only the breakpoint where the last call ended hits."""
+    fake.add(Reply("a"), Reply("b"))
+    first = ModelRequest(system="You are terse.", messages=HISTORY, tools=TOOLS, stable_prefix=3)
+    r1 = await provider.complete(first, RecordingSink())
+    second = ModelRequest(system="You are terse.", messages=LOOP, tools=TOOLS, stable_prefix=3)
+    r2 = await provider.complete(second, RecordingSink())
+
+    assert r2.usage.cache_read_input_tokens == r1.usage.total_input_tokens - r1.usage.input_tokens
+    # Only the two new messages are written.
+    assert 0 < r2.usage.cache_creation_input_tokens < r1.usage.cache_creation_input_tokens / 2
 
 
 async def test_short_prefixes_are_not_cached() -> None:

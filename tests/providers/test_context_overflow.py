@@ -11,6 +11,7 @@ import pytest
 from tests.fake_anthropic import Error, FakeAnthropic, Reply, estimate_tokens
 from tests.providers.fake_openai import Error as OpenAIError
 from tests.providers.fake_openai import FakeOpenAI
+from tui_assist.core.compaction import summary_request
 from tui_assist.core.conversation import Message
 from tui_assist.core.model import ContextOverflow, ModelRequest, ProviderError, TokenCounter, ToolSpec
 from tui_assist.providers.anthropic import AnthropicProvider, build_stream_params
@@ -87,15 +88,18 @@ async def test_anthropic_counts_tokens_through_the_api(fake: FakeAnthropic) -> N
     assert counted == estimate_tokens({k: body.get(k) for k in ("system", "tools", "messages")})
 
 
-async def test_a_summary_request_marks_no_cache_breakpoints(fake: FakeAnthropic) -> None:
+async def test_a_summary_request_caches_no_transcript(fake: FakeAnthropic) -> None:
     fake.add(Reply("ok"))
     provider = AnthropicProvider(api_key="test", base_url=fake.base_url)
     try:
-        one_off = ModelRequest(system="Summarise.", messages=(Message.user("the transcript"),), cache=False)
-        await provider.complete(one_off, Sink())
+        await provider.complete(
+            summary_request("the transcript", previous=None, instructions=None, max_tokens=500), Sink()
+        )
     finally:
         await provider.aclose()
-    assert "cache_control" not in str(fake.requests[0].body)
+    body = fake.requests[0].body
+    assert "cache_control" not in str(body["messages"])  # written once, never read again
+    assert not body.get("tools")
 
 
 @pytest.mark.parametrize(

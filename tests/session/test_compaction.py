@@ -14,7 +14,17 @@ from typing import Any
 
 import pytest
 
-from tests.fake_anthropic import Error, FakeAnthropic, RecordedRequest, Reply, ToolUse, Usage, estimate_tokens
+from tests.fake_anthropic import (
+    Error,
+    FakeAnthropic,
+    RecordedRequest,
+    Reply,
+    ToolUse,
+    Usage,
+    _cacheable_blocks,
+    _without_cache_control,
+    estimate_tokens,
+)
 from tui_assist.cli import main
 from tui_assist.core.conversation import ToolResultBlock
 from tui_assist.core.conversation import Usage as CoreUsage
@@ -60,18 +70,21 @@ def model_requests(fake: FakeAnthropic) -> list[RecordedRequest]:
 
 
 def size(req: RecordedRequest) -> int:
-    """The request's input tokens as the fake counts them."""
-    return estimate_tokens({k: req.body.get(k) for k in ("system", "tools", "messages")})
+    """The request's input tokens as the fake counts them (its blocks, without cache marks)."""
+    blocks = [_without_cache_control(b) for b in _cacheable_blocks(req.body)]
+    return estimate_tokens(json.dumps(blocks, sort_keys=True))
 
 
-def replies(fake: FakeAnthropic, n: int, *, summary_usage: Usage | None = None) -> None:
+def replies(
+    fake: FakeAnthropic, n: int, *, summary_usage: Usage | None = None, answer_usage: Usage | None = None
+) -> None:
     """`n` steps: a summary for a summariser request, else the next long answer."""
     counter = iter(range(1000))
 
     def step(req: RecordedRequest) -> Reply:
         if is_summariser(req):
             return Reply(SUMMARY, usage=summary_usage or Usage())
-        return Reply(answer(next(counter)))
+        return Reply(answer(next(counter)), usage=answer_usage or Usage())
 
     fake.add(*([step] * n))
 
@@ -328,7 +341,7 @@ def test_ask_json_reports_compacted_and_counts_the_summary_in_usage(
     fake: FakeAnthropic, work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write_config(tmp_path)
-    replies(fake, 30, summary_usage=Usage(2000, 100, 0, 0))
+    replies(fake, 30, summary_usage=Usage(2000, 100, 0, 0), answer_usage=Usage(50, 10, 0, 0))
 
     runs: list[dict[str, Any]] = []
     for i in range(10):
@@ -339,11 +352,13 @@ def test_ask_json_reports_compacted_and_counts_the_summary_in_usage(
             break
     assert runs[-1]["compacted"] is True and all(r["compacted"] is False for r in runs[:-1])
     assert len({r["conversation_id"] for r in runs}) == 1
-    # The summary call's 2,000 input tokens are inside the turn's usage.
-    last = model_requests(fake)[-1]
-    assert runs[-1]["usage"]["input_tokens"] + runs[-1]["usage"]["cache_read_input_tokens"] + runs[-1][
-        "usage"
-    ]["cache_creation_input_tokens"] == 2000 + size(last)
+    # The summary call's tokens are inside the turn's usage, beside the answer's.
+    assert runs[-1]["usage"] == {
+        "input_tokens": 2050,
+        "output_tokens": 110,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
 
 
 # --------------------------------------------------------------------------- refine

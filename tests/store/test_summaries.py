@@ -36,12 +36,24 @@ async def test_a_summary_that_does_not_end_at_a_turn_is_not_saved(store: Store) 
     assert await store.load_summary(conversation_id) is None
 
 
-async def test_the_summary_goes_with_the_turn_it_ends_at(store: Store) -> None:
+async def test_a_rewind_of_the_turns_it_covers_takes_the_summary_away(store: Store) -> None:
     conversation_id = await _conversation(store, 3)
     assert await store.save_summary(conversation_id, HistorySummary("covers two turns", 4, 2))
-    async with store._write() as db:  # a rewind that drops the later turns keeps the summary...
-        await db.execute("DELETE FROM turns WHERE id = 't2'")
+    await store.rewind_conversation("t2")  # a later turn: the summary still describes the history
     assert await store.load_summary(conversation_id) is not None
-    async with store._write() as db:  # ...one that drops a turn it covers takes it away
-        await db.execute("DELETE FROM turns WHERE id = 't1'")
+    await store.rewind_conversation("t1")  # a turn it covers: it no longer does
     assert await store.load_summary(conversation_id) is None
+    # A new summary counts only the turns left in the conversation.
+    assert not await store.save_summary(conversation_id, HistorySummary("too far", 4, 2))
+    assert await store.save_summary(conversation_id, HistorySummary("the first turn", 2, 1))
+    assert await store.load_summary(conversation_id) == HistorySummary("the first turn", 2, 1)
+
+
+async def test_deleting_the_turn_it_ends_at_deletes_the_summary(store: Store) -> None:
+    conversation_id = await _conversation(store, 2)
+    assert await store.save_summary(conversation_id, HistorySummary("covers both", 4, 2))
+    async with store._write() as db:
+        await db.execute("DELETE FROM turns WHERE id = 't1'")
+    async with store._write() as db:
+        rows = list(await db.execute_fetchall("SELECT COUNT(*) FROM history_summaries"))
+    assert rows[0][0] == 0

@@ -15,7 +15,7 @@ from typing import Any
 import pydantic
 import pytest
 
-from tui_assist.core.approval import ApprovalMode, ApprovalPolicy
+from tui_assist.core.approval import ApprovalPolicy, FallbackAction
 from tui_assist.core.conversation import Conversation, TextBlock, ToolUseBlock
 from tui_assist.core.events import ToolCallFinished, ToolCallStarted
 from tui_assist.core.observer import ApprovalDecision, RecordingObserver
@@ -52,8 +52,8 @@ async def run_turn(
     workdir: Path,
     script: list[Any],
     *,
-    policy: ApprovalMode = "allow",
-    decision: ApprovalDecision = "allow_once",
+    policy: FallbackAction = "allow",
+    decision: ApprovalDecision | None = None,
 ) -> tuple[TurnResult, RecordingObserver, ScriptedProvider]:
     provider = ScriptedProvider(script)
     deps = TurnDeps(
@@ -61,7 +61,7 @@ async def run_turn(
         toolbox_factory(workdir, bash_timeout=5, extra_tools=manager.current_tools),
         approvals=ApprovalPolicy(policy),
     )
-    observer = RecordingObserver(decision=decision)
+    observer = RecordingObserver(decision=decision or ApprovalDecision.allow_once())
     result = await AgentTurn(deps).run(Conversation(), "use the MCP tools", observer)
     return result, observer, provider
 
@@ -134,7 +134,7 @@ async def test_untrusted_tools_pass_the_approval_policy(tmp_path: Path) -> None:
             tmp_path,
             [use("plain__echo", text="a"), use("trusted__echo", text="b"), "done"],
             policy="ask",
-            decision="deny",
+            decision=ApprovalDecision.deny(),
         )
 
     assert [a.tool for a in observer.approvals] == ["plain__echo"]

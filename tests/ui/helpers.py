@@ -151,3 +151,75 @@ async def wait_until(pilot: Any, predicate: Callable[[], bool], timeout: float =
         if loop.time() > deadline:
             raise AssertionError("condition not reached in time")
         await pilot.pause(0.02)
+
+
+class CannedShellTool(FakeShellTool):
+    """A `bash` stand-in that answers each command with a fixed output (deterministic reviews)."""
+
+    def __init__(self, outputs: dict[str, str], errors: frozenset[str] = frozenset()) -> None:
+        super().__init__()
+        self.outputs = outputs
+        self.errors = errors
+
+    async def run(self, args: _Args, ctx: ToolContext) -> ToolOutput:
+        self.ran.append(args.command)
+        return ToolOutput(self.outputs.get(args.command, ""), is_error=args.command in self.errors)
+
+
+FAILING_RUN = """\
+F...
+======================================================================
+FAIL: test_mean (test_stats.StatsTest.test_mean)
+----------------------------------------------------------------------
+Traceback (most recent call last):
+  File "/work/project/test_stats.py", line 8, in test_mean
+    self.assertEqual(mean([1, 2, 3, 4]), 2.5)
+AssertionError: 3.3333333333333335 != 2.5
+
+----------------------------------------------------------------------
+Ran 4 tests in 0.001s
+
+FAILED (failures=1)"""
+
+REVIEW_OUTPUTS = {
+    "python3 -m unittest": FAILING_RUN,
+    "sed -n 1,8p stats.py": '"""Small statistics helpers."""\n\n\ndef mean(values):\n'
+    '    """The arithmetic mean of a non-empty sequence."""\n    return sum(values) / (len(values) - 1)',
+    "sed -i 's/len(values) - 1/len(values)/' stats.py && python3 -m unittest": (
+        "....\n----------------------------------------------------------------------\nRan 4 tests in 0.001s\n\nOK"
+    ),
+}
+
+
+def review_script() -> list[Any]:
+    """A two-round refine turn: round 1 claims a fix it never made; round 2 makes it and shows it."""
+    return [
+        [
+            TextBlock("I'll run the tests first."),
+            ToolUseBlock("toolu_1", "bash", {"command": "python3 -m unittest"}),
+        ],
+        [ToolUseBlock("toolu_2", "bash", {"command": "sed -n 1,8p stats.py"})],
+        "Fixed `mean` in stats.py: it divided by `len(values) - 1`.\n\nAll tests pass now.",
+        "REVISE\nThe answer says all tests pass, but [1] shows 1 failure and no later call ran them again. "
+        "[2] only printed stats.py; nothing changed it. Fix `mean` and run the tests.",
+        [ToolUseBlock("toolu_3", "bash", {"command": "python3 -m unittest"})],
+        [
+            TextBlock("`mean` divides by the wrong count; fixing it and running the tests again."),
+            ToolUseBlock(
+                "toolu_4",
+                "bash",
+                {"command": "sed -i 's/len(values) - 1/len(values)/' stats.py && python3 -m unittest"},
+            ),
+        ],
+        "Fixed `mean` in stats.py: it divided by `len(values) - 1` instead of `len(values)`.\n\n"
+        "`python3 -m unittest` now passes: 4 tests, OK.",
+        "PASS\n[2] shows the one-line fix and all 4 tests passing.",
+    ]
+
+
+def review_app(**overrides: Any) -> TuiAssistApp:
+    """An app whose next refine turn is `review_script()` against canned shell outputs."""
+    toolbox = FakeToolbox(Path("/work/project"), shell=CannedShellTool(REVIEW_OUTPUTS))
+    app = make_app(review_script(), refine=True, rounds=3, toolbox_factory=lambda: toolbox, **overrides)
+    app.session.approvals.default = "allow"
+    return app

@@ -11,6 +11,7 @@ import pytest
 from textual.widgets import Input, RadioButton, RadioSet, Static
 
 from tui_assist.core.tree import NodeLog
+from tui_assist.flows.grounded import SAMPLE_CORPUS
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.session.factory import SetupError
 from tui_assist.ui.app import TuiAssistApp
@@ -20,7 +21,7 @@ from tui_assist.ui.widgets.turn_parts import Notice
 
 from .helpers import FakeToolbox, screen_text, settings, wait_until
 
-CORPUS = Path(__file__).parents[1] / "flows" / "grounded_corpus"
+CORPUS = SAMPLE_CORPUS
 
 
 def _no_provider() -> object:

@@ -29,7 +29,7 @@ class _Recorder:
         self.events.append(event)
 
     async def approve(self, request: ToolApproval) -> ApprovalDecision:
-        return "deny"
+        return ApprovalDecision.deny()
 
 
 @dataclass

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.ui.helpers import FakeToolbox, make_app, tool_use
+from tests.ui.helpers import FakeToolbox, make_app, review_app, tool_use
 from tui_assist.ui.widgets.prompt import Prompt
 
 SIZE = (110, 34)
@@ -73,3 +73,40 @@ def test_narrow_terminal_keeps_refine_visible(snap_compare, fixed_clock) -> None
         await pilot.pause()
 
     assert snap_compare(_app("tui-dark"), run_before=settle, terminal_size=(60, 20))
+
+
+async def _review_round(pilot, round_number: int) -> None:
+    """Run the two-round review script, open the review on `round_number`."""
+    app = pilot.app
+    await app.session.wait_ready()
+    await app.workers.wait_for_complete()
+    app.query_one(Prompt).cursor_blink = False
+    await pilot.press(*"fix the failing test", "enter")
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause(0.1)
+    await pilot.press("f4", *(["left"] if round_number == 1 else []))
+    await pilot.pause(0.1)
+
+
+def test_round_review_first_round_at_80_columns(snap_compare, fixed_clock) -> None:
+    async def run_before(pilot) -> None:
+        await _review_round(pilot, 1)
+
+    assert snap_compare(review_app(), run_before=run_before, terminal_size=(80, 24))
+
+
+def test_round_review_verdict_and_diff_at_80_columns(snap_compare, fixed_clock) -> None:
+    async def run_before(pilot) -> None:
+        await _review_round(pilot, 2)
+        pilot.app.screen.query_one("#review-body").scroll_end(animate=False)
+        await pilot.pause(0.1)
+
+    assert snap_compare(review_app(), run_before=run_before, terminal_size=(80, 24))
+
+
+def test_round_review_second_round_at_100_columns(snap_compare, fixed_clock) -> None:
+    async def run_before(pilot) -> None:
+        await _review_round(pilot, 2)
+
+    assert snap_compare(review_app(), run_before=run_before, terminal_size=(100, 30))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import functools
 import io
+import shlex
 import sys
 from typing import TYPE_CHECKING, TextIO
 
@@ -57,7 +58,10 @@ async def history_or_stats(args: argparse.Namespace, settings: Settings) -> int:
     err = PrefixedErrors(_command(args))
     try:
         if args.command == "stats":
-            return await commands.stats(store, as_json=args.json, out=sys.stdout)
+            code = await commands.stats(store, as_json=args.json, out=sys.stdout)
+            if not args.json:
+                await _print_checkpoint_size(settings)
+            return code
         match args.history_command:
             case "list":
                 return await commands.history_list(store, limit=args.limit, as_json=args.json, out=sys.stdout)
@@ -139,9 +143,24 @@ async def flow(args: argparse.Namespace, settings: Settings) -> int:
                 out=sys.stdout,
                 err=err,
                 provider_factory=functools.partial(make_provider, settings),
+                approve_flags=_data_dir_flag(settings),
             )
         return await commands.flow_approve(
             run_id=args.run_id, store=store, out=sys.stdout, err=err, as_json=args.json
         )
     finally:
         await store.close()
+
+
+def _data_dir_flag(settings: Settings) -> str:
+    """` --data-dir D` when the data dir was chosen, so a printed follow-up command finds it."""
+    return f" --data-dir {shlex.quote(str(settings.data_dir))}" if settings.data_dir else ""
+
+
+async def _print_checkpoint_size(settings: Settings) -> None:
+    from tui_assist.paths import data_dir
+    from tui_assist.session.checkpoints import Checkpoints
+
+    folder = data_dir(settings.data_dir)
+    size = await Checkpoints.total_size_bytes(folder)
+    print(f"\nFile checkpoints (for rewind): {size / 1_048_576:.1f} MB in {folder / 'checkpoints'}")

@@ -15,12 +15,15 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tui_assist.cli.errors import EXIT_CANCELLED, EXIT_FAILED, EXIT_USAGE, error_line
+from tui_assist.cli.errors import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, error_line
 from tui_assist.cli.parser import UsageError, command_name, parse
 from tui_assist.session.config_source import ConfigError, ConfigSource, checked_workdir
 from tui_assist.session.factory import DataDirError, SetupError
+
+if TYPE_CHECKING:
+    from tui_assist.session.config import Settings
 
 log = logging.getLogger("tui_assist")
 
@@ -136,14 +139,54 @@ def _run(args: argparse.Namespace) -> int:
             from tui_assist.cli.commands import history_or_stats
 
             return asyncio.run(history_or_stats(args, settings))
+        case "bench" if args.bench_command == "strategies":
+            return asyncio.run(_bench_strategies(args, settings))
         case "bench":
             from tui_assist.cli.commands import bench
 
             return asyncio.run(bench(args, settings))
+        case "rewind":
+            from tui_assist.cli.rewind import rewind
+
+            return asyncio.run(rewind(args, settings))
         case _:
             from tui_assist.cli.commands import flow
 
             return asyncio.run(flow(args, settings))
+
+
+async def _bench_strategies(args: argparse.Namespace, settings: Settings) -> int:
+    """`bench strategies`: run the suite, print rows (or JSON rows) and the summary."""
+    from tui_assist.session import strategy_bench as bench
+    from tui_assist.session.factory import make_provider
+
+    try:
+        strategies = bench.parse_strategies(args.strategies)
+    except ValueError as exc:
+        raise UsageError("bench strategies", f"--strategies: {exc}") from None
+    if args.concurrency < 1:
+        raise UsageError("bench strategies", "--concurrency must be at least 1")
+    tasks = bench.load_suite(args.suite or bench.BUILTIN_SUITE)
+    source = "scripted replies (offline)"
+    if settings.provider == "scripted":
+        missing = [t.script(s) for t in tasks for s in strategies if not t.script(s).is_file()]
+        if missing:
+            raise ConfigError(f"--provider scripted needs {missing[0]} (each task replays its own script)")
+    else:
+        # Fail once, with the provider's own one line (e.g. no key), rather than once per run.
+        provider = await asyncio.to_thread(make_provider, settings)
+        source = f"{provider.name} / {provider.model}"
+        await provider.aclose()
+    progress = bench.Progress(len(tasks) * len(strategies))
+    rows = await bench.run_suite(
+        tasks, settings, strategies=strategies, rounds=getattr(args, "rounds", None),
+        concurrency=args.concurrency, on_row=progress,
+    )  # fmt: skip
+    if args.json:
+        print(json.dumps([row.to_dict() for row in rows], indent=2, ensure_ascii=False))
+    else:
+        print(bench.format_report(rows, bench.summarize(rows), source=source), end="")
+    return EXIT_OK
 
 
 def _run_tui(args: argparse.Namespace, source: ConfigSource) -> int:

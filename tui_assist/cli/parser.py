@@ -69,12 +69,15 @@ USES: dict[str, tuple[str, ...]] = {
     "stats": ("data_dir",),
     "flow grounded": ("data_dir", *_MODEL),
     "flow approve": ("data_dir",),
+    "rewind": ("data_dir",),
     "bench docs": _MODEL,
     "bench helpdesk": _MODEL,
+    # Each run has its own copy of the task's repo and a throwaway data dir; scripts come per task.
+    "bench strategies": ("rounds", "provider", "base_url", "model"),
 }
 """The global flags each command uses (a command's subcommands use its flags)."""
 
-COMMANDS = ("ask", "explore", "history", "stats", "flow", "bench")
+COMMANDS = ("ask", "explore", "history", "stats", "flow", "bench", "rewind")
 
 
 def _add_globals(parser: argparse.ArgumentParser, names: Sequence[str]) -> None:
@@ -134,6 +137,23 @@ def build_parser() -> argparse.ArgumentParser:
     he.add_argument("id", metavar="ID", help="a conversation id (or a unique prefix)")
     he.add_argument("--format", choices=("md", "json"), default="md", help="md (default) or json")
 
+    rewind = _sub(
+        sub, "rewind", USES["rewind"], help="restore the files and/or the conversation to before a turn"
+    )
+    rewind.add_argument("turn_id", metavar="TURN_ID", help="the turn to go back to before (or an id prefix)")
+    scope = rewind.add_mutually_exclusive_group()
+    scope.add_argument("--files", dest="scope", action="store_const", const="files", help="the files only")
+    scope.add_argument(
+        "--conversation",
+        dest="scope",
+        action="store_const",
+        const="conversation",
+        help="the chat only",
+    )
+    scope.add_argument("--both", dest="scope", action="store_const", const="both", help="both (the default)")
+    rewind.add_argument("--yes", action="store_true", help="do it (without: only print what would change)")
+    rewind.add_argument("--json", action="store_true", help="print JSON")
+
     stats = _sub(sub, "stats", USES["stats"], help="outcomes and tokens by week")
     stats.add_argument("--json", action="store_true", help="print JSON")
 
@@ -144,13 +164,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     grounded.add_argument("question", metavar="QUESTION", help="what to answer")
     grounded.add_argument(
-        "--corpus", metavar="DIR", type=Path, required=True, help="folder of Markdown/text files"
+        "--corpus",
+        metavar="DIR",
+        type=Path,
+        help="folder of Markdown/text files (default: a sample)",
     )
     grounded.add_argument(
         "--data", metavar="FILE", type=Path, help="SQLite file to answer data questions from"
     )
     grounded.add_argument("--json", action="store_true", help="print JSON")
-    grounded.add_argument("--leaves", choices=("rules", "model"), default="rules", help="rules or model")
+    grounded.add_argument(
+        "--leaves", choices=("rules", "model"), help="rules or model (default: model when one is configured)"
+    )
     approve = _sub(fsub, "approve", USES["flow approve"], help="release a run held for approval")
     approve.add_argument("run_id", metavar="RUN_ID", help="the held run's id")
     approve.add_argument("--json", action="store_true", help="print JSON")
@@ -168,6 +193,25 @@ def build_parser() -> argparse.ArgumentParser:
     helpdesk = _sub(bsub, "helpdesk", USES["bench helpdesk"], help="the five workflow patterns on 12 tickets")
     helpdesk.add_argument("--json", action="store_true", help="print JSON rows")
     helpdesk.add_argument("--leaves", choices=("rules", "model"), default="rules", help="rules or model")
+    strategies = _sub(
+        bsub,
+        "strategies",
+        USES["bench strategies"],
+        help="agent vs refine turns on tasks a check grades: pass rates, tokens, cost, time",
+        description="Run every task of a suite with each strategy, headless, every tool call approved, "
+        "in a fresh copy of the task's repo; then grade it with the task's check. With --provider "
+        "scripted, each task's scripts/<strategy>.json is replayed (offline).",
+    )
+    strategies.add_argument(
+        "--suite", metavar="DIR", type=Path, help="folder of tasks (task.toml + repo/); default: built-in"
+    )
+    strategies.add_argument(
+        "--strategies", default="agent,refine", metavar="LIST", help="agent, refine or agent,refine (default)"
+    )
+    strategies.add_argument(
+        "--concurrency", type=int, default=1, metavar="N", help="runs at once (default 1)"
+    )
+    strategies.add_argument("--json", action="store_true", help="print JSON rows")
     return parser
 
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final, Literal, cast
 
-from tui_assist.core.approval import ApprovalPolicy
+from tui_assist.core.approval import ApprovalPolicy, approval_request
 from tui_assist.core.budget import BudgetExhausted, BudgetTracker
 from tui_assist.core.context import ContextGuard
 from tui_assist.core.conversation import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
@@ -32,7 +33,7 @@ from tui_assist.core.events import (
 )
 from tui_assist.core.model import ContextOverflow, ModelRequest, ModelResponse, Provider, ProviderError
 from tui_assist.core.nodes import NodeScope, new_id
-from tui_assist.core.observer import NodeSink, ToolApproval, TurnObserver
+from tui_assist.core.observer import NodeSink, TurnObserver
 from tui_assist.core.prompts import SUBAGENT_SYSTEM_SUFFIX
 from tui_assist.core.text import plural
 from tui_assist.core.tooling import Tool, Toolbox, ToolContext, ToolInputError, ToolOutput
@@ -124,6 +125,8 @@ class _AgentRun:
         self.rt = rt
         self.node_id = node_id
         self.depth = depth
+        self.stopped = False
+        """The user chose "stop" in an approval: later calls of this run are not asked about."""
         self.tools: dict[str, Tool] = {t.spec.name: t for t in rt.toolbox.tools}
         self.specs = [t.spec for t in rt.toolbox.tools]
 
@@ -250,12 +253,21 @@ class _AgentRun:
         except ToolInputError as exc:
             return ToolOutput(f"Invalid input for {use.name}: {exc}", is_error=True)
         if tool.side_effecting(args):
-            request = ToolApproval(
-                node_id=tool_node, tool=use.name, input=use.input, summary=tool.summary(args)
+            if self.stopped:
+                return ToolOutput("Not run: the user stopped the turn.", is_error=True)
+            request = approval_request(
+                tool,
+                args,
+                name=use.name,
+                raw_input=use.input,
+                node_id=tool_node,
+                workdir=Path(self.rt.toolbox.workdir),
             )
-            denial = await self.rt.approvals.check(request, self.rt.observer)
-            if denial is not None:
-                return ToolOutput(denial, is_error=True)
+            outcome = await self.rt.approvals.check(request, self.rt.observer)
+            if not outcome.allowed:
+                # After "stop" the host ends the turn; until it does, ask nothing more.
+                self.stopped = self.stopped or outcome.stop_turn
+                return ToolOutput(outcome.message, is_error=True)
 
         async def run_subagent(description: str, prompt: str) -> str:
             return await self._subagent(description, prompt, tool_node)

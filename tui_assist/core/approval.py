@@ -1,50 +1,302 @@
-"""The approval policy for side-effecting tool calls.
+"""The approval policy: whether a side-effecting tool call runs, is refused, or needs a person.
 
-Rules come from config (per tool: ask / allow / deny); "allow for the session" answers are
-remembered here, so one policy object lives as long as a session does.
+One policy lives as long as a session: it holds the mode (cycled with shift+tab in the TUI), the
+permission rules (the user's, the project's, and those allowed "for this session"). For each
+call the first of these that applies decides:
+
+1. a deny rule that matches (deny beats allow, in every mode);
+2. the mode `plan`: nothing side-effecting runs, and the model is told to read and propose;
+3. the mode `bypass` (what `--yes` does): everything else runs;
+4. a call asking to leave the OS sandbox (`"sandbox": false`): always asks;
+5. an allow rule that covers the whole call;
+6. the mode `accept-edits`: text-editor writes inside the workdir run;
+7. a shell command that runs inside the OS sandbox (it cannot change anything outside the
+   workdir) and that the parser can read;
+8. the `[approval]` settings of older configs: `rules` per tool (`allow`/`deny` act like rules
+   with the tool's name, `ask` only overrides `default`), then `default` (`ask`, `allow`,
+   `deny`), which is `ask` unless set;
+9. otherwise the host is asked (`TurnObserver.approve`).
+
+The text the model gets for a refusal says what happened. When the person refused, the words are
+the host's (`ApprovalDecision.deny(reason)`), so the TUI never talks about headless flags.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Literal
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
 
-from tui_assist.core.observer import ToolApproval, TurnObserver
+from tui_assist.core.observer import SandboxUse, ToolApproval, TurnObserver
+from tui_assist.core.permissions import BASH_TOOL, Permissions, PermissionsError, RuleError, analyse_command
+from tui_assist.core.tooling import Tool
 
-ApprovalMode = Literal["ask", "allow", "deny"]
+__all__ = [
+    "MODES",
+    "ApprovalMode",
+    "ApprovalOutcome",
+    "ApprovalPolicy",
+    "FallbackAction",
+    "McpBackedTool",
+    "SandboxedTool",
+    "approval_request",
+    "describe_mode",
+]
 
-DENIED_MESSAGE = (
-    "Denied: the user did not approve this {tool} call. Side-effecting tools need approval; "
-    "in headless mode re-run with --yes to allow them, or set [approval] rules in config.toml."
+ApprovalMode = Literal["default", "accept-edits", "plan", "bypass"]
+"""`default` asks; `accept-edits` runs editor writes in the workdir; `plan` runs nothing
+side-effecting; `bypass` runs everything that no deny rule forbids."""
+MODES: tuple[ApprovalMode, ...] = ("default", "accept-edits", "plan", "bypass")
+
+FallbackAction = Literal["ask", "allow", "deny"]
+"""The `[approval]` settings: what happens to a call nothing else decided."""
+
+PLAN_MESSAGE = (
+    "Not run: plan mode is on, so no tool that changes files or runs commands may run. "
+    "Read what you need (viewing files works) and propose a plan; the user will switch modes to carry it out."
 )
+
+_MODE_DESCRIPTIONS: dict[ApprovalMode, str] = {
+    "default": "asks before side-effecting calls",
+    "accept-edits": "file edits in the workdir run without asking",
+    "plan": "read-only: side-effecting calls are refused",
+    "bypass": "every call runs unless a deny rule forbids it",
+}
+
+
+def describe_mode(mode: ApprovalMode) -> str:
+    """One line on what a mode does (for the status bar or `/permissions`)."""
+    return _MODE_DESCRIPTIONS[mode]
+
+
+@runtime_checkable
+class SandboxedTool(Protocol):
+    """A tool whose calls may run inside an OS sandbox (the `bash` tool)."""
+
+    def sandbox_use(self, args: Any) -> SandboxUse:
+        """How this call would run: `off`, `sandboxed`, or `escape` (asks to run outside)."""
+        ...
+
+
+@runtime_checkable
+class McpBackedTool(Protocol):
+    """A tool that lives on an MCP server (for `mcp__SERVER__TOOL` rules)."""
+
+    @property
+    def server(self) -> str:
+        """The server's name in the config."""
+        ...
+
+    @property
+    def remote_name(self) -> str:
+        """The tool's name on its server."""
+        ...
+
+
+def approval_request(
+    tool: Tool, args: Any, *, name: str, raw_input: dict[str, Any], node_id: str, workdir: Path | None
+) -> ToolApproval:
+    """The approval request for one parsed call, with what rules need to know about it.
+
+    Args:
+        tool: The tool.
+        args: Its parsed arguments.
+        name: The tool's name as the model called it.
+        raw_input: The input the model sent.
+        node_id: The call's node.
+        workdir: The anchored working directory.
+
+    Returns:
+        The request (its `proposed_rules` and `reason` are filled in by the policy when it asks).
+    """
+    server = tool.server if isinstance(tool, McpBackedTool) else None
+    remote = tool.remote_name if isinstance(tool, McpBackedTool) else None
+    return ToolApproval(
+        node_id=node_id,
+        tool=name,
+        input=raw_input,
+        summary=tool.summary(args),
+        workdir=workdir,
+        sandbox=tool.sandbox_use(args) if isinstance(tool, SandboxedTool) else "off",
+        mcp_server=server,
+        mcp_tool=remote,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalOutcome:
+    """The policy's answer for one call."""
+
+    allowed: bool
+    why: str
+    """What decided, one line: `rule bash(ls *) (project ...)`, `sandbox`, `the user`, ..."""
+    message: str = ""
+    """When refused: the tool result the model sees."""
+    stop_turn: bool = False
+    """The user chose to stop the turn; the host stops it."""
+    asked: bool = False
+    """Whether the host was asked."""
 
 
 class ApprovalPolicy:
-    """Decides whether a side-effecting tool call may run."""
+    """Decides whether a side-effecting tool call may run; one per session.
+
+    Args:
+        default: `[approval] default`: what happens to a call nothing else decided.
+        rules: `[approval] rules`: per tool name, `ask`, `allow` or `deny`.
+        mode: The starting mode.
+        permissions: The permission rules (`Permissions.load(...)`); none when omitted.
+        notify: Called with a one-line message when a rule is saved, or cannot be.
+    """
 
     def __init__(
-        self, default: ApprovalMode = "ask", rules: Mapping[str, ApprovalMode] | None = None
+        self,
+        default: FallbackAction = "ask",
+        rules: Mapping[str, FallbackAction] | None = None,
+        *,
+        mode: ApprovalMode = "default",
+        permissions: Permissions | None = None,
+        notify: Callable[[str], None] | None = None,
     ) -> None:
-        self.default: ApprovalMode = default
-        self.rules: dict[str, ApprovalMode] = dict(rules or {})
-        self.session_allowed: set[str] = set()
+        self.default: FallbackAction = default
+        self.rules: dict[str, FallbackAction] = dict(rules or {})
+        self.mode: ApprovalMode = mode
+        """The current mode: the status bar shows it, `next_mode()` cycles it."""
+        self.permissions = permissions if permissions is not None else Permissions()
+        self._notify = notify
+        self._cycle: tuple[ApprovalMode, ...] = MODES if mode == "bypass" else MODES[:3]
 
-    def mode_for(self, tool: str) -> ApprovalMode:
-        """The mode that applies to `tool` right now."""
-        if tool in self.session_allowed:
-            return "allow"
-        return self.rules.get(tool, self.default)
+    def next_mode(self) -> ApprovalMode:
+        """Switch to the next mode and return it.
 
-    async def check(self, request: ToolApproval, observer: TurnObserver) -> str | None:
-        """Ask (if needed) whether the call may run.
+        The cycle is default -> accept-edits -> plan -> default; `bypass` joins it only when the
+        session started in it (a key press should never switch every check off).
+        """
+        index = self._cycle.index(self.mode) if self.mode in self._cycle else -1
+        self.mode = self._cycle[(index + 1) % len(self._cycle)]
+        return self.mode
+
+    async def check(self, request: ToolApproval, observer: TurnObserver) -> ApprovalOutcome:
+        """Decide whether the call runs, asking the host when nothing else decides.
+
+        Args:
+            request: The call (see `approval_request`).
+            observer: The host, asked through `approve()` when needed.
 
         Returns:
-            None when allowed, else the message the model gets as the tool result.
+            Whether it runs, and if not, the tool result for the model.
         """
-        mode = self.mode_for(request.tool)
-        if mode == "ask":
-            decision = await observer.approve(request)
-            if decision == "allow_session":
-                self.session_allowed.add(request.tool)
-            mode = "deny" if decision == "deny" else "allow"
-        return None if mode == "allow" else DENIED_MESSAGE.format(tool=request.tool)
+        tool = request.tool
+        denial = self.permissions.denial(request)
+        if denial is not None:
+            rule, subject = denial
+            what = f"`{subject}`" if subject != tool else f"this {tool} call"
+            message = f"Denied: the deny rule {rule.text} ({rule.source}) forbids {what}."
+            return ApprovalOutcome(False, f"rule {rule.text}", message)
+        if self.rules.get(tool) == "deny":
+            return ApprovalOutcome(
+                False, "[approval] rules", f"Denied: {tool} is denied by the [approval] settings."
+            )
+        if self.mode == "plan":
+            return ApprovalOutcome(False, "mode plan", PLAN_MESSAGE)
+        if self.mode == "bypass":
+            return ApprovalOutcome(True, "mode bypass")
+        if request.sandbox != "escape":
+            decided = self._decide_without_asking(request)
+            if decided is not None:
+                return decided
+        return await self._ask(request, observer)
+
+    def _decide_without_asking(self, request: ToolApproval) -> ApprovalOutcome | None:
+        tool = request.tool
+        rule = self.permissions.allowing(request)
+        if rule is not None:
+            return ApprovalOutcome(True, f"rule {rule.text} ({rule.source})")
+        if self.rules.get(tool) == "allow":
+            return ApprovalOutcome(True, "[approval] rules")
+        if self.mode == "accept-edits" and self.permissions.is_workdir_edit(request):
+            return ApprovalOutcome(True, "mode accept-edits")
+        if request.sandbox == "sandboxed" and _readable_command(request):
+            return ApprovalOutcome(True, "sandbox")
+        fallback = self.rules.get(tool, self.default)
+        if fallback == "allow":
+            return ApprovalOutcome(True, "[approval] default")
+        if fallback == "deny":
+            return ApprovalOutcome(
+                False, "[approval] default", f"Denied: {tool} is denied by the [approval] settings."
+            )
+        return None
+
+    async def _ask(self, request: ToolApproval, observer: TurnObserver) -> ApprovalOutcome:
+        proposal = self.permissions.propose(request)
+        asked = dataclasses.replace(request, proposed_rules=proposal, reason=self._reason(request))
+        decision = await observer.approve(asked)
+        tool = request.tool
+        match decision.kind:
+            case "allow_once":
+                return ApprovalOutcome(True, "the user", asked=True)
+            case "allow_session":
+                self._remember(proposal, save=False)
+                return ApprovalOutcome(True, "the user (this session)", asked=True)
+            case "allow_pattern":
+                self._remember(proposal, save=True)
+                return ApprovalOutcome(True, "the user (saved rule)", asked=True)
+            case "deny_feedback":
+                message = (
+                    f"Denied: the user did not approve this {tool} call and said:\n{decision.text.strip()}"
+                )
+                return ApprovalOutcome(False, "the user", message, asked=True)
+            case "stop":
+                message = f"Denied: the user did not approve this {tool} call and stopped the turn."
+                return ApprovalOutcome(False, "the user", message, stop_turn=True, asked=True)
+            case "deny":
+                reason = decision.text.strip().rstrip(".") or f"the user did not approve this {tool} call"
+                return ApprovalOutcome(False, "the user", f"Denied: {reason}.", asked=True)
+
+    def _remember(self, proposal: tuple[str, ...], *, save: bool) -> None:
+        if not proposal:
+            return
+        try:
+            if save:
+                rules = self.permissions.save(proposal)
+                where = rules[0].source.path if rules else None
+                self._say(f"saved allow {', '.join(proposal)} to {where}")
+                return
+        except (PermissionsError, RuleError) as exc:
+            self._say(f"could not save {', '.join(proposal)}: {exc}; allowed for this session instead")
+        try:
+            self.permissions.allow_for_session(proposal)
+        except RuleError as exc:  # a proposal is always a valid rule; kept for safety
+            self._say(f"could not remember {', '.join(proposal)}: {exc}")
+
+    def _reason(self, request: ToolApproval) -> str:
+        if request.sandbox == "escape":
+            return "asks to run outside the sandbox: full access to your files and the network"
+        if request.tool != BASH_TOOL:
+            return ""
+        command = request.input.get("command")
+        if not isinstance(command, str) or not command.strip():
+            return ""
+        analysis = analyse_command(command)
+        if not analysis.parsed:
+            return "too complex to check against your rules: read it carefully"
+        if analysis.writes:
+            return f"writes to {', '.join(analysis.writes)}"
+        uncovered = self.permissions.uncovered(request)
+        if uncovered and len(analysis.commands) > 1:
+            return f"no rule allows: {'; '.join(uncovered)}"
+        return ""
+
+    def _say(self, line: str) -> None:
+        if self._notify is not None:
+            self._notify(line)
+
+
+def _readable_command(request: ToolApproval) -> bool:
+    """Whether the parser can read the call's command (one that cannot is never run unasked)."""
+    command = request.input.get("command")
+    if not isinstance(command, str) or not command.strip():
+        return True  # `restart` alone
+    return analyse_command(command).parsed

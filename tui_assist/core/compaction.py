@@ -76,11 +76,6 @@ def turn_starts(messages: Sequence[Message]) -> list[int]:
     return [i for i, m in enumerate(messages) if m.role == "user" and not is_tool_results(m)]
 
 
-def estimate_tokens(text: str) -> int:
-    """Tokens of `text` by the 4-characters rule of thumb."""
-    return math.ceil(len(text) / 4)
-
-
 def _json_chars(value: object) -> int:
     return len(json.dumps(value, separators=(",", ":")))
 
@@ -185,7 +180,11 @@ def summary_request(
     if instructions and instructions.strip():
         text += _INSTRUCTIONS_TEMPLATE.format(instructions=instructions.strip())
     return ModelRequest(
-        system=SUMMARY_SYSTEM, messages=(Message.user(text),), tools=(), max_tokens=max_tokens, cache=False
+        system=SUMMARY_SYSTEM,
+        messages=(Message.user(text),),
+        tools=(),
+        max_tokens=max_tokens,
+        cache_tail=False,
     )
 
 

@@ -38,9 +38,12 @@ class ModelRequest:
     max_tokens: int = 8192
     stable_prefix: int = 0
     """How many leading messages are stable history: a provider may cache up to there."""
-    cache: bool = True
-    """Whether a provider may mark prompt-cache breakpoints (off for a one-off request such as a
-    history summary, whose prefix is never sent again: a cache write costs more than plain input)."""
+    stable_blocks: int = 0
+    """How many leading content blocks of the first message after the stable history are stable
+    too (the critic's context and task, which every round repeats before its own evidence)."""
+    cache_tail: bool = True
+    """Whether the end of the request is worth caching: true in an agent loop, whose next call
+    repeats it; false for a one-off request such as the critic's, which no later call extends."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,11 +8,63 @@ are all observers; `FanOutObserver` lets several listen to one turn.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from tui_assist.core.events import StreamRetried, TextDelta, TurnEvent
 
-ApprovalDecision = Literal["allow_once", "allow_session", "deny"]
+SandboxUse = Literal["off", "sandboxed", "escape"]
+"""How a call would run: no sandbox on its tool, inside the OS sandbox, or asking to leave it."""
+
+DecisionKind = Literal["allow_once", "allow_session", "allow_pattern", "deny", "deny_feedback", "stop"]
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalDecision:
+    """What the host answered to a `ToolApproval`.
+
+    Build one with the class methods: `ApprovalDecision.allow_once()`, `.deny("...")`, ...
+    """
+
+    kind: DecisionKind
+    text: str = ""
+    """For `deny`: the host's words for what happened (e.g. "the user denied this call"; a headless
+    host says how to allow it). For `deny_feedback`: the user's line for the model."""
+
+    @classmethod
+    def allow_once(cls) -> ApprovalDecision:
+        """Run this call."""
+        return cls("allow_once")
+
+    @classmethod
+    def allow_session(cls) -> ApprovalDecision:
+        """Run this call and, for the rest of the session, calls the proposed rules cover."""
+        return cls("allow_session")
+
+    @classmethod
+    def allow_pattern(cls) -> ApprovalDecision:
+        """Run this call and save the proposed rules to the project's settings."""
+        return cls("allow_pattern")
+
+    @classmethod
+    def deny(cls, reason: str = "") -> ApprovalDecision:
+        """Refuse the call; `reason` says what happened, in the host's words."""
+        return cls("deny", reason)
+
+    @classmethod
+    def deny_with_feedback(cls, feedback: str) -> ApprovalDecision:
+        """Refuse the call and tell the model `feedback` instead."""
+        return cls("deny_feedback", feedback)
+
+    @classmethod
+    def stop(cls) -> ApprovalDecision:
+        """Refuse the call; the host stops the turn (in the TUI: escape)."""
+        return cls("stop")
+
+    @property
+    def allows(self) -> bool:
+        """Whether the call may run."""
+        return self.kind in ("allow_once", "allow_session", "allow_pattern")
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +76,18 @@ class ToolApproval:
     input: dict[str, Any]
     summary: str
     """What will happen, exactly: the shell command, or the file diff."""
+    workdir: Path | None = None
+    """The anchored working directory of the call (for `edit` rules and the dialog)."""
+    sandbox: SandboxUse = "off"
+    """Whether the call runs inside the OS sandbox."""
+    mcp_server: str | None = None
+    """For an MCP tool: its server's name in the config."""
+    mcp_tool: str | None = None
+    """For an MCP tool: its name on the server."""
+    proposed_rules: tuple[str, ...] = ()
+    """What `allow_session` and `allow_pattern` would add (filled in by the policy before asking)."""
+    reason: str = ""
+    """Why the policy asks, one line (e.g. "runs outside the sandbox"); may be empty."""
 
 
 class TurnObserver(Protocol):
@@ -46,14 +110,14 @@ class NullObserver:
 
     async def approve(self, request: ToolApproval) -> ApprovalDecision:
         """Deny: nobody is there to ask."""
-        return "deny"
+        return ApprovalDecision.deny("no one was there to approve this call")
 
 
 @dataclass
 class RecordingObserver:
     """Keeps every event and answers approvals with a fixed decision (for tests and replays)."""
 
-    decision: ApprovalDecision = "allow_once"
+    decision: ApprovalDecision = field(default_factory=ApprovalDecision.allow_once)
     events: list[TurnEvent] = field(default_factory=lambda: list[TurnEvent]())
     approvals: list[ToolApproval] = field(default_factory=lambda: list[ToolApproval]())
 

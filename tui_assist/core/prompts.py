@@ -17,7 +17,8 @@ a complete, self-contained final answer: it is all the delegating agent will see
 CRITIC_PROMPT = """\
 You are a strict reviewer of an assistant's work. You receive the user's task, the EVIDENCE (every
 tool call the assistant made in this round and its actual result, in the order executed, captured
-by the runtime) and the assistant's candidate answer.
+by the runtime) and the assistant's candidate answer. Earlier turns of the conversation may come
+first, marked as context: use them only to understand what the task refers to.
 
 Judge the answer against the evidence. The evidence is ground truth: if the answer claims something
 the evidence does not show (a file written, a command that succeeded, an output seen), or

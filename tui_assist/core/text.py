@@ -74,3 +74,12 @@ def truncate_middle(text: str, max_chars: int, marker: Callable[[int], str] = tr
     head = max_chars // 2
     tail = max_chars - head
     return text[:head] + marker(len(text) - max_chars) + text[len(text) - tail :]
+
+
+def estimate_tokens(text: str) -> int:
+    """About how many tokens `text` is: characters / 4, the usual rule of thumb for English.
+
+    Code and JSON run at nearer 3 characters a token, so callers that must fit a window leave a
+    margin.
+    """
+    return (len(text) + 3) // 4

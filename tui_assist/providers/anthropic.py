@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
-from typing import Any, Final, Required, TypedDict, cast
+from typing import Any, Final, Literal, Required, TypedDict, cast
 
 import anthropic
 import httpx2
@@ -216,7 +216,7 @@ class AnthropicProvider:
             ProviderError: when the call fails for good; the message is one line.
             asyncio.CancelledError: when the caller cancels; the stream is closed first.
         """
-        params = build_stream_params(request, self.model, cache=self.prompt_caching and request.cache)
+        params = build_stream_params(request, self.model, cache=self.prompt_caching)
         client = self.client
         return await retry_broken_stream(
             lambda: self._attempt(client, params, sink),
@@ -328,7 +328,7 @@ def build_stream_params(request: ModelRequest, model: str, *, cache: bool = True
         The keyword arguments, with at most `MAX_CACHE_BREAKPOINTS` `cache_control` marks.
     """
     messages: list[MessageParam] = []
-    stable = 0  # how many of `messages` are stable history
+    stable: _Mark | None = None  # the last block of what `request` says is stable
     for i, message in enumerate(request.messages):
         content = _content_params(message.content)
         if not content:
@@ -338,25 +338,77 @@ def build_stream_params(request: ModelRequest, model: str, *, cache: bool = True
         else:
             messages.append({"role": "assistant", "content": content})
         if i < request.stable_prefix:
-            stable = len(messages)
-    if messages and cache:
-        for end in {len(messages), stable} - {0}:
-            blocks = cast(list[_ContentParam], messages[end - 1]["content"])
-            blocks[-1]["cache_control"] = _EPHEMERAL
+            stable = (len(messages) - 1, len(content) - 1)
+        elif i == request.stable_prefix and request.stable_blocks > 0:
+            kept = len(_content_params(message.content[: request.stable_blocks]))
+            if kept:
+                stable = (len(messages) - 1, kept - 1)
+
+    marks = _breakpoints(request, messages, stable) if cache else []
+    for where in marks:
+        if isinstance(where, tuple):
+            _blocks(messages[where[0]])[where[1]]["cache_control"] = _EPHEMERAL
 
     params: StreamParams = {"model": model, "max_tokens": request.max_tokens, "messages": messages}
     if request.system.strip():
         system: TextBlockParam = {"type": "text", "text": request.system}
-        if cache:
+        if "system" in marks:
             system["cache_control"] = _EPHEMERAL
         params["system"] = [system]
     if request.tools:
         native = supports_native_tools(model)
         last = len(request.tools) - 1
         params["tools"] = [
-            _tool_param(t, native=native, cache=cache and i == last) for i, t in enumerate(request.tools)
+            _tool_param(t, native=native, cache="tools" in marks and i == last)
+            for i, t in enumerate(request.tools)
         ]
     return params
+
+
+_Mark = tuple[int, int]
+"""A content block, as (message index, block index) in the request's messages."""
+
+
+def _breakpoints(
+    request: ModelRequest, messages: list[MessageParam], stable: _Mark | None
+) -> list[_Mark | Literal["system", "tools"]]:
+    """Where the cache breakpoints go, most valuable first, at most `MAX_CACHE_BREAKPOINTS`.
+
+    1. The end of the request, which the next call of an agent loop repeats (unless the request
+       says no later call extends it).
+    2. Where the previous call of the loop ended: two messages back, when the request ends with
+       the model's tool calls and their results. The API looks back about 20 blocks from a
+       breakpoint for an earlier entry; a turn with many parallel tool calls exceeds that, and a
+       breakpoint right there always hits.
+    3. The end of the stable part (history; the critic's context and task), read by every round.
+    4. The system prompt (with the tools before it), shared by every call of the session.
+    5. The last tool, shared with sub-agents, whose system prompt differs; dropped first, since
+       the system breakpoint covers the tools for every other call.
+    """
+    out: list[_Mark | Literal["system", "tools"]] = []
+    if messages and request.cache_tail:
+        out.append((len(messages) - 1, len(_blocks(messages[-1])) - 1))
+    if _ends_with_tool_round(messages):
+        out.append((len(messages) - 3, len(_blocks(messages[-3])) - 1))
+    if stable is not None:
+        out.append(stable)
+    if request.system.strip():
+        out.append("system")
+    if request.tools:
+        out.append("tools")
+    return list(dict.fromkeys(out))[:MAX_CACHE_BREAKPOINTS]
+
+
+def _ends_with_tool_round(messages: list[MessageParam]) -> bool:
+    """Whether the messages end with an assistant's tool calls and the user's tool results."""
+    if len(messages) < 3 or messages[-2]["role"] != "assistant" or messages[-1]["role"] != "user":
+        return False
+    return any(block["type"] == "tool_result" for block in _blocks(messages[-1]))
+
+
+def _blocks(message: MessageParam) -> list[_ContentParam]:
+    """A message's content as `build_stream_params` built it: always a list of our block types."""
+    return cast(list[_ContentParam], message["content"])
 
 
 def _content_params(blocks: Sequence[Block]) -> list[_ContentParam]:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from tui_assist.core.tooling import Tool, ToolboxFactory
     from tui_assist.core.turn import TurnResult, TurnStrategy
     from tui_assist.session.config import Price, Settings
+    from tui_assist.session.rewind import TurnCheckpoints
     from tui_assist.store.db import Store
     from tui_assist.tools.mcp import McpManager
 
@@ -174,6 +175,8 @@ class ChatSession:
         self._instructions: InstructionsLoader | None = None
         self.context = ContextKeeper(window=lambda: self.context_window, save=self._save_summary)
         """Keeps the conversation's requests inside the model's context window (see `session/context.py`)."""
+        self.checkpoints: TurnCheckpoints | None = None
+        """Snapshots of the workdir around each turn (None without a store of the session's own)."""
 
     # -- settings ------------------------------------------------------------------------------
 
@@ -306,6 +309,14 @@ class ChatSession:
             self.notes.append(f"history is not saved: {self.store_error}")
             return
         self._owns_store = True
+        if self.settings.checkpoints:
+            from tui_assist.paths import data_dir
+            from tui_assist.session.rewind import TurnCheckpoints
+
+            self.checkpoints = TurnCheckpoints(
+                self.store, data_dir(self.settings.data_dir), self.settings.workdir
+            )
+            self.checkpoints.warm_up()
         if self.store.recovered:
             self.notes.append(
                 f"{len(self.store.recovered)} turn(s) cut by an earlier crash were stored as cancelled"
@@ -314,6 +325,7 @@ class ChatSession:
     async def aclose(self) -> None:
         """Release what `load` opened: MCP servers, the provider's connections, the store."""
         for closer in (
+            self.checkpoints.aclose if self.checkpoints is not None else None,
             self._mcp.aclose if self._mcp is not None else None,
             self.provider.aclose if self.provider is not None else None,
             self.store.close if self.store is not None and self._owns_store else None,
@@ -448,6 +460,8 @@ class ChatSession:
         warnings: list[str] = []
         compactions = self.context.compactions
         stored = await self._begin(turn_id, strategy.name, prompt, warnings)
+        checkpoints = self.checkpoints if stored else None
+        checkpoint = await checkpoints.before(turn_id, warnings) if checkpoints else None
         log = RecordingObserver()
         self._running = task = asyncio.create_task(
             strategy.run(self.conversation, prompt, FanOutObserver(observer, log), turn_id=turn_id)
@@ -471,6 +485,8 @@ class ChatSession:
             return TurnOutcome(result, self.conversation_id, saved, warnings, compacted)
         finally:
             self._running = None
+            if checkpoints is not None:  # whatever the outcome: a cut turn may have changed files
+                await asyncio.shield(checkpoints.after(checkpoint))
         saved = stored and await self._commit(result, log.events, warnings)
         compacted = self.context.compactions > compactions
         return TurnOutcome(result, self.conversation_id, saved, warnings, compacted)

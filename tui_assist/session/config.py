@@ -9,9 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from tui_assist.core.approval import ApprovalMode as PermissionMode
 from tui_assist.core.model import DEFAULT_REQUEST_TIMEOUT
+from tui_assist.core.permissions import RuleError, canonical_rule
 from tui_assist.core.prompts import CRITIC_PROMPT, SYSTEM_PROMPT
 from tui_assist.providers.anthropic_info import DEFAULT_MODEL
 from tui_assist.providers.context_windows import known_context_window
@@ -24,6 +26,7 @@ from tui_assist.session.config_source import (
     resolve_model,
 )
 from tui_assist.tools.mcp.config import McpServerConfig
+from tui_assist.tools.sandbox import SandboxMode
 
 if TYPE_CHECKING:
     from tui_assist.session.config_source import ConfigSource
@@ -33,6 +36,7 @@ __all__ = [
     "BashToolSettings",
     "ConfigError",
     "ModelSettings",
+    "PermissionSettings",
     "Price",
     "Settings",
     "ToolsSettings",
@@ -67,6 +71,25 @@ class ToolsSettings(_Section):
     """The `[tools]` table: settings of the built-in tools."""
 
     bash: BashToolSettings = Field(default_factory=BashToolSettings)
+
+
+class PermissionSettings(_Section):
+    """`[permissions]`: rules such as `bash(git status)`, `bash(pytest *)`, `edit`, `mcp__files`."""
+
+    allow: list[str] = Field(default_factory=list)
+    """Calls these match run without a dialog."""
+    deny: list[str] = Field(default_factory=list)
+    """Calls these match never run (deny beats allow)."""
+
+    @field_validator("allow", "deny")
+    @classmethod
+    def _rules_parse(cls, rules: list[str]) -> list[str]:
+        for rule in rules:
+            try:
+                canonical_rule(rule)
+            except RuleError as exc:
+                raise ValueError(str(exc)) from exc
+        return rules
 
 
 class Price(_Section):
@@ -105,6 +128,8 @@ class Settings(_Section):
     workdir: Path = Field(default_factory=Path.cwd)
     data_dir: Path | None = None
     bash_timeout: float = Field(default=120.0, gt=0)
+    checkpoints: bool = True
+    """Snapshot the workdir before and after each turn (in the data dir), so a turn can be rewound."""
     request_timeout: float = Field(default=DEFAULT_REQUEST_TIMEOUT, gt=0)
     """Seconds a model request may wait for its response to begin, and a stream may stay silent."""
     system_prompt: str = SYSTEM_PROMPT
@@ -113,6 +138,14 @@ class Settings(_Section):
     max_tool_calls: int = Field(default=200, ge=1)
     max_tokens_per_turn: int | None = None
     approval: ApprovalSettings = Field(default_factory=ApprovalSettings)
+    """Older per-tool settings: the fallback when no rule, mode or the sandbox decides."""
+    mode: PermissionMode = "default"
+    """`default`, `accept-edits`, `plan` or `bypass` (also `--mode`)."""
+    sandbox: SandboxMode | None = None
+    """`workspace-write` or `off`; None: `workspace-write` when bubblewrap works here."""
+    sandbox_network: bool = False
+    """Whether sandboxed commands may use the network."""
+    permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     keymap: dict[str, str] = Field(default_factory=dict)
     """Binding id -> keys, e.g. `{"toggle-refine" = "ctrl+r"}`."""

@@ -41,7 +41,6 @@ from tui_assist.core.compaction import (
     SUMMARY_SYSTEM,
     HistorySummary,
     cut_tool_results,
-    estimate_tokens,
     is_tool_results,
     message_tokens,
     render_transcript,
@@ -57,7 +56,7 @@ from tui_assist.core.events import UsageRecorded
 from tui_assist.core.model import ContextOverflow, ModelRequest, Provider, ProviderError, TokenCounter
 from tui_assist.core.nodes import NodeScope
 from tui_assist.core.observer import NodeSink, TurnObserver
-from tui_assist.core.text import plural, truncate_middle
+from tui_assist.core.text import estimate_tokens, plural, truncate_middle
 
 log = logging.getLogger(__name__)
 

@@ -45,8 +45,11 @@ class HeadlessObserver:
                 pass
 
     async def approve(self, request: ToolApproval) -> ApprovalDecision:
-        """Deny: headless runs approve through `--yes`, never by asking."""
-        return "deny"
+        """Deny: headless runs approve through `--yes` or rules, never by asking."""
+        return ApprovalDecision.deny(
+            f"this {request.tool} call needs approval and a headless run cannot ask; "
+            "re-run with --yes, or add an allow rule to [permissions] in config.toml"
+        )
 
     def _write(self, line: str) -> None:
         print(line[:200], file=self._out, flush=True)

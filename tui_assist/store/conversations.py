@@ -133,12 +133,12 @@ class ConversationsMixin(StoreBase):
 
         A running turn adds nothing, nor does one a crash cut (it was stored without messages); a
         turn the user interrupted adds what it kept; a refine turn adds only its clean
-        `prompt -> answer` pair.
+        `prompt -> answer` pair; a rewound turn adds nothing.
         """
         async with self._lock:
             rows = await self._db.execute_fetchall(
                 "SELECT m.data FROM turns t JOIN messages m ON m.turn_id = t.id "
-                "WHERE t.conversation_id = ? AND t.outcome <> ? "
+                "WHERE t.conversation_id = ? AND t.outcome <> ? AND t.rewound_at IS NULL "
                 "ORDER BY t.seq, m.position",
                 (conversation_id, RUNNING),
             )
@@ -148,7 +148,7 @@ class ConversationsMixin(StoreBase):
         """Keep `summary` as the conversation's history summary, in place of an older one.
 
         The stored turns are not touched. The summary is tied to the turn its covered history ends
-        with (deleting that turn deletes it).
+        with: deleting that turn deletes it, rewinding it hides it.
 
         Args:
             conversation_id: The conversation.
@@ -160,7 +160,8 @@ class ConversationsMixin(StoreBase):
         async with self._write() as db:
             rows = await db.execute_fetchall(
                 "SELECT t.id, COUNT(m.id) FROM turns t LEFT JOIN messages m ON m.turn_id = t.id "
-                "WHERE t.conversation_id = ? AND t.outcome <> ? GROUP BY t.id ORDER BY t.seq",
+                "WHERE t.conversation_id = ? AND t.outcome <> ? AND t.rewound_at IS NULL "
+                "GROUP BY t.id ORDER BY t.seq",
                 (conversation_id, RUNNING),
             )
             through: str | None = None
@@ -195,11 +196,15 @@ class ConversationsMixin(StoreBase):
         return True
 
     async def load_summary(self, conversation_id: str) -> HistorySummary | None:
-        """The conversation's history summary (see `save_summary`), or None when it has none."""
+        """The conversation's history summary (see `save_summary`), or None when it has none.
+
+        A summary whose last turn was rewound describes turns the history no longer holds: None.
+        """
         async with self._lock:
             rows = await self._db.execute_fetchall(
-                "SELECT summary, covered_messages, covered_turns, tokens_before, tokens_after "
-                "FROM history_summaries WHERE conversation_id = ?",
+                "SELECT s.summary, s.covered_messages, s.covered_turns, s.tokens_before, s.tokens_after "
+                "FROM history_summaries s JOIN turns t ON t.id = s.through_turn_id "
+                "WHERE s.conversation_id = ? AND t.rewound_at IS NULL",
                 (conversation_id,),
             )
         return next(

@@ -29,6 +29,7 @@ import aiosqlite
 
 from tui_assist.store.audit import AuditMixin
 from tui_assist.store.base import RUNNING, StoreError, UnknownIdError
+from tui_assist.store.checkpoints import CheckpointsMixin
 from tui_assist.store.conversations import ConversationsMixin, title_from_prompt
 from tui_assist.store.flow_runs import FlowRunsMixin
 from tui_assist.store.lock import InstanceLock
@@ -44,7 +45,15 @@ DB_FILENAME = "tui_assist.db"
 """The database file's name inside the data dir."""
 
 
-class Store(ConversationsMixin, TurnsMixin, SearchMixin, FlowRunsMixin, AuditMixin, RecoveryMixin):
+class Store(
+    ConversationsMixin,
+    TurnsMixin,
+    SearchMixin,
+    FlowRunsMixin,
+    AuditMixin,
+    RecoveryMixin,
+    CheckpointsMixin,
+):
     """Async access to the tui-assist database. Create it with `Store.open`."""
 
     @classmethod

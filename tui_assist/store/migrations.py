@@ -24,10 +24,15 @@ Schema notes:
   is resumed from. `flow_audit` holds exactly one audit line per run (a JSON object with counts,
   ids and sizes only, never question or answer text), keyed by `run_id` so completing an approved
   run rewrites its line instead of adding a second one. Like `audit`, it has no foreign keys.
-- `history_summaries` (m003) keeps, per conversation, the latest summary that stands in for the
+- Checkpoints (m003): `workdir_checkpoints` holds, per workdir, the shadow-repository commits
+  taken before and after each turn (`turn_id` set) and around each rewind (`turn_id` NULL), in
+  order: a rewind needs every change the app made since, whatever conversation made it, to tell
+  them from the user's own. `turns.rewound_at` marks turns a rewind took out of the conversation:
+  they leave the history sent to the model but stay in the database.
+- `history_summaries` (m004) keeps, per conversation, the latest summary that stands in for the
   oldest turns in what is sent to the model (the turns themselves are never changed). It covers
-  the history up to and including `through_turn_id`; deleting that turn deletes the summary, so a
-  summary never outlives the turns it describes.
+  the history up to and including `through_turn_id`; a summary whose turn is deleted goes with it,
+  and one whose turn was rewound is not loaded, so a summary never outlives the turns it describes.
 """
 
 from __future__ import annotations
@@ -214,7 +219,31 @@ async def m002_flow_runs(db: aiosqlite.Connection) -> None:
     )
 
 
-async def m003_history_summaries(db: aiosqlite.Connection) -> None:
+async def m003_checkpoints(db: aiosqlite.Connection) -> None:
+    """Workdir checkpoints (the shadow repository's commits around each turn) and rewound turns."""
+    await _run(
+        db,
+        (
+            """
+            CREATE TABLE IF NOT EXISTS workdir_checkpoints (
+                id INTEGER PRIMARY KEY,
+                workdir TEXT NOT NULL,
+                turn_id TEXT,
+                before TEXT NOT NULL,
+                after TEXT,
+                at REAL NOT NULL
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS workdir_checkpoints_by_workdir ON workdir_checkpoints (workdir, id)",
+            "CREATE INDEX IF NOT EXISTS workdir_checkpoints_by_turn ON workdir_checkpoints (turn_id)",
+        ),
+    )
+    columns = {row[1] for row in await db.execute_fetchall("PRAGMA table_info(turns)")}
+    if "rewound_at" not in columns:  # ALTER TABLE has no IF NOT EXISTS
+        await db.execute("ALTER TABLE turns ADD COLUMN rewound_at REAL")
+
+
+async def m004_history_summaries(db: aiosqlite.Connection) -> None:
     """The summary each conversation's compacted history starts with."""
     await _run(
         db,
@@ -238,7 +267,7 @@ async def m003_history_summaries(db: aiosqlite.Connection) -> None:
 
 Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
 
-MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_flow_runs, m003_history_summaries)
+MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_flow_runs, m003_checkpoints, m004_history_summaries)
 """Every migration, in order: `MIGRATIONS[n - 1]` brings the schema to version n."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -30,7 +30,7 @@ class TurnRecorder:
 
     async def approve(self, request: ToolApproval) -> ApprovalDecision:
         """Deny: a recorder decides nothing (`FanOutObserver` asks the primary observer)."""
-        return "deny"
+        return ApprovalDecision.deny()
 
     def clear(self) -> None:
         """Forget the buffered events (to reuse the recorder for another turn)."""

@@ -293,6 +293,29 @@ class TurnsMixin(StoreBase):
             )
         return next((_turn_row(row) for row in rows), None)
 
+    async def resolve_turn_id(self, text: str) -> str:
+        """The turn whose id is `text` or, failing that, the only one starting with it.
+
+        Raises:
+            UnknownIdError: when no turn, or more than one, matches.
+        """
+        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        async with self._lock:
+            rows = list(
+                await self._db.execute_fetchall(
+                    "SELECT id FROM turns WHERE id = ? UNION ALL "
+                    "SELECT id FROM turns WHERE id LIKE ? ESCAPE '\\' AND id <> ? LIMIT 3",
+                    (text, escaped + "%", text),
+                )
+            )
+        if rows and rows[0][0] == text:
+            return text
+        if not text or not rows:
+            raise UnknownIdError(f"no turn with id {text!r}")
+        if len(rows) > 1:
+            raise UnknownIdError(f"more than one turn id starts with {text!r}")
+        return str(rows[0][0])
+
     async def turns_page(
         self,
         conversation_id: str,
@@ -325,7 +348,7 @@ class TurnsMixin(StoreBase):
         given = [p for p in (before_seq, after_seq, offset) if p is not None]
         if len(given) > 1:
             raise ValueError("give at most one of before_seq, after_seq, offset")
-        base = f"SELECT {_TURN_COLUMNS} FROM turns WHERE conversation_id = ?"
+        base = f"SELECT {_TURN_COLUMNS} FROM turns WHERE conversation_id = ? AND rewound_at IS NULL"
         newest_first = False
         params: list[Any]
         if after_seq is not None:

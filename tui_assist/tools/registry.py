@@ -12,6 +12,7 @@ from typing import Protocol, runtime_checkable
 
 from tui_assist.core.tooling import Tool, ToolboxFactory
 from tui_assist.tools.files import TextEditorTool
+from tui_assist.tools.sandbox import Sandbox
 from tui_assist.tools.shell import BashTool
 from tui_assist.tools.subagent import AgentTool
 
@@ -89,6 +90,7 @@ def default_toolbox(
     max_output_chars: int = 30_000,
     extra_tools: ExtraTools = (),
     pass_env: Sequence[str] = (),
+    sandbox: Sandbox | None = None,
 ) -> Toolset:
     """The standard tools: `bash`, `str_replace_based_edit_tool` and `agent`, then any extras.
 
@@ -100,6 +102,7 @@ def default_toolbox(
         extra_tools: More tools (e.g. `McpManager.current_tools`), or a callable returning them.
         pass_env: Environment variables the shell gets even though their names look like
             secrets (`Settings.tools.bash.pass_env`).
+        sandbox: Run `bash` in this OS sandbox (`choose_sandbox(...).sandbox`); None: unsandboxed.
 
     Returns:
         A fresh toolset with a shell that is not started yet.
@@ -112,7 +115,13 @@ def default_toolbox(
     return Toolset(
         workdir,
         [
-            BashTool(workdir, timeout=bash_timeout, max_output_chars=max_output_chars, pass_env=pass_env),
+            BashTool(
+                workdir,
+                timeout=bash_timeout,
+                max_output_chars=max_output_chars,
+                pass_env=pass_env,
+                sandbox=sandbox,
+            ),
             TextEditorTool(workdir, max_output_chars=max_output_chars),
             AgentTool(),
             *extras,
@@ -127,6 +136,7 @@ def toolbox_factory(
     max_output_chars: int = 30_000,
     extra_tools: ExtraTools = (),
     pass_env: Sequence[str] = (),
+    sandbox: Sandbox | None = None,
 ) -> ToolboxFactory:
     """A factory that makes a fresh default toolbox on each call.
 
@@ -137,6 +147,7 @@ def toolbox_factory(
         extra_tools: More tools, or a callable read on each call (see `ExtraTools`).
         pass_env: Environment variables the shell gets even though their names look like
             secrets (`Settings.tools.bash.pass_env`).
+        sandbox: Run `bash` in this OS sandbox; None: unsandboxed.
 
     Returns:
         A callable that returns a new `Toolset` each time.
@@ -150,6 +161,7 @@ def toolbox_factory(
             max_output_chars=max_output_chars,
             extra_tools=extra_tools,
             pass_env=passed,
+            sandbox=sandbox,
         )
 
     return make

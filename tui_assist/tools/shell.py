@@ -37,7 +37,7 @@ import signal
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -45,6 +45,7 @@ from tui_assist.core.model import ToolSpec
 from tui_assist.core.text import truncate_middle, truncation_marker
 from tui_assist.core.tooling import ToolContext, ToolOutput
 from tui_assist.tools.base import validate_input
+from tui_assist.tools.sandbox import Sandbox
 
 _SENTINEL_PREFIX = "__TUI_ASSIST_DONE_"
 _READ_CHUNK = 65_536
@@ -173,7 +174,12 @@ class ShellSession:
     """
 
     def __init__(
-        self, workdir: Path, *, max_output_chars: int = 30_000, pass_env: Iterable[str] = ()
+        self,
+        workdir: Path,
+        *,
+        max_output_chars: int = 30_000,
+        pass_env: Iterable[str] = (),
+        sandbox: Sandbox | None = None,
     ) -> None:
         """Prepare a session; no process starts until the first command.
 
@@ -182,8 +188,10 @@ class ShellSession:
             max_output_chars: Output beyond this many characters is cut in the middle.
             pass_env: Variables passed to the shell even though their names look like secrets
                 (see `is_secret_variable`).
+            sandbox: Run the shell inside this OS sandbox (None: unsandboxed).
         """
         self._workdir = workdir
+        self._sandbox = sandbox
         self._max_output_chars = max_output_chars
         self._pass_env = frozenset(pass_env)
         self._proc: asyncio.subprocess.Process | None = None
@@ -262,12 +270,13 @@ class ShellSession:
         if self._proc is not None:
             await self._kill()
         # Both ends are close-on-exec; only the read end is handed to bash, under the same number.
+        argv = ["bash", "--noprofile", "--norc"]
+        if self._sandbox is not None:
+            argv = self._sandbox.wrap(argv, self._workdir)
         read_end, write_end = os.pipe()
         try:
             proc = await asyncio.create_subprocess_exec(
-                "bash",
-                "--noprofile",
-                "--norc",
+                *argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
@@ -354,6 +363,8 @@ class BashArgs(BaseModel):
     """Bash source to run; may be absent only when `restart` is true."""
     restart: bool = False
     """Kill the shell first; the next command runs in a fresh shell in the workdir."""
+    sandbox: bool = True
+    """False asks to run outside the OS sandbox (the user is always asked)."""
 
     @model_validator(mode="after")
     def _command_present(self) -> BashArgs:
@@ -380,6 +391,25 @@ functions. The shell starts in the project's working directory.
 - Environment variables whose names look like secrets (API keys, tokens, passwords) are not \
 passed to the shell."""
 
+_SANDBOX_DESCRIPTION = """
+- Commands run in a sandbox: files outside the working directory are read-only, /tmp is \
+private{network}. They run without asking the user. If a command really needs more (e.g. to \
+write outside the working directory{or_network}), pass `"sandbox": false`: the user is asked, \
+and it runs in a separate unsandboxed shell that does not share the sandboxed shell's state."""
+
+_SANDBOX_HINT = (
+    "[this ran in the sandbox (read-only outside the working directory{network}); if it needs more, "
+    'run it again with "sandbox": false and the user will be asked]'
+)
+_SANDBOX_SYMPTOMS = (
+    "Read-only file system",
+    "Network is unreachable",
+    "Temporary failure in name resolution",
+    "Could not resolve host",
+    "Name or service not known",
+)
+"""What a command prints when the sandbox stopped it."""
+
 
 def _format_seconds(seconds: float) -> str:
     return f"{seconds:g}s"
@@ -401,6 +431,7 @@ class BashTool:
         timeout: float = 120.0,
         max_output_chars: int = 30_000,
         pass_env: Iterable[str] = (),
+        sandbox: Sandbox | None = None,
     ) -> None:
         """Create the tool and its (not yet started) shell.
 
@@ -410,22 +441,40 @@ class BashTool:
             max_output_chars: Output beyond this many characters is cut in the middle.
             pass_env: Variables passed to the shell even though their names look like secrets
                 (the `[tools.bash] pass_env` setting).
+            sandbox: Run commands in this OS sandbox; a call with `"sandbox": false` runs in a
+                second, unsandboxed shell (after the user approved it).
         """
         self._timeout = timeout
-        self._session = ShellSession(workdir, max_output_chars=max_output_chars, pass_env=pass_env)
+        self._sandbox = sandbox
+        self._session = ShellSession(
+            workdir, max_output_chars=max_output_chars, pass_env=pass_env, sandbox=sandbox
+        )
+        self._outside: ShellSession | None = (
+            ShellSession(workdir, max_output_chars=max_output_chars, pass_env=pass_env)
+            if sandbox is not None
+            else None
+        )
+        description = _DESCRIPTION.format(timeout=_format_seconds(timeout), max_chars=max_output_chars)
+        properties: dict[str, Any] = {
+            "command": {"type": "string", "description": "The bash command to run."},
+            "restart": {
+                "type": "boolean",
+                "description": "Restart the shell (fresh state in the working directory).",
+            },
+        }
+        if sandbox is not None:
+            description += _SANDBOX_DESCRIPTION.format(
+                network="" if sandbox.network else ", there is no network",
+                or_network="" if sandbox.network else " or to reach the network",
+            )
+            properties["sandbox"] = {
+                "type": "boolean",
+                "description": "false: run outside the sandbox (the user is asked first). Default true.",
+            }
         self._spec = ToolSpec(
             name="bash",
-            description=_DESCRIPTION.format(timeout=_format_seconds(timeout), max_chars=max_output_chars),
-            input_schema={
-                "type": "object",
-                "properties": {
-                    "command": {"type": "string", "description": "The bash command to run."},
-                    "restart": {
-                        "type": "boolean",
-                        "description": "Restart the shell (fresh state in the working directory).",
-                    },
-                },
-            },
+            description=description,
+            input_schema={"type": "object", "properties": properties},
             native_type="bash_20250124",
         )
 
@@ -436,8 +485,26 @@ class BashTool:
 
     @property
     def session(self) -> ShellSession:
-        """The persistent shell behind this tool."""
+        """The persistent shell behind this tool (sandboxed when the tool has a sandbox)."""
         return self._session
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        """The OS sandbox commands run in, if any."""
+        return self._sandbox
+
+    def sandbox_use(self, args: BashArgs) -> Literal["off", "sandboxed", "escape"]:
+        """How this call runs, for the approval policy.
+
+        Args:
+            args: The parsed arguments.
+
+        Returns:
+            `off` without a sandbox, `escape` when the call asks to leave it, else `sandboxed`.
+        """
+        if self._sandbox is None:
+            return "off"
+        return "sandboxed" if args.sandbox else "escape"
 
     def parse(self, raw: dict[str, Any]) -> BashArgs:
         """Validate the model's input.
@@ -491,16 +558,21 @@ class BashTool:
         Raises:
             asyncio.CancelledError: after killing the running command.
         """
+        session = self._session if args.sandbox or self._outside is None else self._outside
         if args.restart:
-            await self._session.restart()
+            await session.restart()
             if args.command is None:
-                return ToolOutput(f"The shell was restarted (fresh state in {self._session.workdir}).")
+                return ToolOutput(f"The shell was restarted (fresh state in {session.workdir}).")
         assert args.command is not None
         try:
-            result = await self._session.run(args.command, timeout=self._timeout)
+            result = await session.run(args.command, timeout=self._timeout)
         except OSError as error:
-            return ToolOutput(f"could not start bash in {self._session.workdir}: {error}", is_error=True)
-        return self._format(result)
+            return ToolOutput(f"could not start bash in {session.workdir}: {error}", is_error=True)
+        output = self._format(result)
+        if session is self._session and self._sandbox is not None and _blocked_by_sandbox(result):
+            network = "" if self._sandbox.network else ", no network"
+            return ToolOutput(f"{output.content}\n{_SANDBOX_HINT.format(network=network)}", output.is_error)
+        return output
 
     def _format(self, result: CommandResult) -> ToolOutput:
         output = result.output.rstrip("\n")
@@ -523,5 +595,11 @@ class BashTool:
         return ToolOutput(f"{output}\n{note}" if output else note)
 
     async def aclose(self) -> None:
-        """Kill the shell and everything it started."""
+        """Kill the shell(s) and everything they started."""
         await self._session.aclose()
+        if self._outside is not None:
+            await self._outside.aclose()
+
+
+def _blocked_by_sandbox(result: CommandResult) -> bool:
+    return any(symptom in result.output for symptom in _SANDBOX_SYMPTOMS)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from tui_assist.core.agent import ToolCallRecord, run_agent
 from tui_assist.core.budget import BudgetExhausted, BudgetTracker
 from tui_assist.core.conversation import Conversation, Message, TextBlock, Usage
-from tui_assist.core.critic import Critique, critique
+from tui_assist.core.critic import DEFAULT_CRITIC_INPUT_TOKENS, Critique, critique
 from tui_assist.core.model import ProviderError
 from tui_assist.core.nodes import NodeScope
 from tui_assist.core.observer import TurnObserver
@@ -87,13 +87,21 @@ class _Generate(Step[Attempt[str, Draft], Draft]):
 
 
 class _Critic(Step[Candidate[str, Draft], Critique]):
-    """The tool-less critic of one round."""
+    """The tool-less critic of one round; it also sees the conversation's last clean pairs."""
 
     reports_itself = True  # critique() opens the `critic` node and reports the verdict
 
-    def __init__(self, deps: TurnDeps, observer: TurnObserver, budget: BudgetTracker) -> None:
+    def __init__(
+        self,
+        deps: TurnDeps,
+        history: list[Message],
+        observer: TurnObserver,
+        budget: BudgetTracker,
+        max_input_tokens: int,
+    ) -> None:
         super().__init__("critic")
-        self.deps, self.observer, self.budget = deps, observer, budget
+        self.deps, self.history, self.observer, self.budget = deps, history, observer, budget
+        self.max_input_tokens = max_input_tokens
 
     async def run(self, input: Candidate[str, Draft], ctx: WorkflowContext) -> Critique:
         assert ctx.parent_id is not None
@@ -107,19 +115,39 @@ class _Critic(Step[Candidate[str, Draft], Critique]):
             answer=input.draft.answer,
             round_index=input.round,
             parent_id=ctx.parent_id,
+            history=self.history,
+            max_input_tokens=self.max_input_tokens,
         )
 
 
 class RefineTurn:
-    """Evaluator-optimizer over full agent rounds, with a round budget."""
+    """Evaluator-optimizer over full agent rounds, with a round budget.
+
+    Args:
+        deps: The provider, tools, policy, budget and prompts.
+        max_rounds: The round budget.
+        critic_max_input_tokens: Estimated tokens the critic's input may take: the model's
+            context window less the critic's reply (`CRITIC_MAX_TOKENS`); the evidence is cut
+            to fit. The default suits Claude's 200,000-token window.
+
+    Raises:
+        ValueError: when `max_rounds` is below 1.
+    """
 
     name: StrategyName = "refine"
 
-    def __init__(self, deps: TurnDeps, *, max_rounds: int = 3) -> None:
+    def __init__(
+        self,
+        deps: TurnDeps,
+        *,
+        max_rounds: int = 3,
+        critic_max_input_tokens: int = DEFAULT_CRITIC_INPUT_TOKENS,
+    ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
         self.deps = deps
         self.max_rounds = max_rounds
+        self.critic_max_input_tokens = critic_max_input_tokens
 
     async def run(
         self, conversation: Conversation, prompt: str, observer: TurnObserver, *, turn_id: str | None = None
@@ -129,7 +157,8 @@ class RefineTurn:
         budget = BudgetTracker(self.deps.budget)
         history = list(conversation.messages)
         generate = _Generate(self.deps, history, observer, budget)
-        loop = Refine(generate, _Critic(self.deps, observer, budget), max_rounds=self.max_rounds)
+        critic = _Critic(self.deps, history, observer, budget, self.critic_max_input_tokens)
+        loop = Refine(generate, critic, max_rounds=self.max_rounds)
         rounds: list[RoundRecord] = []
         answer, error = "", None
         outcome: Outcome = "unverified"

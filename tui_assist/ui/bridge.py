@@ -81,6 +81,6 @@ class TextualObserver:
         except asyncio.CancelledError:
             # The turn was cancelled while the modal was open: don't leave it behind.
             if screen.is_attached and screen in self._app.screen_stack:
-                screen.dismiss("deny")
+                screen.dismiss(ApprovalDecision.deny())
             raise
-        return decision if decision in ("allow_once", "allow_session") else "deny"
+        return decision if isinstance(decision, ApprovalDecision) else ApprovalDecision.deny()

@@ -70,7 +70,7 @@ async def bench_docs(
     errors: TextIO = err or sys.stderr
 
     def fail(message: str, code: int = DOCS_EXIT_USAGE) -> int:
-        print(f"tui-assist: bench docs: {message}", file=errors)
+        print(message, file=errors)
         return code
 
     if cases not in CASE_SETS:
@@ -110,8 +110,7 @@ def _docs_model_status(results: Sequence[PolicyResult], err: TextIO) -> int:
     if not failed:
         return DOCS_EXIT_OK
     print(
-        f"tui-assist: bench docs: model policy: the provider failed on {len(failed)} of "
-        f"{len(results)} cases: {failed[0].detail}",
+        f"model policy: the provider failed on {len(failed)} of {len(results)} cases: {failed[0].detail}",
         file=err,
     )
     return DOCS_EXIT_FAILED

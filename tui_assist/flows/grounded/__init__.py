@@ -48,6 +48,8 @@ flow grounded` and `flow approve`). This package's names are what the hosts use.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tui_assist.flows.grounded.base import GroundedDeps
 from tui_assist.flows.grounded.index import CorpusIndex, default_index_path
 from tui_assist.flows.grounded.run import (
@@ -75,10 +77,14 @@ from tui_assist.flows.grounded.state import (
 )
 from tui_assist.flows.grounded.steps import build_grounded_flow
 
+SAMPLE_CORPUS = Path(__file__).parent / "sample"
+"""A short staff handbook shipped with the package: `flow grounded` answers from it by default."""
+
 __all__ = [
     "MAX_QUESTION_CHARS",
     "OUTCOMES",
     "ROUTE_LABELS",
+    "SAMPLE_CORPUS",
     "ApprovalError",
     "ApprovalRule",
     "CorpusIndex",

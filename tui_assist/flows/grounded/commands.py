@@ -26,15 +26,16 @@ if TYPE_CHECKING:
 
 async def flow_grounded(
     *,
-    corpus: Path,
+    corpus: Path | None,
     data: Path | None,
     question: str,
     as_json: bool,
-    leaves: str,
+    leaves: str | None,
     store: Store,
     out: TextIO,
     err: TextIO,
     provider_factory: Callable[[], Provider] | None = None,
+    approve_flags: str = "",
 ) -> int:
     """`tui-assist flow grounded`: answer a question from a folder of documents (and a database).
 
@@ -46,15 +47,18 @@ async def flow_grounded(
     the final state's fields plus `audit` (the audit line).
 
     Args:
-        corpus: The folder of Markdown / text documents (an optional `glossary.json` inside).
+        corpus: The folder of Markdown / text documents (an optional `glossary.json` inside);
+            None: the sample handbook shipped with the package.
         data: A SQLite file for data questions, opened read-only.
         question: The question.
         as_json: Print JSON instead of text.
-        leaves: `rules` (deterministic) or `model` (the configured provider).
+        leaves: `rules` (deterministic) or `model` (the configured provider); None: model leaves
+            when the provider can be built, else rules. A note on `err` says which ran.
         store: An open store.
         out: Where the answer goes.
-        err: Where one-line errors and notes go.
+        err: Where one-line errors and notes go (without a prefix: the caller adds it).
         provider_factory: Builds the configured provider; needed by `model` leaves.
+        approve_flags: Flags the `flow approve` hint must repeat (e.g. ` --data-dir D`).
 
     Returns:
         0 for every closed outcome but `error` (answered, unverified, out_of_scope,
@@ -64,13 +68,18 @@ async def flow_grounded(
     """
 
     def usage(message: str) -> int:
-        print(f"flow grounded: {message}", file=err)
+        print(message, file=err)
         return 2
 
-    if leaves not in ("rules", "model"):
+    if leaves not in (None, "rules", "model"):
         return usage(f"unknown leaves {leaves!r} (use rules or model)")
+    if corpus is None:
+        from tui_assist.flows.grounded import SAMPLE_CORPUS
+
+        corpus = SAMPLE_CORPUS
+        print(f"corpus: the sample handbook in {corpus} (pass --corpus DIR for your own)", file=err)
     if not corpus.is_dir():
-        return usage(f"corpus {corpus} is not a directory")
+        return usage(f"corpus {corpus} is not a directory (pass a folder of Markdown or text files)")
     if data is not None and not data.is_file():
         return usage(f"data file {data} does not exist")
     if not question.strip():
@@ -82,15 +91,21 @@ async def flow_grounded(
     except (OSError, ValueError) as exc:
         return usage(f"invalid glossary: {exc}")
     provider: Provider | None = None
-    if leaves == "model":
+    if leaves != "rules":
         if provider_factory is None:
-            return usage("--leaves model needs a configured provider")
-        try:
-            provider = provider_factory()
-        except Exception as exc:  # the factory's own one-line setup errors
-            print(f"flow grounded: cannot start the provider: {exc}", file=err)
-            return 1
-    kind: Leaves = "model" if leaves == "model" else "rules"
+            if leaves == "model":
+                return usage("--leaves model needs a configured provider")
+        else:
+            try:
+                provider = provider_factory()
+            except Exception as exc:  # the factory's own one-line setup errors
+                if leaves == "model":
+                    print(f"cannot start the provider: {exc}", file=err)
+                    return 1
+                print(f"leaves: rules (no model: {exc})", file=err)
+        if provider is not None and leaves is None:
+            print(f"leaves: model ({provider.name} · {provider.model}; --leaves rules for rules)", file=err)
+    kind: Leaves = "model" if provider is not None else "rules"
     sql: SqlSource | None = None
     try:
         if data is not None:
@@ -115,7 +130,7 @@ async def flow_grounded(
             await sql.close()
         if provider is not None:
             await provider.aclose()
-    return _report_grounded(run, as_json=as_json, out=out, err=err, command="flow grounded")
+    return _report_grounded(run, as_json=as_json, out=out, err=err, approve_flags=approve_flags)
 
 
 async def flow_approve(
@@ -149,23 +164,25 @@ async def flow_approve(
     try:
         run = await approve_run(run_id, store=store)
     except ApprovalError as exc:
-        print(f"flow approve: {exc}", file=err)
+        print(str(exc), file=err)
         return 2
-    return _report_grounded(run, as_json=as_json, out=out, err=err, command="flow approve")
+    return _report_grounded(run, as_json=as_json, out=out, err=err)
 
 
-def _report_grounded(run: GroundedRun, *, as_json: bool, out: TextIO, err: TextIO, command: str) -> int:
+def _report_grounded(
+    run: GroundedRun, *, as_json: bool, out: TextIO, err: TextIO, approve_flags: str = ""
+) -> int:
     """Print a grounded run (text or JSON) and return its exit code."""
     state = run.state
     if as_json:
         out.write(json.dumps(run.to_json(), ensure_ascii=False) + "\n")
     else:
-        out.write(format_run(state))
+        out.write(format_run(state, approve_flags=approve_flags))
     if state.outcome == "error":
-        print(f"{command}: error: {state.error}", file=err)
+        print(f"error: {state.error}", file=err)
         return 1
     if state.outcome == "awaiting_approval" and as_json:  # the text output says it already
-        print(f"{command}: awaiting approval: run `tui-assist flow approve {state.run_id}`", file=err)
+        print(f"awaiting approval: run `tui-assist flow approve {state.run_id}{approve_flags}`", file=err)
     elif state.outcome == "unverified":
-        print(f"{command}: unverified: {state.note}", file=err)
+        print(f"unverified: {state.note}", file=err)
     return 0

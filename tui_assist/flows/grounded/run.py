@@ -56,11 +56,12 @@ class GroundedRun:
         return {**self.state.model_dump(mode="json"), "audit": self.audit}
 
 
-def format_run(state: FlowState) -> str:
+def format_run(state: FlowState, *, approve_flags: str = "") -> str:
     """A run as text for a terminal: the answer and its sources, or what stopped the run.
 
     Args:
         state: The run's state.
+        approve_flags: Flags the `flow approve` hint must repeat (e.g. ` --data-dir D`).
 
     Returns:
         The text, ending with a newline.
@@ -71,7 +72,8 @@ def format_run(state: FlowState) -> str:
         case "awaiting_approval":
             return (
                 f"Draft held for approval ({', '.join(state.approval_reasons)}); nothing was sent.\n\n"
-                f"{state.draft}\n{_sources(state)}\nApprove with: tui-assist flow approve {state.run_id}\n"
+                f"{state.draft}\n{_sources(state)}\n"
+                f"Approve with: tui-assist flow approve {state.run_id}{approve_flags}\n"
             )
         case "out_of_scope":
             return f"Out of scope: {state.note}.\n"

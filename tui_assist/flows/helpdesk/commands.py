@@ -47,23 +47,23 @@ async def bench_helpdesk(
     """
     errors = err if err is not None else sys.stderr
     if leaves not in ("rules", "model"):
-        print(f"bench helpdesk: unknown leaves {leaves!r} (use rules or model)", file=errors)
+        print(f"unknown leaves {leaves!r} (use rules or model)", file=errors)
         return 2
     provider: Provider | None = None
     if leaves == "model":
         if provider_factory is None:
-            print("bench helpdesk: --leaves model needs a configured provider", file=errors)
+            print("--leaves model needs a configured provider", file=errors)
             return 2
         try:
             provider = provider_factory()
         except Exception as exc:  # the factory's own one-line setup errors
-            print(f"bench helpdesk: cannot start the provider: {exc}", file=errors)
+            print(f"cannot start the provider: {exc}", file=errors)
             return 1
     kind: Leaves = "model" if leaves == "model" else "rules"
     try:
         results = await run_benchmark(leaves=kind, provider=provider)
     except ProviderError as exc:
-        print(f"bench helpdesk: model call failed: {exc}", file=errors)
+        print(f"model call failed: {exc}", file=errors)
         return 1
     finally:
         if provider is not None:

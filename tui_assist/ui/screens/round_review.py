@@ -1,61 +1,268 @@
-"""The round review: one refine round's transcript, in order, built from its events.
+"""The round review: why one refine round passed or was sent back, readable at 80 columns.
 
-It shows what the generator saw, every tool call and result (the evidence the critic judged),
-the text the generator streamed, its answer, then the critic's verdict and feedback. Left/right
-(or p/n) step between the rounds of the same turn.
+Built from the round's events (a `NodeLog`), in reading order:
+
+- what the generator saw, as headed Markdown: the request and, from round 2 on, the previous
+  answer and the critic's feedback on it. It is put together from the turn and the previous
+  round, not parsed out of the prompt text, so no template tags show;
+- the generator's work in order: what it wrote, and each tool call as a collapsible with its
+  input and full output, numbered as the critic saw the evidence (`[1]`, `[2]`, ...). A call the
+  critic cites (by number, or by quoting its command) is marked, open, and shows the critic's
+  sentences about it;
+- the answer, and what changed since the previous round's answer (a diff);
+- the critic's verdict and feedback, with its citations as links to the calls.
+
+Left/right (or p/n) step between the rounds of the same turn.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
+from textual.markup import escape
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widget import Widget
+from textual.widgets import Collapsible, Footer, Static
+from textual.widgets._collapsible import CollapsibleTitle
 
 from tui_assist.core.events import ToolCallFinished, ToolCallStarted, VerdictReached
-from tui_assist.core.text import duration
+from tui_assist.core.text import clip, duration
 from tui_assist.core.tree import NodeLog, NodeRecord, TextSegment
 from tui_assist.ui.widgets.streaming_markdown import StreamingMarkdown
 
-_OUTPUT_LIMIT = 8_000
+_CITATION = re.compile(r"\[(\d+)\]")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\[(\"'])|\n+")
+_DIFF_CONTEXT = 2
+"""Unchanged lines shown around each change of the answer."""
+_SIMILAR_LINES = 0.5
+"""How alike (difflib's ratio) a removed and an added line must be for a word-level highlight."""
+_MIN_QUOTED = 6
+"""Shortest command or path that counts as a citation when the feedback quotes it."""
 
 
-def _clip(text: str) -> str:
-    if len(text) <= _OUTPUT_LIMIT:
-        return text
-    return text[:_OUTPUT_LIMIT] + f"\n[… {len(text) - _OUTPUT_LIMIT} more characters]"
+# --------------------------------------------------------------------------- what the round holds
+
+
+@dataclass
+class ReviewedCall:
+    """One tool call of the round, as the review shows it."""
+
+    node_id: str
+    name: str
+    input: dict[str, Any]
+    depth: int
+    """Nesting below the generator (a sub-agent's calls are 1 deeper)."""
+    number: int | None = None
+    """Its place in the evidence the critic saw (finishing order), None if it never finished."""
+    output: str = ""
+    is_error: bool = False
+    seconds: float | None = None
+    status: str = "running"
+    notes: list[str] = field(default_factory=lambda: list[str]())
+    """The critic's sentences that cite this call."""
+
+    @property
+    def summary(self) -> str:
+        """The input in a few words: a command, a path, a description."""
+        value = self.input.get("command") if self.name == "bash" else None
+        if value is None:
+            value = self.input.get("path") or self.input.get("description") or self.input.get("command")
+        if value is None:
+            return json.dumps(self.input, ensure_ascii=False)
+        if self.name != "bash" and self.input.get("command"):
+            return f"{self.input['command']} {value}"
+        return str(value)
+
+    @property
+    def quotable(self) -> str:
+        """Text the critic may quote to point at this call (a command or a path)."""
+        return str(self.input.get("command") if self.name == "bash" else self.input.get("path") or "")
+
+
+def feedback_sentences(feedback: str) -> list[str]:
+    """The critic's feedback split into sentences (and lines)."""
+    return [s.strip() for s in _SENTENCE_END.split(feedback) if s.strip()]
+
+
+def cite(calls: list[ReviewedCall], feedback: str) -> set[int]:
+    """Attach to each call the feedback's sentences that cite it; return the numbers cited.
+
+    A sentence cites a call when it holds the call's number in brackets (`[2]`, as the critic's
+    evidence was numbered) or quotes its command or path.
+    """
+    cited: set[int] = set()
+    sentences = feedback_sentences(feedback)
+    numbers = {int(n) for n in _CITATION.findall(feedback)}
+    for call in calls:
+        if call.number is None:
+            continue
+        marker = f"[{call.number}]"
+        quoted = call.quotable if len(call.quotable) >= _MIN_QUOTED else None
+        call.notes = [s for s in sentences if marker in s or (quoted is not None and quoted in s)]
+        if call.notes or call.number in numbers:
+            cited.add(call.number)
+    return cited
+
+
+def answer_diff(old: str, new: str) -> tuple[Content, int, int]:
+    """A line diff of two answers, changed words highlighted, with a little context.
+
+    Returns:
+        The diff, and how many lines were removed and added.
+    """
+    a, b = old.splitlines(), new.splitlines()
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    parts: list[Content] = []
+    removed = added = 0
+    for group_index, group in enumerate(matcher.get_grouped_opcodes(_DIFF_CONTEXT)):
+        if group_index:
+            parts.append(Content.styled("  ⋯", "$foreground 50%"))
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                parts += [Content.assemble(("  ", ""), (line, "$foreground 70%")) for line in a[i1:i2]]
+                continue
+            old_lines, new_lines = a[i1:i2], b[j1:j2]
+            removed += len(old_lines)
+            added += len(new_lines)
+            paired = min(len(old_lines), len(new_lines)) if tag == "replace" else 0
+            for k, line in enumerate(old_lines):
+                partner = new_lines[k] if k < paired else None
+                parts.append(_diff_line("-", line, partner, "$text-error", "$error-muted"))
+            for k, line in enumerate(new_lines):
+                partner = old_lines[k] if k < paired else None
+                parts.append(_diff_line("+", line, partner, "$text-success", "$success-muted"))
+    return Content("\n").join(parts), removed, added
+
+
+def _diff_line(sign: str, line: str, other: str | None, color: str, background: str) -> Content:
+    """One removed or added line; against a similar counterpart, the words that differ stand out.
+
+    Two lines that share little are shown whole: highlighting most of their words is noise.
+    """
+    if other is None:
+        return Content.styled(f"{sign} {line}", color)
+    mine, theirs = _words(line), _words(other)
+    matcher = difflib.SequenceMatcher(None, theirs, mine, autojunk=False)
+    if matcher.ratio() < _SIMILAR_LINES:
+        return Content.styled(f"{sign} {line}", color)
+    pieces: list[tuple[str, str]] = [(f"{sign} ", color)]
+    for tag, _i1, _i2, j1, j2 in matcher.get_opcodes():
+        text = "".join(mine[j1:j2])
+        if text:
+            pieces.append((text, color if tag == "equal" else f"bold {color} on {background}"))
+    return Content.assemble(*pieces)
+
+
+def _words(line: str) -> list[str]:
+    return re.findall(r"\s+|\w+|[^\w\s]", line)
+
+
+# --------------------------------------------------------------------------- widgets
 
 
 class ReviewSection(Vertical):
-    """A titled part of the transcript."""
+    """A titled part of the review."""
 
     DEFAULT_CSS = """
     ReviewSection {
         height: auto;
         margin: 1 0 0 0;
-        padding: 0 1;
+        padding: 0 0 0 1;
         border-left: tall $primary 50%;
     }
-    ReviewSection.-tool { border-left: tall $secondary 60%; }
-    ReviewSection.-tool-error { border-left: tall $error; }
     ReviewSection.-pass { border-left: tall $success; }
     ReviewSection.-revise { border-left: tall $warning; }
+    ReviewSection.-diff { border-left: tall $secondary 60%; }
     ReviewSection > .review-section--title {
         text-style: bold;
         color: $primary;
     }
-    ReviewSection > .review-section--body {
-        color: $foreground;
+    ReviewSection > .review-section--wrote {
+        color: $foreground 80%;
+    }
+    ReviewSection > .review-section--cites {
+        margin: 1 0 0 0;
     }
     """
 
 
-def _section(title: str | Content, *body: Static | StreamingMarkdown, classes: str = "") -> ReviewSection:
+def _section(title: str | Content, *body: Widget, classes: str = "") -> ReviewSection:
     return ReviewSection(Static(title, classes="review-section--title"), *body, classes=classes)
+
+
+class ToolCallReview(Collapsible):
+    """One tool call: the title says what ran; opened, its input and full output."""
+
+    DEFAULT_CSS = """
+    ToolCallReview {
+        background: $surface;
+        border-top: none;
+        padding: 0;
+        margin: 0 0 0 0;
+    }
+    ToolCallReview > Contents {
+        padding: 0 0 1 2;
+    }
+    ToolCallReview.-cited > CollapsibleTitle {
+        color: $warning;
+    }
+    ToolCallReview.-error > CollapsibleTitle {
+        color: $error;
+    }
+    ToolCallReview .tool-call--note {
+        color: $warning;
+        border-left: outer $warning;
+        padding: 0 1;
+        margin: 0 0 1 0;
+    }
+    ToolCallReview .tool-call--label {
+        color: $foreground 55%;
+    }
+    """
+
+    def __init__(self, call: ReviewedCall, *, cited: bool, verdict_class: str) -> None:
+        self.call = call
+        number = f"[{call.number}]" if call.number is not None else "[-]"
+        took = f" · {duration(call.seconds)}" if call.seconds is not None else ""
+        status = " · error" if call.is_error else "" if call.status == "done" else f" · {call.status}"
+        mark = " · cited" if cited else ""
+        indent = "  " * call.depth
+        title = (
+            f"{indent}{escape(number)} [b]{escape(call.name)}[/b] {escape(clip(call.summary, 60))}"
+            f"[dim]{escape(took)}{escape(status)}[/dim]{escape(mark)}"
+        )
+        body: list[Widget] = []
+        if call.notes:
+            body.append(Static(Content("\n").join(Content(n) for n in call.notes), classes="tool-call--note"))
+        body += [
+            Static("input", classes="tool-call--label"),
+            Static(Content(_pretty_input(call.input))),
+            Static("output", classes="tool-call--label"),
+            Static(Content(call.output or "(no output)")),
+        ]
+        classes = " ".join(c for c in ("-cited" if cited else "", "-error" if call.is_error else "") if c)
+        super().__init__(
+            *body,
+            title=title,
+            collapsed=not (cited or call.is_error),
+            id=f"call-{call.number}" if call.number is not None else None,
+            classes=f"{classes} {verdict_class}".strip(),
+        )
+
+
+def _pretty_input(data: dict[str, Any]) -> str:
+    """A tool input for reading: a shell command as is, anything else as indented JSON."""
+    if set(data) <= {"command", "restart"} and isinstance(data.get("command"), str):
+        return str(data["command"])
+    return json.dumps(data, indent=2, ensure_ascii=False)
 
 
 class RoundReviewScreen(Screen[None]):
@@ -66,7 +273,6 @@ class RoundReviewScreen(Screen[None]):
         height: 1;
         background: $panel;
         padding: 0 1;
-        text-style: bold;
     }
     RoundReviewScreen > #review-body {
         padding: 0 1;
@@ -75,6 +281,7 @@ class RoundReviewScreen(Screen[None]):
     BINDINGS = [
         Binding("left,p,[", "step_round(-1)", "Previous round", id="previous-round"),
         Binding("right,n,]", "step_round(1)", "Next round", id="next-round"),
+        Binding("e", "toggle_calls", "Open/close calls", id="toggle-calls"),
         Binding("escape,q", "close_review", "Close", id="close-review"),
     ]
 
@@ -108,96 +315,205 @@ class RoundReviewScreen(Screen[None]):
         self.query_one("#review-header", Static).update(
             Content.assemble(
                 (f"Round {index + 1} of {len(rounds)}", "$primary bold"),
-                "  ·  ",
+                ("  ·  ", "$foreground 55%"),
                 (verdict, "$success bold" if record.verdict == "pass" else "$warning bold"),
-                ("   ←/→ step rounds · esc closes", "$foreground 55%"),
+                ("   ←/→ rounds · e opens calls · esc closes", "$foreground 55%"),
             )
         )
         body = self.query_one("#review-body", VerticalScroll)
         await body.remove_children()
-        await body.mount_all(self._sections(record))
+        previous = rounds[index - 1] if index > 0 else None
+        await body.mount_all(self._sections(record, previous))
         body.scroll_home(animate=False)
 
-    def _sections(self, round_record: NodeRecord) -> list[ReviewSection]:
-        log = self.node_log
-        sections: list[ReviewSection] = []
+    # -- building the sections -----------------------------------------------------------------
+
+    def _sections(self, round_record: NodeRecord, previous: NodeRecord | None) -> list[Widget]:
         generator = next((c for c in round_record.children if c.kind == "generate"), None)
-        seen_input = generator.detail if generator is not None else round_record.detail
-        sections.append(
+        sections: list[Widget] = [
             _section(
-                "What the generator saw", StreamingMarkdown(seen_input or "(nothing recorded)", finished=True)
+                "What the generator saw", StreamingMarkdown(self._seen(round_record, previous), finished=True)
             )
-        )
+        ]
+        feedback, verdict = self._verdict(round_record)
+        calls = self._calls(round_record)
+        cited = cite(list(calls.values()), feedback)
+        verdict_class = f"-{verdict}" if verdict else ""
+        work = self._work(round_record, generator, calls, cited, verdict_class)
+        if work:
+            sections.append(_section("The generator's work", *work))
+        answer = self._answer(generator)
+        if answer:
+            title = f"Answer (round {round_record.round_index})" if round_record.round_index else "Answer"
+            sections.append(_section(title, StreamingMarkdown(answer, finished=True)))
+        if previous is not None and answer:
+            sections.append(self._diff_section(self._answer(self._generator(previous)), answer, previous))
+        if verdict is not None:
+            sections.append(self._verdict_section(verdict, feedback, calls, cited))
+        elif round_record.status != "done":
+            sections.append(_section(f"Round {round_record.status}", Static(round_record.error or "")))
+        return sections
+
+    def _generator(self, round_record: NodeRecord) -> NodeRecord | None:
+        return next((c for c in round_record.children if c.kind == "generate"), None)
+
+    def _seen(self, round_record: NodeRecord, previous: NodeRecord | None) -> str:
+        """What the generator was given, as headed Markdown."""
+        turn = self.node_log.nodes.get(round_record.parent_id or "")
+        generator = self._generator(round_record)
+        prompt = turn.detail if turn is not None and turn.detail else None
+        if prompt is None:  # a round outside a refine turn: what the node says it was given
+            prompt = generator.detail if generator is not None else round_record.detail
+        parts = ["### The request", "", prompt.strip() or "(empty)"]
+        if previous is not None:
+            number = previous.round_index or 1
+            answer = self._answer(self._generator(previous)) or previous.output or "(no answer)"
+            feedback = previous.feedback or "(no feedback)"
+            cited = f"Its [n] are round {number}'s tool calls. " if _CITATION.search(feedback) else ""
+            parts += [
+                "",
+                f"### Its answer in round {number}",
+                "",
+                answer.strip(),
+                "",
+                f"### The critic's feedback on round {number}",
+                "",
+                feedback.strip(),
+                "",
+                f"*{cited}Asked to do the task again in a fresh shell and address the feedback.*",
+            ]
+        return "\n".join(parts)
+
+    def _verdict(self, round_record: NodeRecord) -> tuple[str, str | None]:
+        for item in self.node_log.subtree_timeline(round_record.node_id):
+            if isinstance(item, VerdictReached):
+                return item.feedback, item.verdict
+        return round_record.feedback, round_record.verdict
+
+    def _calls(self, round_record: NodeRecord) -> dict[str, ReviewedCall]:
+        """The round's tool calls in start order, numbered in finishing order (as the evidence)."""
+        log = self.node_log
+        base = log.depth(round_record.node_id) + 2  # round -> generate -> tool
+        calls: dict[str, ReviewedCall] = {}
+        finished = 0
+        for item in log.subtree_timeline(round_record.node_id):
+            match item:
+                case ToolCallStarted(node_id=node_id, name=name, input=tool_input):
+                    depth = max(0, (log.depth(node_id) - base) // 2)
+                    calls[node_id] = ReviewedCall(node_id, name, dict(tool_input), depth)
+                case ToolCallFinished(node_id=node_id):
+                    call = calls.get(node_id)
+                    if call is None:
+                        continue
+                    finished += 1
+                    call.number, call.output, call.is_error = finished, item.output, item.is_error
+                    call.seconds, call.status = item.duration, "done"
+                case _:
+                    pass
+        for call in calls.values():
+            if call.number is None:
+                record = log.nodes.get(call.node_id)
+                call.status = record.status if record is not None else "unknown"
+        return calls
+
+    def _answer(self, generator: NodeRecord | None) -> str:
+        if generator is None:
+            return ""
+        if generator.output:
+            return generator.output
+        segment = next((s for s in reversed(generator.segments) if s.text.strip()), None)
+        return segment.text if segment is not None else ""
+
+    def _work(
+        self,
+        round_record: NodeRecord,
+        generator: NodeRecord | None,
+        calls: dict[str, ReviewedCall],
+        cited: set[int],
+        verdict_class: str,
+    ) -> list[Widget]:
+        """What the generator wrote and ran, in order (its final answer is shown apart)."""
+        log = self.node_log
         answer_segment = None
         if generator is not None:
-            answer_segment = next((seg for seg in reversed(generator.segments) if seg.text.strip()), None)
-        pending: dict[str, ToolCallStarted] = {}
-        verdicts: list[ReviewSection] = []
+            answer_segment = next((s for s in reversed(generator.segments) if s.text.strip()), None)
+        widgets: list[Widget] = []
         for item in log.subtree_timeline(round_record.node_id):
             record = log.nodes.get(item.node_id)
             if record is None:
                 continue
-            depth = log.depth(item.node_id) - log.depth(round_record.node_id) - 2
             match item:
                 case TextSegment(text=text) if text.strip() and record.kind in ("generate", "agent"):
                     if item is answer_segment:
-                        title = "answer"
-                    elif record.kind == "generate":
-                        title = "generator wrote"
-                    else:
-                        title = f"sub-agent “{record.label}” wrote"
-                    sections.append(_section(title, StreamingMarkdown(text, finished=True)))
-                case ToolCallStarted():
-                    pending[item.node_id] = item
-                case ToolCallFinished():
-                    started = pending.pop(item.node_id, None)
-                    sections.append(self._tool_section(item, started, depth))
-                case VerdictReached():
-                    label = item.verdict.upper()
-                    verdicts.append(
-                        _section(
-                            Content.assemble(
-                                "critic verdict: ",
-                                (label, "$success bold" if item.verdict == "pass" else "$warning bold"),
-                            ),
-                            StreamingMarkdown(item.feedback or "(no feedback)", finished=True),
-                            classes=f"-{item.verdict}",
-                        )
-                    )
+                        continue
+                    who = "" if record.kind == "generate" else f"*sub-agent “{record.label}”:* "
+                    widgets.append(StreamingMarkdown(who + text.strip(), finished=True))
+                case ToolCallStarted(node_id=node_id):
+                    call = calls[node_id]
+                    is_cited = call.number is not None and call.number in cited
+                    widgets.append(ToolCallReview(call, cited=is_cited, verdict_class=verdict_class))
                 case _:
                     pass
-        for started in pending.values():
-            sections.append(
-                _section(
-                    f"tool {started.name} (no result: {log.nodes[started.node_id].status})",
-                    Static(Content(json.dumps(started.input, indent=2, ensure_ascii=False))),
-                    classes="-tool",
-                )
-            )
-        if generator is not None and generator.output and answer_segment is None:
-            sections.append(_section("answer", StreamingMarkdown(generator.output, finished=True)))
-        sections.extend(verdicts)
-        if round_record.status != "done" and not round_record.verdict:
-            sections.append(_section(f"round {round_record.status}", Static(round_record.error or "")))
-        return sections
+        if not any(isinstance(w, ToolCallReview) for w in widgets):
+            widgets.append(Static("No tool calls in this round.", classes="review-section--wrote"))
+        return widgets
 
-    def _tool_section(
-        self, finished: ToolCallFinished, started: ToolCallStarted | None, depth: int
-    ) -> ReviewSection:
-        tool_input = started.input if started is not None else {}
+    def _diff_section(self, old: str, new: str, previous: NodeRecord) -> ReviewSection:
+        number = previous.round_index or 1
+        if old.strip() == new.strip():
+            return _section(
+                f"Changes since round {number}", Static("The answer is the same."), classes="-diff"
+            )
+        diff, removed, added = answer_diff(old, new)
         title = Content.assemble(
-            ("  " * max(0, depth)),
-            (f"tool {finished.name}", "bold"),
-            (f"  {duration(finished.duration)}", "$foreground 55%"),
-            ("  error" if finished.is_error else "", "$error bold"),
+            (f"Changes since round {number}", "bold $primary"),
+            ("  ", ""),
+            (f"−{removed}", "$text-error"),
+            (" ", ""),
+            (f"+{added}", "$text-success"),
+            (" lines", "$foreground 55%"),
         )
-        body = Content.assemble(
-            ("input ", "$foreground 55%"),
-            json.dumps(tool_input, ensure_ascii=False),
-            ("\nresult\n", "$foreground 55%"),
-            _clip(finished.output) or "(empty)",
+        return _section(title, Static(diff), classes="-diff")
+
+    def _verdict_section(
+        self, verdict: str, feedback: str, calls: dict[str, ReviewedCall], cited: set[int]
+    ) -> ReviewSection:
+        title = Content.assemble(
+            ("Critic: ", "bold $primary"),
+            (verdict.upper(), "$success bold" if verdict == "pass" else "$warning bold"),
         )
-        return _section(title, Static(body), classes="-tool-error" if finished.is_error else "-tool")
+        body: list[Widget] = [StreamingMarkdown(feedback or "(no feedback)", finished=True)]
+        by_number = {c.number: c for c in calls.values() if c.number is not None}
+        links = [
+            f"[@click=screen.show_call({n})]{escape(f'[{n}]')} {escape(by_number[n].name)} "
+            f"{escape(clip(by_number[n].summary, 40))}[/]"
+            for n in sorted(cited)
+            if n in by_number
+        ]
+        if links:
+            body.append(Static("Cites: " + "  ·  ".join(links), classes="review-section--cites"))
+        return _section(title, *body, classes=f"-{verdict}")
+
+    # -- actions -------------------------------------------------------------------------------
+
+    def action_show_call(self, number: int) -> None:
+        """Open call `[number]` and scroll it to the top."""
+        try:
+            call = self.query_one(f"#call-{number}", ToolCallReview)
+        except Exception:
+            self.notify(f"no tool call [{number}] in this round", timeout=2)
+            return
+        call.collapsed = False
+        body = self.query_one("#review-body", VerticalScroll)
+        # After the opened call is laid out, or the scroll would aim at its closed height.
+        self.call_after_refresh(body.scroll_to_widget, call, top=True, animate=False)
+        call.query_one(CollapsibleTitle).focus(scroll_visible=False)
+
+    def action_toggle_calls(self) -> None:
+        calls = list(self.query(ToolCallReview))
+        open_all = any(c.collapsed for c in calls)
+        for call in calls:
+            call.collapsed = not open_all
 
     async def action_step_round(self, step: int) -> None:
         rounds = self.rounds

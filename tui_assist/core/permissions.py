@@ -1,0 +1,693 @@
+"""Permission rules: which side-effecting tool calls run without a dialog, and which never run.
+
+Rules are strings, kept in two files under `[permissions]` (`allow = [...]`, `deny = [...]`): the
+user's `config.toml` and the project's `<workdir>/.tui-assist/settings.toml`. Answers of "allow
+for this session" are rules too, kept in memory. Every rule remembers where it came from, so
+`/permissions` can list it and remove it from its own file.
+
+- `bash(PATTERN)`: shell commands whose normalised text matches the glob (`fnmatch`, `*` matches
+  anything); a pattern ending in ` *` also matches its prefix alone (`bash(ls *)` allows `ls`).
+- `edit`: writes of the text editor inside the workdir (never to `.tui-assist/` or `.git/`, the
+  files that decide what may run).
+- `mcp__SERVER` / `mcp__SERVER__TOOL`: the tools of an MCP server, or one of them.
+- any other tool name: every call of that tool.
+
+Deny beats allow. A shell command is parsed with a real parser (`bashlex`), never split with a
+regex: `a && b`, `a; b`, `a | b`, `$(...)`, backticks, subshells, loops, process substitutions and
+the commands inside `sudo`/`env`/`timeout`/`bash -c`/`eval` are each a *simple command*. A command is
+allowed by rules only when every simple command in it is allowed and it redirects output to no
+file; a deny rule that matches any one of them denies it. A command the parser cannot read is
+never allowed by a rule (the user sees it), and deny patterns are then matched on its whole text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import functools
+import os
+import re
+import tempfile
+import tomllib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+if TYPE_CHECKING:
+    from tui_assist.core.observer import ToolApproval
+
+__all__ = [
+    "BASH_TOOL",
+    "EDITOR_TOOL",
+    "PROJECT_SOURCE",
+    "SESSION_SOURCE",
+    "USER_SOURCE",
+    "CommandAnalysis",
+    "Permissions",
+    "PermissionsError",
+    "Rule",
+    "RuleError",
+    "RuleSource",
+    "analyse_command",
+    "canonical_rule",
+    "project_settings_path",
+    "propose_bash_rule",
+]
+
+RuleEffect = Literal["allow", "deny"]
+RuleKind = Literal["bash", "edit", "mcp", "tool"]
+
+BASH_TOOL = "bash"
+EDITOR_TOOL = "str_replace_based_edit_tool"
+"""The contract names of the two built-in tools the rules understand."""
+EDITOR_WRITES = frozenset({"create", "str_replace", "insert"})
+PROTECTED_DIRS = (".tui-assist", ".git")
+"""Workdir folders whose files decide what runs: never written without a dialog."""
+
+PROJECT_DIR = ".tui-assist"
+PROJECT_FILE = "settings.toml"
+
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_MCP_PREFIX = "mcp__"
+_SEPARATOR = "__"
+
+_SUBCOMMAND_PROGRAMS = frozenset(
+    {
+        "apt", "apt-get", "brew", "bun", "cargo", "composer", "conda", "deno", "docker", "dotnet",
+        "gh", "git", "go", "gradle", "hatch", "helm", "just", "kubectl", "make", "mvn", "nix", "npm",
+        "pip", "pip3", "pipx", "pnpm", "poetry", "rustup", "systemctl", "terraform", "uv", "yarn",
+    }
+)  # fmt: skip
+"""Programs whose second word names what they do: the proposed rule keeps it (`git status *`)."""
+_MODULE_RUNNERS = frozenset({"python", "python3", "npx", "uvx", "pnpx", "bunx"})
+"""`python -m X`, `npx X`: the proposed rule keeps the module or package too."""
+_WRAPPERS = frozenset(
+    {"sudo", "doas", "env", "nohup", "nice", "timeout", "stdbuf", "xargs", "command", "exec"}
+)
+"""Programs that run the rest of their words as a command: that command is checked as well."""
+_INTERPRETERS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+"""`bash -c STRING` runs STRING: it is parsed and checked as well."""
+_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+_WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
+
+
+class RuleError(ValueError):
+    """A rule string that does not follow the rule syntax; the message says why."""
+
+
+class PermissionsError(Exception):
+    """A rules file cannot be read or written; the message is one line for users."""
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSource:
+    """Where a rule comes from."""
+
+    label: str
+    """`user`, `project` or `session`."""
+    path: Path | None = None
+    """The file the rule is kept in; None for rules that live in memory."""
+
+    def __str__(self) -> str:
+        return f"{self.label} ({self.path})" if self.path is not None else self.label
+
+
+SESSION_SOURCE = RuleSource("session")
+USER_SOURCE = "user"
+PROJECT_SOURCE = "project"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One allow or deny rule, parsed, with its source."""
+
+    text: str
+    """The canonical form (whitespace inside `bash(...)` collapsed), as listed."""
+    effect: RuleEffect
+    source: RuleSource
+    kind: RuleKind
+    target: str
+    """The glob for `bash`, the tool name for `tool`, the server for `mcp`, empty for `edit`."""
+    mcp_tool: str | None = None
+    """For `mcp__SERVER__TOOL`: the tool's name on its server."""
+    written: str = ""
+    """The string exactly as written in its file (what removal looks for)."""
+
+    @classmethod
+    def parse(cls, text: str, effect: RuleEffect, source: RuleSource) -> Rule:
+        """Parse one rule string.
+
+        Args:
+            text: The rule, e.g. `bash(git status)`, `edit`, `mcp__files`, `agent`.
+            effect: Whether it allows or denies.
+            source: Where it comes from.
+
+        Returns:
+            The rule.
+
+        Raises:
+            RuleError: when the string is not a rule.
+        """
+        written = text
+        text = text.strip()
+        if text.startswith(f"{BASH_TOOL}(") or text.startswith("Bash("):
+            if not text.endswith(")"):
+                raise RuleError(f"invalid rule {written!r}: `bash(` needs a closing `)`")
+            pattern = " ".join(text[len(BASH_TOOL) + 1 : -1].split())
+            if not pattern:
+                raise RuleError(f"invalid rule {written!r}: the command pattern is empty")
+            return cls(f"{BASH_TOOL}({pattern})", effect, source, "bash", pattern, written=written)
+        if text == "edit":
+            return cls("edit", effect, source, "edit", "", written=written)
+        if not _TOOL_NAME.match(text):
+            raise RuleError(
+                f"invalid rule {written!r}: expected bash(PATTERN), edit, mcp__SERVER[__TOOL] or a tool name"
+            )
+        if text.startswith(_MCP_PREFIX):
+            server, _, tool = text[len(_MCP_PREFIX) :].partition(_SEPARATOR)
+            if not server:
+                raise RuleError(f"invalid rule {written!r}: mcp__ needs a server name")
+            return cls(text, effect, source, "mcp", server, tool or None, written=written)
+        return cls(text, effect, source, "tool", text, written=written)
+
+    def matches_command(self, simple: str) -> bool:
+        """Whether a `bash(...)` rule matches one normalised simple command."""
+        if self.kind != "bash":
+            return False
+        pattern = self.target
+        return fnmatch.fnmatchcase(simple, pattern) or (pattern.endswith(" *") and simple == pattern[:-2])
+
+
+def canonical_rule(text: str) -> str:
+    """The canonical form of a rule string (for validating settings).
+
+    Raises:
+        RuleError: when the string is not a rule.
+    """
+    return Rule.parse(text, "allow", SESSION_SOURCE).text
+
+
+# --------------------------------------------------------------------------- shell commands
+
+
+@dataclass(frozen=True, slots=True)
+class CommandAnalysis:
+    """A shell command as the rules see it."""
+
+    commands: tuple[str, ...]
+    """Every simple command, normalised: its words (quotes removed) joined by one space."""
+    writes: tuple[str, ...] = ()
+    """Files that output redirections write to (`> out.txt`): no rule allows those."""
+    parsed: bool = True
+    """False when the parser could not read the command (`commands` is then the whole text)."""
+
+
+@functools.lru_cache(maxsize=512)
+def analyse_command(command: str) -> CommandAnalysis:
+    """Split a shell command into its simple commands with a real bash parser.
+
+    Args:
+        command: Bash source, possibly compound and multi-line.
+
+    Returns:
+        The simple commands and written files; `parsed=False` (with the whole text, whitespace
+        collapsed) when the command cannot be parsed or holds what the parser does not see into
+        (such as `$(...)` inside an unquoted here-document).
+    """
+    whole = " ".join(command.split())
+    try:
+        found = _Walker().command(command)
+    except Exception:  # bashlex raises several types (ParsingError, NotImplementedError, ...)
+        return CommandAnalysis((whole,), parsed=False)
+    if found is None or not found.commands:
+        return CommandAnalysis((whole,), parsed=False)
+    return found
+
+
+class _Unreadable(Exception):
+    """A construct whose effect the parser does not expose."""
+
+
+class _Walker:
+    """Collects simple commands and written files from bashlex's tree."""
+
+    def __init__(self) -> None:
+        self.commands: list[str] = []
+        self.writes: list[str] = []
+        self.depth = 0
+
+    def command(self, source: str) -> CommandAnalysis | None:
+        parse = _bashlex_parse()
+
+        self.depth += 1
+        if self.depth > 8:
+            raise _Unreadable("nested too deep")
+        # A final newline lets the parser find a here-document's closing word on the last line.
+        for tree in parse(source if source.endswith("\n") else source + "\n"):
+            self._visit(tree, source)
+        self.depth -= 1
+        return CommandAnalysis(tuple(dict.fromkeys(self.commands)), tuple(dict.fromkeys(self.writes)))
+
+    def _visit(self, node: Any, source: str) -> None:
+        kind: str = node.kind
+        if kind == "command":
+            self._simple(node, source)
+            return
+        if kind == "redirect":
+            self._redirect(node, source)
+            return
+        if kind in ("commandsubstitution", "processsubstitution"):
+            self._visit(node.command, source)
+            return
+        for child in _children(node):
+            self._visit(child, source)
+
+    def _simple(self, node: Any, source: str) -> None:
+        words: list[str] = []
+        for part in node.parts:
+            if part.kind in ("word", "assignment"):
+                words.append(part.word)
+                for child in getattr(part, "parts", []):
+                    self._visit(child, source)
+            elif part.kind == "redirect":
+                self._redirect(part, source)
+            else:
+                self._visit(part, source)
+        if words:
+            self.commands.append(" ".join(words))
+            self._inner(words)
+
+    def _inner(self, words: list[str]) -> None:
+        """Also check the command a wrapper (`sudo`, `timeout`, `bash -c`, `eval`) runs."""
+        program = os.path.basename(words[0]) if "=" not in words[0] else ""
+        rest = words[1:]
+        if program == "eval" and rest:
+            self.command(" ".join(rest))
+        elif program in _INTERPRETERS and "-c" in rest[:-1]:
+            self.command(rest[rest.index("-c") + 1])
+        elif program in _WRAPPERS:
+            index = 0
+            while index < len(rest) and (
+                rest[index].startswith("-") or (program == "env" and "=" in rest[index])
+            ):
+                index += 1
+            if program == "timeout" and index < len(rest):
+                index += 1  # the duration
+            if index < len(rest):
+                inner = rest[index:]
+                self.commands.append(" ".join(inner))
+                self._inner(inner)
+
+    def _redirect(self, node: Any, source: str) -> None:
+        heredoc = getattr(node, "heredoc", None)
+        if heredoc is not None:
+            delimiter = source[node.output.pos[0] : node.output.pos[1]]
+            quoted = any(q in delimiter for q in ("'", '"', "\\"))
+            if not quoted and ("$(" in heredoc.value or "`" in heredoc.value):
+                raise _Unreadable("command substitution in a here-document")
+            return
+        target = getattr(node, "output", None)
+        if node.type in _WRITE_REDIRECTS and target is not None and not isinstance(target, int):
+            for child in getattr(target, "parts", []):
+                self._visit(child, source)
+            name: str = target.word
+            if name not in _HARMLESS_TARGETS and not name.isdigit() and name != "-":
+                self.writes.append(name)
+        elif target is not None and not isinstance(target, int):
+            for child in getattr(target, "parts", []):
+                self._visit(child, source)
+
+
+@functools.cache
+def _bashlex_parse() -> Callable[[str], list[Any]]:
+    """The `parse` of bashlex, imported on first use (0.2 s, not paid at startup), with one fix.
+
+    bashlex 0.18 compares a here-document's closing line with the delimiter *as written*, so
+    `<<'EOF'` (the usual way to write a file from a shell) never ends and fails to parse. Bash
+    removes the quotes first; the patched step does too. (Whether the delimiter was quoted, which
+    decides if the body is expanded, is read from the source by `_Walker._redirect`.)
+    """
+    import bashlex  # pyright: ignore[reportMissingTypeStubs]
+    import bashlex.heredoc  # pyright: ignore[reportMissingTypeStubs]
+
+    module = cast(Any, bashlex.heredoc)
+    original = cast(Callable[..., Any], module.makeheredoc)
+
+    def makeheredoc(tokenizer: Any, redirnode: Any, lineno: int, killleading: bool) -> Any:
+        word: str = redirnode.output.word
+        redirnode.output.word = word.replace("'", "").replace('"', "").replace("\\", "")
+        return original(tokenizer, redirnode, lineno, killleading)
+
+    module.makeheredoc = makeheredoc
+    return cast(Callable[[str], list[Any]], cast(Any, bashlex).parse)
+
+
+def _children(node: Any) -> Iterable[Any]:
+    for attribute in ("parts", "list", "redirects"):
+        value = getattr(node, attribute, None)
+        if isinstance(value, list):
+            yield from cast(list[Any], value)
+    for attribute in ("command", "output"):
+        value = getattr(node, attribute, None)
+        if value is not None and hasattr(value, "kind"):
+            yield value
+
+
+def propose_bash_rule(simple: str) -> str:
+    """The rule `p` proposes for one simple command: its first words, then ` *`.
+
+    The first words are the program, plus its subcommand for tools such as git, npm or cargo,
+    plus the module for `python -m` and `npx`. An interpreter or `eval` gets the exact command:
+    `bash(bash -c *)` would allow anything.
+
+    Args:
+        simple: A normalised simple command.
+
+    Returns:
+        A rule such as `bash(git status *)`.
+    """
+    words = simple.split(" ")
+    program = os.path.basename(words[0])
+    if program in _INTERPRETERS or program == "eval" or "=" in words[0]:
+        return f"{BASH_TOOL}({simple})"
+    keep = 1
+    if len(words) > 1:
+        second = words[1]
+        if program in _SUBCOMMAND_PROGRAMS | _WRAPPERS and not second.startswith("-"):
+            keep = 2
+        elif program in _SUBCOMMAND_PROGRAMS | _WRAPPERS:
+            return f"{BASH_TOOL}({simple})"  # `git -C dir push`: options first, so be exact
+        elif program in _MODULE_RUNNERS:
+            if second == "-m" and len(words) > 2:
+                keep = 3
+            elif not second.startswith("-"):
+                keep = 2
+    return f"{BASH_TOOL}({' '.join(words[:keep])} *)"
+
+
+# --------------------------------------------------------------------------- the rule set
+
+
+def project_settings_path(workdir: Path) -> Path:
+    """`<workdir>/.tui-assist/settings.toml`: the project's rules file."""
+    return workdir / PROJECT_DIR / PROJECT_FILE
+
+
+@dataclass(slots=True)
+class Permissions:
+    """Every rule of a session, from the user's file, the project's file and the session itself.
+
+    Build it with `Permissions.load(...)`; `Permissions()` has no rules.
+    """
+
+    rules: list[Rule] = field(default_factory=lambda: list[Rule]())
+    """All rules, user's first, then the project's, then the session's."""
+    project_file: Path | None = None
+    """Where `save()` writes (None: rules cannot be saved)."""
+    warnings: list[str] = field(default_factory=lambda: list[str]())
+    """One line per rule or file that could not be read (it was skipped)."""
+
+    @classmethod
+    def load(
+        cls,
+        workdir: Path | None,
+        *,
+        user_allow: Sequence[str] = (),
+        user_deny: Sequence[str] = (),
+        user_file: Path | None = None,
+    ) -> Permissions:
+        """The rules of the user's settings plus those of the project file under `workdir`.
+
+        Args:
+            workdir: The project's working directory (None: no project rules, nothing saved).
+            user_allow: `[permissions] allow` of the user's config.
+            user_deny: `[permissions] deny` of the user's config.
+            user_file: The user's config file, so its rules can be removed there.
+
+        Returns:
+            The rules. Invalid rules and unreadable files are skipped with a line in `warnings`.
+        """
+        permissions = cls(project_file=project_settings_path(workdir) if workdir is not None else None)
+        user = RuleSource(USER_SOURCE, user_file)
+        permissions.extend(user_allow, "allow", user)
+        permissions.extend(user_deny, "deny", user)
+        if permissions.project_file is not None and permissions.project_file.is_file():
+            path = permissions.project_file
+            try:
+                data = tomllib.loads(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+                permissions.warnings.append(f"{path}: cannot read it ({exc}); its rules are ignored")
+            else:
+                project = RuleSource(PROJECT_SOURCE, path)
+                for effect in ("allow", "deny"):
+                    permissions.extend(
+                        _string_list(data, effect, path, permissions.warnings), effect, project
+                    )
+        return permissions
+
+    def extend(self, texts: Iterable[str], effect: RuleEffect, source: RuleSource) -> None:
+        """Add rules from one source; invalid ones are skipped with a warning."""
+        for text in texts:
+            try:
+                self.rules.append(Rule.parse(text, effect, source))
+            except RuleError as exc:
+                self.warnings.append(f"{source}: {exc}; skipped")
+
+    # ----------------------------------------------------------------- matching
+
+    def denial(self, request: ToolApproval) -> tuple[Rule, str] | None:
+        """The deny rule that forbids the call, and what it matched (None: no deny rule does)."""
+        denies = [rule for rule in self.rules if rule.effect == "deny"]
+        if not denies:
+            return None
+        analysis = _bash_analysis(request)
+        for rule in denies:
+            if rule.kind == "bash" and analysis is not None:
+                for simple in analysis.commands:
+                    if rule.matches_command(simple):
+                        return rule, simple
+            elif rule.kind == "edit" and _editor_write(request):
+                return rule, f"{request.input.get('command')} {request.input.get('path')}"
+            elif _matches_tool(rule, request):
+                return rule, request.tool
+        return None
+
+    def allowing(self, request: ToolApproval) -> Rule | None:
+        """An allow rule that covers the whole call (None when none does).
+
+        A shell command is covered only when it parses, writes no file by redirection, and
+        every simple command in it matches an allow rule; the rule returned is the first one.
+        """
+        allows = [rule for rule in self.rules if rule.effect == "allow"]
+        analysis = _bash_analysis(request)
+        for rule in allows:
+            if rule.kind == "tool" and rule.target == request.tool and (analysis is None or analysis.parsed):
+                return rule
+            if rule.kind == "mcp" and _matches_tool(rule, request):
+                return rule
+            if rule.kind == "edit" and self.is_workdir_edit(request):
+                return rule
+        if analysis is None or not analysis.parsed or analysis.writes:
+            return None
+        first: Rule | None = None
+        for simple in analysis.commands:
+            match = next((rule for rule in allows if rule.matches_command(simple)), None)
+            if match is None:
+                return None
+            first = first or match
+        return first
+
+    def uncovered(self, request: ToolApproval) -> tuple[str, ...]:
+        """The simple commands of a shell call that no allow rule matches."""
+        analysis = _bash_analysis(request)
+        if analysis is None or not analysis.parsed:
+            return ()
+        allows = [rule for rule in self.rules if rule.effect == "allow" and rule.kind == "bash"]
+        return tuple(s for s in analysis.commands if not any(rule.matches_command(s) for rule in allows))
+
+    @staticmethod
+    def is_workdir_edit(request: ToolApproval) -> bool:
+        """Whether the call is a text-editor write inside the workdir, outside its protected folders."""
+        if not _editor_write(request) or request.workdir is None:
+            return False
+        path = request.input.get("path")
+        if not isinstance(path, str) or not path.strip():
+            return False
+        root = request.workdir.resolve()
+        try:
+            resolved = (root / path).resolve()
+        except (OSError, RuntimeError, ValueError):
+            return False
+        if not resolved.is_relative_to(root):
+            return False
+        inside = resolved.relative_to(root).parts
+        return not (inside and inside[0] in PROTECTED_DIRS)
+
+    def propose(self, request: ToolApproval) -> tuple[str, ...]:
+        """The rules `p` would save so that calls like this one run without a dialog.
+
+        Returns:
+            One `bash(...)` rule per simple command no rule covers yet; `edit` for an editor
+            write inside the workdir; `mcp__SERVER__TOOL` for an MCP tool; else the tool name.
+            Empty when nothing sensible can be proposed (an unparsable command, a write to a
+            protected folder).
+        """
+        analysis = _bash_analysis(request)
+        if analysis is not None:
+            if not analysis.parsed:
+                return ()
+            return tuple(dict.fromkeys(propose_bash_rule(s) for s in self.uncovered(request)))
+        if request.tool == EDITOR_TOOL:
+            return ("edit",) if self.is_workdir_edit(request) else ()
+        if request.mcp_server is not None and request.mcp_tool is not None:
+            return (f"{_MCP_PREFIX}{request.mcp_server}{_SEPARATOR}{request.mcp_tool}",)
+        return (request.tool,) if _TOOL_NAME.match(request.tool) else ()
+
+    # ----------------------------------------------------------------- changing
+
+    def allow_for_session(self, texts: Iterable[str]) -> list[Rule]:
+        """Add allow rules that last as long as this object (the session).
+
+        Raises:
+            RuleError: when a string is not a rule.
+        """
+        added = [Rule.parse(text, "allow", SESSION_SOURCE) for text in texts]
+        self.rules.extend(rule for rule in added if not self._has(rule))
+        return added
+
+    def save(self, texts: Iterable[str], effect: RuleEffect = "allow") -> list[Rule]:
+        """Add rules to the project file (created when missing) and to this set.
+
+        Args:
+            texts: Rule strings.
+            effect: `allow` or `deny`.
+
+        Returns:
+            The rules added.
+
+        Raises:
+            RuleError: when a string is not a rule.
+            PermissionsError: when there is no project file or it cannot be read or written.
+        """
+        if self.project_file is None:
+            raise PermissionsError("there is no project folder to save rules in")
+        source = RuleSource(PROJECT_SOURCE, self.project_file)
+        added = [Rule.parse(text, effect, source) for text in texts]
+        _edit_rules_file(self.project_file, effect, add=[rule.text for rule in added])
+        self.rules.extend(rule for rule in added if not self._has(rule))
+        return added
+
+    def remove(self, rule: Rule) -> None:
+        """Remove a rule from this set and from the file it came from.
+
+        Raises:
+            PermissionsError: when its file cannot be read or written.
+        """
+        if rule.source.path is not None:
+            _edit_rules_file(rule.source.path, rule.effect, remove=rule.written or rule.text)
+        self.rules = [r for r in self.rules if r != rule]
+
+    def _has(self, rule: Rule) -> bool:
+        return any(
+            r.text == rule.text and r.effect == rule.effect and r.source == rule.source for r in self.rules
+        )
+
+
+def _bash_analysis(request: ToolApproval) -> CommandAnalysis | None:
+    if request.tool != BASH_TOOL:
+        return None
+    command = request.input.get("command")
+    return analyse_command(command) if isinstance(command, str) and command.strip() else CommandAnalysis(())
+
+
+def _editor_write(request: ToolApproval) -> bool:
+    return request.tool == EDITOR_TOOL and request.input.get("command") in EDITOR_WRITES
+
+
+def _matches_tool(rule: Rule, request: ToolApproval) -> bool:
+    if rule.kind == "tool":
+        return rule.target == request.tool
+    if rule.kind != "mcp":
+        return False
+    if request.mcp_server is not None:
+        return rule.target == request.mcp_server and rule.mcp_tool in (None, request.mcp_tool)
+    # Without the server's own name, fall back on the qualified `server__tool` name.
+    qualified = rule.target if rule.mcp_tool is None else f"{rule.target}{_SEPARATOR}{rule.mcp_tool}"
+    return request.tool == qualified or (
+        rule.mcp_tool is None and request.tool.startswith(qualified + _SEPARATOR)
+    )
+
+
+def _string_list(data: Mapping[str, Any], effect: str, path: Path, warnings: list[str]) -> list[str]:
+    section = data.get("permissions", {})
+    if not isinstance(section, dict):
+        warnings.append(f"{path}: [permissions] is not a table; ignored")
+        return []
+    value = cast(dict[str, Any], section).get(effect, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in cast(list[Any], value)):
+        warnings.append(f"{path}: permissions.{effect} is not a list of strings; ignored")
+        return []
+    return cast(list[str], value)
+
+
+def _edit_rules_file(
+    path: Path, effect: RuleEffect, *, add: Sequence[str] = (), remove: str | None = None
+) -> None:
+    """Add rules to (or remove one from) `[permissions] EFFECT` of a TOML file, keeping the rest.
+
+    tomlkit edits the document in place, so comments, order and formatting of everything else
+    survive; the new text replaces the file atomically (a crash leaves the old or the new file).
+    """
+    import tomlkit  # only when rules are saved or removed
+    from tomlkit.exceptions import TOMLKitError
+
+    try:
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        document = tomlkit.parse(text)
+    except (OSError, UnicodeDecodeError, TOMLKitError) as exc:
+        raise PermissionsError(f"cannot read {path}: {exc}") from exc
+    section: Any = cast(dict[str, Any], document).get("permissions")
+    if section is None:
+        if not add:
+            return
+        section = tomlkit.table()
+        document["permissions"] = section
+    if not isinstance(section, dict):
+        raise PermissionsError(f"cannot edit {path}: [permissions] is not a table")
+    values: Any = cast(dict[str, Any], section).get(effect)
+    if values is None:
+        if not add:
+            return
+        values = tomlkit.array()
+        section[effect] = values
+    if not isinstance(values, list):
+        raise PermissionsError(f"cannot edit {path}: permissions.{effect} is not a list")
+    items = cast(list[Any], values)
+    for rule in add:
+        if rule not in items:
+            items.append(rule)
+    if remove is not None:
+        while remove in items:
+            items.remove(remove)
+    _write_atomically(path, tomlkit.dumps(document))
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(temporary, mode)
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+    except OSError as exc:
+        raise PermissionsError(f"cannot write {path}: {exc}") from exc

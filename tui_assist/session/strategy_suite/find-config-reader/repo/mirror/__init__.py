@@ -1,0 +1,1 @@
+"""Keep a backup folder in step with a source folder."""
