@@ -68,6 +68,9 @@ class FakeStore:
     async def load_history(self, conversation_id: str) -> list[Message]:
         return [Message.user("how do I rebase"), Message.assistant("Use `git rebase -i`.")]
 
+    async def load_summary(self, conversation_id: str) -> None:
+        return None
+
     async def turns_page(self, conversation_id: str, *, limit: int = 50) -> list[TurnRow]:
         row = TurnRow(
             id="t-old",

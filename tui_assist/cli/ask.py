@@ -42,6 +42,7 @@ def result_json(
             for r in result.rounds
         ],
         "usage": result.usage.to_dict(),
+        "compacted": outcome.compacted,
         "warnings": warnings,
         "denied_calls": [{"tool": d.tool, "summary": d.summary} for d in denied],
         "instructions": instructions,
@@ -61,6 +62,7 @@ def failure_json(strategy: str, error: str) -> dict[str, Any]:
         "outcome": "error",
         "rounds": [],
         "usage": {"input_tokens": 0, "output_tokens": 0},
+        "compacted": False,
         "warnings": [],
         "denied_calls": [],
         "instructions": [],

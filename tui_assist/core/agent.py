@@ -8,6 +8,10 @@ append to the same evidence list.
 Only valid messages enter the transcript: blank text blocks are dropped from a reply, and a
 reply left with nothing (no text, no tool call) is asked for again once and then fails the call,
 because the API rejects every later request of a history that holds an empty message.
+
+Each request goes through the runtime's `ContextGuard` (if any), which may send a compacted
+history instead; a request the provider refuses as too long (`ContextOverflow`) is handed back
+to the guard to compact further and retried once.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any, Final, Literal, cast
 
 from tui_assist.core.approval import ApprovalPolicy, approval_request
 from tui_assist.core.budget import BudgetExhausted, BudgetTracker
+from tui_assist.core.context import ContextGuard
 from tui_assist.core.conversation import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from tui_assist.core.events import (
     NodeKind,
@@ -26,7 +31,7 @@ from tui_assist.core.events import (
     ToolCallStarted,
     UsageRecorded,
 )
-from tui_assist.core.model import ModelRequest, Provider, ProviderError
+from tui_assist.core.model import ContextOverflow, ModelRequest, ModelResponse, Provider, ProviderError
 from tui_assist.core.nodes import NodeScope, new_id
 from tui_assist.core.observer import NodeSink, TurnObserver
 from tui_assist.core.prompts import SUBAGENT_SYSTEM_SUFFIX
@@ -77,6 +82,8 @@ class AgentRuntime:
     max_depth: int = 2
     """How deep sub-agents may nest (a sub-agent of a sub-agent is depth 2)."""
     max_tokens: int = 8192
+    context: ContextGuard | None = None
+    """Fits each request to the model's context window (None: requests go as they are)."""
 
 
 async def run_agent(
@@ -142,7 +149,7 @@ class _AgentRun:
                 max_tokens=rt.max_tokens,
                 stable_prefix=stable_prefix,
             )
-            response = await rt.provider.complete(request, sink)
+            response = await self._complete(request, sink)
             rt.budget.record(response.usage)
             usage = usage + response.usage
             rt.observer.on_event(
@@ -180,6 +187,24 @@ class _AgentRun:
             added.append(tool_message)
             if stop is not None:
                 return AgentResult(answer, "budget_exhausted", added, usage, stop)
+
+    async def _complete(self, request: ModelRequest, sink: NodeSink) -> ModelResponse:
+        """Send `request` as the context guard fits it; a prompt too long is compacted and retried once."""
+        rt = self.rt
+        guard = rt.context
+        if guard is None:
+            return await rt.provider.complete(request, sink)
+        fitted = await guard.fit(request, rt.observer, self.node_id)
+        rt.budget.record(fitted.usage)
+        try:
+            response = await rt.provider.complete(fitted.request, sink)
+        except ContextOverflow as overflow:
+            fitted = await guard.fit(request, rt.observer, self.node_id, overflow=overflow)
+            rt.budget.record(fitted.usage)
+            response = await rt.provider.complete(fitted.request, sink)
+        if self.depth == 0:  # the meter shows the conversation's context, not a sub-agent's
+            guard.measured(fitted.request, response.usage)
+        return response
 
     async def _call(self, use: ToolUseBlock) -> ToolResultBlock:
         rt = self.rt
@@ -263,6 +288,7 @@ class _AgentRun:
             evidence=self.rt.evidence,
             max_depth=self.rt.max_depth,
             max_tokens=self.rt.max_tokens,
+            context=self.rt.context,
         )
         result = await run_agent(
             child, [Message.user(prompt)], parent_id=tool_node, label=description, depth=self.depth + 1

@@ -27,6 +27,7 @@ NodeKind = Literal[
     "orchestrator",
     "refine",
     "flow",
+    "compact",
 ]
 NodeStatus = Literal["done", "failed", "cancelled"]
 Verdict = Literal["pass", "revise"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, runtime_checkable
 
 from tui_assist.core.conversation import Message, Usage
 
@@ -72,6 +72,24 @@ class ProviderError(Exception):
     """A model call failed for good (after retries). The message is one clear line for users."""
 
 
+class ContextOverflow(ProviderError):
+    """The request does not fit the model's context window ("prompt is too long").
+
+    Providers raise it instead of a plain `ProviderError`, so the core can compact the history and
+    retry without reading error texts.
+
+    Args:
+        message: One line for users.
+        tokens: The request's size in tokens, when the provider said it.
+        limit: The model's context window in tokens, when the provider said it.
+    """
+
+    def __init__(self, message: str, *, tokens: int | None = None, limit: int | None = None) -> None:
+        super().__init__(message)
+        self.tokens = tokens
+        self.limit = limit
+
+
 class Provider(Protocol):
     """A model backend."""
 
@@ -88,4 +106,17 @@ class Provider(Protocol):
 
     async def aclose(self) -> None:
         """Release connections."""
+        ...
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """A provider that can count a request's input tokens exactly, without running it."""
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """The input tokens `request` would use (system, tools and messages).
+
+        Raises:
+            ProviderError: when counting fails.
+        """
         ...

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 MAX_LINE = 300
 """Longest error line shown to users."""
 
@@ -54,7 +56,7 @@ def truncation_marker(omitted: int) -> str:
     return f"\n[... {omitted} characters truncated ...]\n"
 
 
-def truncate_middle(text: str, max_chars: int) -> str:
+def truncate_middle(text: str, max_chars: int, marker: Callable[[int], str] = truncation_marker) -> str:
     """Keep the head and the tail of a long text, with a marker in between.
 
     The head usually says what a command was doing and the tail how it ended, so both are kept.
@@ -62,6 +64,7 @@ def truncate_middle(text: str, max_chars: int) -> str:
     Args:
         text: The full text.
         max_chars: How many characters of the text to keep at most (the marker comes on top).
+        marker: Makes the marker from the number of characters left out.
 
     Returns:
         `text` itself when short enough, else its head, a marker and its tail.
@@ -70,7 +73,7 @@ def truncate_middle(text: str, max_chars: int) -> str:
         return text
     head = max_chars // 2
     tail = max_chars - head
-    return text[:head] + truncation_marker(len(text) - max_chars) + text[len(text) - tail :]
+    return text[:head] + marker(len(text) - max_chars) + text[len(text) - tail :]
 
 
 def estimate_tokens(text: str) -> int:

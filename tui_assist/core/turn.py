@@ -14,6 +14,7 @@ from typing import Literal, Protocol
 from tui_assist.core.agent import AgentRuntime, ToolCallRecord
 from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.budget import Budget, BudgetTracker
+from tui_assist.core.context import ContextGuard
 from tui_assist.core.conversation import Conversation, Message, Usage
 from tui_assist.core.events import Verdict
 from tui_assist.core.model import Provider
@@ -82,6 +83,8 @@ class TurnDeps:
     critic_prompt: str = CRITIC_PROMPT
     max_depth: int = 2
     max_tokens: int = 8192
+    context: ContextGuard | None = None
+    """Keeps every request of the turn (generators and sub-agents included) inside the window."""
 
     def runtime(self, toolbox: Toolbox, observer: TurnObserver, budget: BudgetTracker) -> AgentRuntime:
         """An agent runtime over one toolbox, with fresh evidence."""
@@ -94,6 +97,7 @@ class TurnDeps:
             system=self.system_prompt.replace("{workdir}", str(Path(toolbox.workdir))),
             max_depth=self.max_depth,
             max_tokens=self.max_tokens,
+            context=self.context,
         )
 
 

@@ -10,8 +10,10 @@ Retries happen in two layers, because the SDK only covers the first:
   that is not a JSON object) is retried here, from scratch, up to `stream_retries` times; the
   sink hears `retrying()` first so the host can throw away the partial text.
 
-Whatever still fails becomes a `ProviderError` with one line a user can act on. A response that
-has not begun within `request_timeout` (the SDK's retries included) fails at once.
+Whatever still fails becomes a `ProviderError` with one line a user can act on; a request the
+API refuses as too long for the context window becomes its subclass `ContextOverflow`, so the
+core can compact the history and retry. A response that has not begun within `request_timeout`
+(the SDK's retries included) fails at once.
 
 Prompt caching uses at most four `cache_control` breakpoints, in prefix order: the last tool,
 the system prompt, the end of the stable history (`ModelRequest.stable_prefix`) and the end of
@@ -42,6 +44,7 @@ from anthropic.types import Message as ApiMessage
 from tui_assist.core.conversation import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from tui_assist.core.model import (
     DEFAULT_REQUEST_TIMEOUT,
+    ContextOverflow,
     ModelRequest,
     ModelResponse,
     ProviderError,
@@ -61,6 +64,7 @@ from tui_assist.providers.anthropic_info import (
 )
 from tui_assist.providers.streaming import (
     StreamBroke,
+    context_overflow,
     exc_text,
     one_line,
     plural,
@@ -241,7 +245,8 @@ class AnthropicProvider:
                         etype = e.type or "error"
                         text = f"{etype}: {e.api_message or e.message}"
                         if etype in _NOT_RETRYABLE_STREAM_ERRORS:
-                            raise ProviderError(one_line(f"Anthropic API error mid-stream ({text})")) from e
+                            line = one_line(f"Anthropic API error mid-stream ({text})")
+                            raise context_overflow(line, text) or ProviderError(line) from e
                         raise StreamBroke(text) from e
                     except httpx2.TimeoutException as e:
                         raise StreamBroke(
@@ -257,7 +262,7 @@ class AnthropicProvider:
                         final = event.message
                 return _to_response(final)
         except anthropic.APIStatusError as e:
-            raise ProviderError(_status_error_line(e)) from e
+            raise _status_error(e) from e
         except anthropic.APITimeoutError as e:
             attempts = sdk_attempts(e.request)
             raise ProviderError(
@@ -273,6 +278,28 @@ class AnthropicProvider:
             if "authentication" in str(e):
                 raise ProviderError(MISSING_CREDENTIALS_HINT) from e
             raise
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """The input tokens `request` would use, from the API's `count_tokens` endpoint (no model run).
+
+        Raises:
+            ProviderError: when counting fails; the message is one line.
+        """
+        params = build_stream_params(request, self.model, cache=False)
+        client = self.client
+        try:
+            counted = await client.messages.count_tokens(
+                model=params["model"],
+                messages=params["messages"],
+                system=params.get("system", anthropic.omit),
+                tools=cast(Any, params.get("tools", anthropic.omit)),
+                timeout=self.request_timeout,
+            )
+        except anthropic.APIStatusError as e:
+            raise _status_error(e) from e
+        except anthropic.AnthropicError as e:
+            raise ProviderError(one_line(f"Anthropic API could not count tokens: {exc_text(e)}")) from e
+        return counted.input_tokens
 
     async def aclose(self) -> None:
         """Close the client this provider created (an injected client is left to its owner)."""
@@ -442,6 +469,18 @@ def _to_response(final: ApiMessage) -> ModelResponse:
 
 
 # --------------------------------------------------------------------------- errors
+
+
+def _status_error(e: anthropic.APIStatusError) -> ProviderError:
+    """The error for a failed status: `ContextOverflow` when the request is too long for the model."""
+    line = _status_error_line(e)
+    if e.status_code == 413:  # more bytes than a request may carry: a shorter history fixes it too
+        return ContextOverflow(line)
+    if e.status_code == 400:
+        overflow = context_overflow(line, e.api_message or e.message)
+        if overflow is not None:
+            return overflow
+    return ProviderError(line)
 
 
 def _status_error_line(e: anthropic.APIStatusError) -> str:

@@ -12,8 +12,9 @@ mirrors `AnthropicProvider` in everything the core can see:
   `stream_retries` times, and the sink hears `retrying()` first.
 - A response that has not begun within `request_timeout` (the SDK's retries included) fails at
   once.
-- Whatever still fails becomes a `ProviderError` with one line a user can act on. A server or
-  model without native tool calling (Ollama's "does not support tools", vLLM without
+- Whatever still fails becomes a `ProviderError` with one line a user can act on; a request the
+  server refuses as too long for the model's context becomes `ContextOverflow` (its subclass).
+  A server or model without native tool calling (Ollama's "does not support tools", vLLM without
   `--enable-auto-tool-choice`, llama.cpp without `--jinja`) is named as such, because the raw
   400 is the most common confusion with local models.
 
@@ -62,6 +63,7 @@ from tui_assist.providers.profiles import NO_KEY_PLACEHOLDER, MaxTokensParam
 from tui_assist.providers.streaming import (
     StreamBroke,
     clip,
+    context_overflow,
     exc_text,
     one_line,
     plural,
@@ -211,7 +213,11 @@ class OpenAICompatProvider:
                 what=_server(client),
             )
         except openai.APIStatusError as e:
-            raise ProviderError(_status_error_line(e, client, self.model, has_tools=has_tools)) from e
+            line = _status_error_line(e, client, self.model, has_tools=has_tools)
+            overflow = None
+            if e.status_code in (400, 413, 422):
+                overflow = context_overflow(line, _api_message(e), code=e.code)
+            raise overflow or ProviderError(line) from e
         except openai.APITimeoutError as e:
             attempts = sdk_attempts(e.request)
             raise ProviderError(
@@ -238,7 +244,8 @@ class OpenAICompatProvider:
                 etype = e.type or e.code or "error"
                 text = f"{etype}: {e.message}"
                 if etype in _NOT_RETRYABLE_STREAM_ERRORS:
-                    raise ProviderError(one_line(f"{_server(client)} error mid-stream ({text})")) from e
+                    line = one_line(f"{_server(client)} error mid-stream ({text})")
+                    raise context_overflow(line, e.message, code=e.code) or ProviderError(line) from e
                 raise StreamBroke(text) from e
             except ValueError as e:
                 raise StreamBroke(f"malformed stream ({exc_text(e)})") from e

@@ -22,12 +22,14 @@ from tui_assist.core.approval import ApprovalMode, ApprovalPolicy
 from tui_assist.core.conversation import Conversation, ToolUseBlock, Usage
 from tui_assist.core.interrupted import interrupted_history
 from tui_assist.core.nodes import new_id
-from tui_assist.core.observer import FanOutObserver, RecordingObserver
+from tui_assist.core.observer import FanOutObserver, NullObserver, RecordingObserver
 from tui_assist.session.config_source import ConfigError, ConfigPreview, ConfigSource
+from tui_assist.session.context import CompactionReport, ContextKeeper
 from tui_assist.session.factory import EmptyToolbox, MissingCredentials, SetupError
 from tui_assist.session.instructions import Instructions, InstructionsLoader
 
 if TYPE_CHECKING:
+    from tui_assist.core.compaction import HistorySummary
     from tui_assist.core.conversation import Message
     from tui_assist.core.events import TurnEvent
     from tui_assist.core.model import Provider
@@ -163,6 +165,8 @@ class TurnOutcome:
     """One line each: what the user should know about this turn (e.g. that it was not saved)."""
     attachments: Attachments | None = None
     """The files the prompt's `@path` mentions attached (None when it mentions none)."""
+    compacted: bool = False
+    """Whether the history was compacted for this turn (its requests sent a shorter history)."""
 
 
 class ChatSession:
@@ -240,6 +244,8 @@ class ChatSession:
         self._running: asyncio.Task[TurnResult] | None = None
         self._instructions: InstructionsLoader | None = None
         self._prompt_history: PromptHistory | None = None
+        self.context = ContextKeeper(window=lambda: self.context_window, save=self._save_summary)
+        """Keeps the conversation's requests inside the model's context window (see `session/context.py`)."""
         self.checkpoints: TurnCheckpoints | None = None
         """Snapshots of the workdir around each turn (None without a store of the session's own)."""
 
@@ -453,6 +459,8 @@ class ChatSession:
         system_prompt = s.system_prompt
         if self.instructions.text:
             system_prompt = f"{system_prompt}\n\n{self.instructions.text}"
+        self.context.provider = self.provider
+        self.context.compact_at = s.compact_at
         deps = TurnDeps(
             provider=self.provider,
             toolbox_factory=self._toolbox_factory or (lambda: EmptyToolbox(s.workdir)),
@@ -460,6 +468,7 @@ class ChatSession:
             budget=Budget(s.max_model_requests, s.max_tool_calls, s.max_tokens_per_turn),
             system_prompt=system_prompt,
             critic_prompt=s.critic_prompt,
+            context=self.context,
         )
         return RefineTurn(deps, max_rounds=self.rounds) if self.refine else AgentTurn(deps)
 
@@ -504,6 +513,52 @@ class ChatSession:
         if self._settings is not None:
             models += [self._settings.resolved_model, *self._settings.prices]
         return list(dict.fromkeys(models))
+
+    @property
+    def context_window(self) -> int:
+        """The context window of the session's model, in tokens (settings, else the known-models table)."""
+        return self.settings.context_window(self.model)
+
+    @property
+    def context_fill(self) -> float | None:
+        """How full the context was at the conversation's last request (0..1, past 1 when over), or None."""
+        return self.context.fill
+
+    async def compact(
+        self, instructions: str | None = None, observer: TurnObserver | None = None
+    ) -> CompactionReport | None:
+        """Summarise the conversation's history now (`/compact [INSTRUCTIONS]`); call it between turns.
+
+        The stored turns are not changed: the summary stands in for all but the latest turn in what
+        later requests send, and is saved with the conversation.
+
+        Args:
+            instructions: What the summary should focus on; passed to the summariser.
+            observer: Where the `compact` node (a root node) and its usage are reported.
+
+        Returns:
+            What was done (`report.notice` is the line to show), or None when there is nothing older
+            than the latest turn to summarise.
+
+        Raises:
+            SetupError: when there is no provider.
+            RuntimeError: when a turn is running.
+            ProviderError: when the summariser call fails (nothing is changed then).
+        """
+        if self.provider is None:
+            raise SetupError(self.provider_problem or "no provider is configured")
+        if self.running:
+            raise RuntimeError("a turn is running: compact after it")
+        self.context.provider = self.provider
+        self.context.compact_at = self.settings.compact_at
+        return await self.context.compact_history(
+            self.conversation.messages, observer or NullObserver(), instructions=instructions
+        )
+
+    async def _save_summary(self, summary: HistorySummary) -> None:
+        if self.store is not None and self.conversation_id is not None:
+            if not await self.store.save_summary(self.conversation_id, summary):
+                log.info("history summary not saved: it does not end at a stored turn")
 
     def price(self, model: str | None = None) -> Price | None:
         """The price of `model` (default: the session's) for the cost meter."""
@@ -564,6 +619,7 @@ class ChatSession:
             attachments = await self.attach(prompt)
         sent = attachments.text if attachments is not None else prompt
         warnings = [item.describe() for item in attachments.refused] if attachments is not None else []
+        compactions = self.context.compactions
         stored = await self._begin(turn_id, strategy.name, prompt, warnings)
         checkpoints = self.checkpoints if stored else None
         checkpoint = await checkpoints.before(turn_id, warnings) if checkpoints else None
@@ -586,14 +642,16 @@ class ChatSession:
             saved = stored and await asyncio.shield(self._store_cancelled(turn_id, log.events, history))
             if by_host:
                 raise
-            return TurnOutcome(result, self.conversation_id, saved, warnings, attachments)
+            compacted = self.context.compactions > compactions
+            return TurnOutcome(result, self.conversation_id, saved, warnings, attachments, compacted)
         finally:
             self._running = None
             if checkpoints is not None:  # whatever the outcome: a cut turn may have changed files
                 await asyncio.shield(checkpoints.after(checkpoint))
         result.prompt = prompt  # stored as typed; the message sent, files attached, is in the history
         saved = stored and await self._commit(result, log.events, warnings)
-        return TurnOutcome(result, self.conversation_id, saved, warnings, attachments)
+        compacted = self.context.compactions > compactions
+        return TurnOutcome(result, self.conversation_id, saved, warnings, attachments, compacted)
 
     async def _begin(self, turn_id: str, strategy: str, prompt: str, warnings: list[str]) -> bool:
         """Create the conversation if need be and begin the turn; False when it can't be stored."""
@@ -644,6 +702,7 @@ class ChatSession:
         """Start over: the next turn creates a new conversation."""
         self.conversation = Conversation()
         self.conversation_id = None
+        self.context.reset()
 
     async def open_conversation(self, conversation_id: str) -> None:
         """Continue a stored conversation: its full history is sent with the next turn.
@@ -658,9 +717,11 @@ class ChatSession:
         await self._load_history(await self._need_store().resolve_conversation_id(conversation_id))
 
     async def _load_history(self, conversation_id: str) -> None:
-        messages = await self._need_store().load_history(conversation_id)
+        store = self._need_store()
+        messages = await store.load_history(conversation_id)
         self.conversation = Conversation(conversation_id, messages)
         self.conversation_id = conversation_id
+        self.context.reset(await store.load_summary(conversation_id), messages)
 
     async def find_conversation(self, id_or_prefix: str | None = None) -> str | None:
         """The id of a stored conversation: the one `id_or_prefix` names, else the latest.

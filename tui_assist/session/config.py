@@ -16,6 +16,7 @@ from tui_assist.core.model import DEFAULT_REQUEST_TIMEOUT
 from tui_assist.core.permissions import RuleError, canonical_rule
 from tui_assist.core.prompts import CRITIC_PROMPT, SYSTEM_PROMPT
 from tui_assist.providers.anthropic_info import DEFAULT_MODEL
+from tui_assist.providers.context_windows import known_context_window
 from tui_assist.providers.profiles import OpenAIProfile
 from tui_assist.session.config_source import (
     DEFAULT_ROUNDS,
@@ -34,6 +35,7 @@ __all__ = [
     "ApprovalSettings",
     "BashToolSettings",
     "ConfigError",
+    "ModelSettings",
     "PermissionSettings",
     "Price",
     "Settings",
@@ -99,6 +101,13 @@ class Price(_Section):
     cache_read: float = 0.30
 
 
+class ModelSettings(_Section):
+    """A `[models."ID"]` table: what to know about one model."""
+
+    context_window: int | None = Field(default=None, gt=0)
+    """Tokens one request may hold; None: the table of known models decides."""
+
+
 class Settings(_Section):
     """Everything configurable."""
 
@@ -141,6 +150,10 @@ class Settings(_Section):
     keymap: dict[str, str] = Field(default_factory=dict)
     """Binding id -> keys, e.g. `{"toggle-refine" = "ctrl+r"}`."""
     prices: dict[str, Price] = Field(default_factory=lambda: {DEFAULT_MODEL: Price()})
+    compact_at: float = Field(default=0.8, gt=0, le=1)
+    """Compact the history before a request estimated past this share of the context window."""
+    models: dict[str, ModelSettings] = Field(default_factory=dict)
+    """Per model id, e.g. `[models."claude-sonnet-4-6"] context_window = 200000`."""
     script: Path | None = None
     """Script file for the offline `scripted` provider."""
 
@@ -148,6 +161,13 @@ class Settings(_Section):
     def resolved_model(self) -> str:
         """The model to use."""
         return resolve_model(self.provider, self.model)
+
+    def context_window(self, model: str) -> int:
+        """The context window of `model` in tokens: `[models."ID"]` if set, else the known-models table."""
+        configured = self.models.get(model)
+        if configured is not None and configured.context_window is not None:
+            return configured.context_window
+        return known_context_window(model)
 
 
 def validate(source: ConfigSource) -> Settings:

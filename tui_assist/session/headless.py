@@ -5,7 +5,14 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from tui_assist.core.events import NodeStarted, ToolCallFinished, ToolCallStarted, TurnEvent, VerdictReached
+from tui_assist.core.events import (
+    NodeFinished,
+    NodeStarted,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnEvent,
+    VerdictReached,
+)
 from tui_assist.core.observer import ApprovalDecision, ToolApproval
 
 
@@ -15,14 +22,19 @@ class HeadlessObserver:
     def __init__(self, *, progress: bool, out: TextIO | None = None) -> None:
         self._progress = progress
         self._out = out or sys.stderr
+        self._compactions: set[str] = set()
 
     def on_event(self, event: TurnEvent) -> None:
-        """Print one progress line for rounds, tool calls and verdicts."""
+        """Print one progress line for rounds, tool calls, verdicts and compactions."""
         if not self._progress:
             return
         match event:
             case NodeStarted(node_kind="round", label=label):
                 self._write(f"── {label}")
+            case NodeStarted(node_kind="compact", node_id=node_id):
+                self._compactions.add(node_id)
+            case NodeFinished(node_id=node_id, output=output) if node_id in self._compactions and output:
+                self._write(f"  ⇣ {output}")
             case ToolCallStarted(name=name, input=input_):
                 self._write(f"  → {name} {_short(input_)}")
             case ToolCallFinished(is_error=True, name=name, output=output):

@@ -1,10 +1,11 @@
-"""Conversations: creating, finding and listing them, and the history a model is sent."""
+"""Conversations: creating, finding and listing them, the history a model is sent, and its summary."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from tui_assist.core.compaction import HistorySummary
 from tui_assist.core.conversation import Message
 from tui_assist.core.nodes import new_id
 from tui_assist.store.base import RUNNING, StoreBase, UnknownIdError
@@ -142,6 +143,73 @@ class ConversationsMixin(StoreBase):
                 (conversation_id, RUNNING),
             )
         return [Message.from_dict(json.loads(row[0])) for row in rows]
+
+    async def save_summary(self, conversation_id: str, summary: HistorySummary) -> bool:
+        """Keep `summary` as the conversation's history summary, in place of an older one.
+
+        The stored turns are not touched. The summary is tied to the turn its covered history ends
+        with: deleting that turn deletes it, rewinding it hides it.
+
+        Args:
+            conversation_id: The conversation.
+            summary: Covers the first `summary.covered` messages of `load_history`.
+
+        Returns:
+            False (nothing stored) when those messages do not end with a finished turn.
+        """
+        async with self._write() as db:
+            rows = await db.execute_fetchall(
+                "SELECT t.id, COUNT(m.id) FROM turns t LEFT JOIN messages m ON m.turn_id = t.id "
+                "WHERE t.conversation_id = ? AND t.outcome <> ? AND t.rewound_at IS NULL "
+                "GROUP BY t.id ORDER BY t.seq",
+                (conversation_id, RUNNING),
+            )
+            through: str | None = None
+            count = 0
+            for turn_id, messages in rows:
+                count += int(messages)
+                if count == summary.covered and messages:
+                    through = str(turn_id)
+                if count >= summary.covered:
+                    break
+            if through is None:
+                return False
+            await db.execute(
+                "INSERT INTO history_summaries (conversation_id, through_turn_id, covered_messages, "
+                "covered_turns, summary, tokens_before, tokens_after, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (conversation_id) DO UPDATE SET "
+                "through_turn_id = excluded.through_turn_id, covered_messages = excluded.covered_messages, "
+                "covered_turns = excluded.covered_turns, summary = excluded.summary, "
+                "tokens_before = excluded.tokens_before, tokens_after = excluded.tokens_after, "
+                "created_at = excluded.created_at",
+                (
+                    conversation_id,
+                    through,
+                    summary.covered,
+                    summary.turns,
+                    summary.text,
+                    summary.tokens_before,
+                    summary.tokens_after,
+                    self._clock(),
+                ),
+            )
+        return True
+
+    async def load_summary(self, conversation_id: str) -> HistorySummary | None:
+        """The conversation's history summary (see `save_summary`), or None when it has none.
+
+        A summary whose last turn was rewound describes turns the history no longer holds: None.
+        """
+        async with self._lock:
+            rows = await self._db.execute_fetchall(
+                "SELECT s.summary, s.covered_messages, s.covered_turns, s.tokens_before, s.tokens_after "
+                "FROM history_summaries s JOIN turns t ON t.id = s.through_turn_id "
+                "WHERE s.conversation_id = ? AND t.rewound_at IS NULL",
+                (conversation_id,),
+            )
+        return next(
+            (HistorySummary(str(r[0]), int(r[1]), int(r[2]), int(r[3]), int(r[4])) for r in rows), None
+        )
 
 
 def _conversation_row(row: Any) -> ConversationRow:

@@ -29,6 +29,10 @@ Schema notes:
   order: a rewind needs every change the app made since, whatever conversation made it, to tell
   them from the user's own. `turns.rewound_at` marks turns a rewind took out of the conversation:
   they leave the history sent to the model but stay in the database.
+- `history_summaries` (m004) keeps, per conversation, the latest summary that stands in for the
+  oldest turns in what is sent to the model (the turns themselves are never changed). It covers
+  the history up to and including `through_turn_id`; a summary whose turn is deleted goes with it,
+  and one whose turn was rewound is not loaded, so a summary never outlives the turns it describes.
 """
 
 from __future__ import annotations
@@ -239,9 +243,31 @@ async def m003_checkpoints(db: aiosqlite.Connection) -> None:
         await db.execute("ALTER TABLE turns ADD COLUMN rewound_at REAL")
 
 
+async def m004_history_summaries(db: aiosqlite.Connection) -> None:
+    """The summary each conversation's compacted history starts with."""
+    await _run(
+        db,
+        (
+            """
+            CREATE TABLE IF NOT EXISTS history_summaries (
+                conversation_id TEXT PRIMARY KEY REFERENCES conversations (id) ON DELETE CASCADE,
+                through_turn_id TEXT NOT NULL REFERENCES turns (id) ON DELETE CASCADE,
+                covered_messages INTEGER NOT NULL,
+                covered_turns INTEGER NOT NULL,
+                summary TEXT NOT NULL,
+                tokens_before INTEGER NOT NULL,
+                tokens_after INTEGER NOT NULL,
+                created_at REAL NOT NULL
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS history_summaries_by_turn ON history_summaries (through_turn_id)",
+        ),
+    )
+
+
 Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
 
-MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_flow_runs, m003_checkpoints)
+MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_flow_runs, m003_checkpoints, m004_history_summaries)
 """Every migration, in order: `MIGRATIONS[n - 1]` brings the schema to version n."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -257,6 +257,7 @@ class MainScreen(FlowActions):
             self.session.meter.add(event.usage, self.session.price(model), model)
             self.status.usage = self.session.meter.usage
             self.status.cost = self.session.meter.cost
+            self.status.context = self.session.context_fill
 
     # -- turns -----------------------------------------------------------------------------------
 
@@ -543,6 +544,7 @@ class MainScreen(FlowActions):
             self.notify("Cancel the running turn first (escape).", severity="warning")
             return
         self.session.new_conversation()
+        self.status.context = None
         self.conversation.clear_all()
         self.agent_tree.clear_turns()
         self.flow.show_turn(None)
@@ -576,6 +578,7 @@ class MainScreen(FlowActions):
         except Exception as exc:
             self.notify(f"Cannot resume: {exc}", severity="error")
             return False
+        self.status.context = self.session.context_fill
         self.conversation.clear_all()
         self.agent_tree.clear_turns()
         self.flow.show_turn(None)

@@ -164,6 +164,10 @@ class AgentTree(Tree[str]):
                 text.append("critic")
                 if record.verdict:
                     text.append(f" {record.verdict.upper()}", self._style(record.verdict))
+            case "compact":
+                text.append("compact")
+                if record.output:
+                    text.append(" " + clip(record.output, 40), self._style("muted"))
             case "tool":
                 text.append(record.tool_name)
                 argument = key_argument(record.tool_name, record.tool_input or {})

@@ -77,6 +77,7 @@ class TurnView(CompactableTurn):
         self._last_text: dict[str, AnswerText] = {}
         self._tools: dict[str, ToolCallView] = {}
         self._rounds: dict[str, RoundView] = {}
+        self._compactions: set[str] = set()
 
     @property
     def running(self) -> bool:
@@ -113,6 +114,11 @@ class TurnView(CompactableTurn):
                 self._rounds[event.node_id] = view
                 self.mount(view)
                 view.mount(RoundHeader(f"round {view.index}"))
+            case NodeStarted(node_kind="compact"):
+                self._compactions.add(event.node_id)
+            case NodeFinished(node_id=node_id, output=output) if node_id in self._compactions and output:
+                # Said where it happened: the history this turn sends from here on is compacted.
+                self.mount(Notice(f"⇣ {output}", classes="-compacted"))
             case NodeStarted(node_kind="agent" | "generate") if self._is_main(event.parent_id):
                 where = self._rounds.get(event.parent_id or "")
                 self._containers[event.node_id] = where if where is not None else self

@@ -1,4 +1,4 @@
-"""The status bar: running state, Refine mode and its round budget, model, tokens, cost, workdir.
+"""The status bar: running state, Refine and its round budget, model, context fill, tokens, cost, workdir.
 
 Refine comes first so that it stays visible however narrow the terminal is.
 """
@@ -35,6 +35,14 @@ _MODE_LABELS = {"default": "ask", "accept-edits": "edits ok", "plan": "plan", "b
 """The approval mode as the status bar says it (`default` asks before side-effecting calls)."""
 
 
+def _context(fill: float | None) -> tuple[tuple[str, str], ...]:
+    """` ctx 34%`, coloured as it nears the point where the history is compacted."""
+    if fill is None:
+        return ()
+    style = "$error bold" if fill >= 0.8 else "$warning" if fill >= 0.6 else "$foreground 70%"
+    return ((f" ctx {fill:.0%}", style),)
+
+
 class StatusBar(Widget):
     """One line of session state, docked at the bottom."""
 
@@ -53,6 +61,8 @@ class StatusBar(Widget):
     state: reactive[str] = reactive("idle")
     usage: reactive[Usage] = reactive(Usage, always_update=True)
     cost: reactive[float | None] = reactive(0.0)
+    context: reactive[float | None] = reactive(None)
+    """How full the model's context was at the last request (0..1), None before any."""
     workdir: reactive[Path] = reactive(Path.cwd)
     mode: reactive[str] = reactive("default")
     """The approval mode (shift+tab cycles it)."""
@@ -87,6 +97,7 @@ class StatusBar(Widget):
             sandbox,
             sep,
             (self.model, "$primary"),
+            *_context(self.context),
             sep,
             tokens,
             " ",
