@@ -23,6 +23,7 @@ from tui_assist.core.conversation import Conversation, ToolUseBlock, Usage
 from tui_assist.core.interrupted import interrupted_history
 from tui_assist.core.nodes import new_id
 from tui_assist.core.observer import FanOutObserver, NullObserver, RecordingObserver
+from tui_assist.core.text import estimate_tokens
 from tui_assist.session.config_source import ConfigError, ConfigPreview, ConfigSource
 from tui_assist.session.context import CompactionReport, ContextKeeper
 from tui_assist.session.factory import EmptyToolbox, MissingCredentials, SetupError
@@ -470,7 +471,14 @@ class ChatSession:
             critic_prompt=s.critic_prompt,
             context=self.context,
         )
-        return RefineTurn(deps, max_rounds=self.rounds) if self.refine else AgentTurn(deps)
+        if not self.refine:
+            return AgentTurn(deps)
+        # The critic's whole input (context, task, evidence, answer) must fit the window too,
+        # beside its reply and the system prompt.
+        from tui_assist.core.critic import CRITIC_MAX_TOKENS
+
+        room = self.context_window - CRITIC_MAX_TOKENS - estimate_tokens(s.critic_prompt)
+        return RefineTurn(deps, max_rounds=self.rounds, critic_max_input_tokens=max(1_000, room))
 
     def _instructions_loader(self) -> InstructionsLoader:
         workdir = self.settings.workdir

@@ -352,6 +352,24 @@ def edit_file(screen: MainScreen, path: Path) -> None:
         screen.notify(f"{editor} exited with status {completed.returncode}", severity="warning")
 
 
+@slash("compact", "[INSTRUCTIONS]", "Summarise the older history now (the last turn stays verbatim)")
+async def _compact(screen: MainScreen, args: str) -> None:
+    from tui_assist.core.model import ProviderError
+    from tui_assist.session.factory import SetupError
+    from tui_assist.ui.bridge import TextualObserver
+
+    if screen.running:
+        raise CommandError("a turn is running: compact when it ends")
+    session = screen.session
+    try:
+        report = await session.compact(args.strip() or None, TextualObserver(screen, screen.app))
+    except (SetupError, ProviderError, RuntimeError) as exc:
+        raise CommandError(f"cannot compact: {exc}") from exc
+    notice = f"⇣ {report.notice}" if report else "Nothing to compact yet: the latest turn stays verbatim."
+    screen.conversation.add_notice(notice, classes="-compacted")
+    screen.status.context = session.context_fill
+
+
 @slash("permissions", "[remove N]", "The approval mode and every allow/deny rule with its source")
 def _permissions(screen: MainScreen, args: str) -> None:
     from tui_assist.core.approval import describe_mode
