@@ -99,6 +99,7 @@ def test_typing_during_a_slow_turn_queues_the_prompt_whole(tmp_path: Path) -> No
                 assert time.monotonic() < deadline, app.screen()
                 time.sleep(0.1)
             app.wait_for("Got both parts.", timeout=10)
+            app.wait_for("○ idle", timeout=10)  # the turn is stored (and snapshotted), not just shown
             app.key("C-c")
             app.wait_for("again to quit", timeout=5)
             app.key("C-c")

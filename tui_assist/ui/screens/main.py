@@ -75,6 +75,7 @@ class MainScreen(FlowActions):
     BINDINGS = [
         Binding("ctrl+r", "toggle_refine", "Refine", id="toggle-refine", priority=True),
         Binding("escape", "cancel_turn", "Cancel turn", id="cancel-turn", priority=True),
+        Binding("escape", "idle_escape", "Rewind", id="rewind-escape", priority=True, show=False),
         Binding("shift+tab", "cycle_mode", "Mode", id="cycle-mode", priority=True, show=False),
         Binding("ctrl+n", "new_conversation", "New", id="new-conversation"),
         Binding("ctrl+o", "resume_conversation", "Resume", id="resume-conversation"),
@@ -373,26 +374,27 @@ class MainScreen(FlowActions):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_turn":
+            return self.running
+        if action == "idle_escape":
             # Idle, escape on an empty prompt (no completion open) counts toward a rewind.
             completions = self.prompt.completions
-            idle_escape = not self.prompt.text and not (completions is not None and completions.is_open)
-            return self.running or idle_escape
+            return not self.running and not self.prompt.text and not (completions and completions.is_open)
         if action == "approve_flow":
             return self.held_run_id is not None
         return True
 
     # -- actions ---------------------------------------------------------------------------------
 
+    def action_idle_escape(self) -> None:
+        """Escape twice on an empty prompt opens the rewind picker."""
+        now = time.monotonic()
+        if now - self._last_idle_escape < 1.0:
+            self._last_idle_escape = 0.0
+            self.open_rewind()
+        else:
+            self._last_idle_escape = now
+
     def action_cancel_turn(self) -> None:
-        if not self.running:
-            # Escape twice on an empty prompt opens the rewind picker.
-            now = time.monotonic()
-            if now - self._last_idle_escape < 1.0:
-                self._last_idle_escape = 0.0
-                self.open_rewind()
-            else:
-                self._last_idle_escape = now
-            return
         if self.running:
             # The queue goes back to the prompt first, so the turn's end doesn't send it.
             self._unqueue()
