@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import importlib
 import time
 from datetime import datetime
 from pathlib import Path
@@ -35,6 +34,7 @@ from tui_assist.ui.widgets.flow_panel import FlowPanel
 from tui_assist.ui.widgets.node_inspector import NodeInspector
 from tui_assist.ui.widgets.prompt import Prompt
 from tui_assist.ui.widgets.status_bar import StatusBar
+from tui_assist.ui.widgets.streaming_markdown import warm_up as warm_up_markdown
 
 if TYPE_CHECKING:
     from tui_assist.session.chat import ChatSession
@@ -145,8 +145,8 @@ class MainScreen(Screen[None]):
     @work(group="load", exit_on_error=False)
     async def load_session(self) -> None:
         await self.session.load()
-        # The Markdown parser, too, so the first answer doesn't pay for importing it.
-        await asyncio.to_thread(importlib.import_module, "rich.markdown")
+        # The Markdown parser and Pygments, too, so the first answer doesn't pay for loading them.
+        await asyncio.to_thread(warm_up_markdown)
         # Everything alive now (modules, the SDK, the app's widgets) lives for the whole session.
         # Freezing it keeps Python's full collections from scanning it again and again: with the
         # SDK loaded, each full collection otherwise stalls the event loop for 50-100+ ms.
