@@ -101,12 +101,13 @@ async def test_escape_cancels_the_running_turn_and_keeps_the_conversation() -> N
         assert states["turn"] == "cancelled" and states["agent"] == "cancelled"
         assert "cancelled" in screen_text(app)
         assert app.query_one(StatusBar).state == "idle"
-        # The cancelled turn left no half-written history, and the next turn runs normally.
-        assert app.session.conversation.messages == []
+        # The interrupted turn stays in the history, closed with the marker; the next turn runs normally.
+        kept = [m.text for m in app.session.conversation.messages]
+        assert kept == ["long task", "Working on it\n\n[interrupted by the user]"]
         provider.release.set()
         await _send(pilot, "again")
         await _settle(app, pilot)
-        assert [m.text for m in app.session.conversation.messages] == ["again", "Working on it"]
+        assert [m.text for m in app.session.conversation.messages][2:] == ["again", "Working on it"]
 
 
 async def test_escape_without_a_running_turn_does_nothing() -> None:

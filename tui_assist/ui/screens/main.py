@@ -11,7 +11,7 @@ import gc
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -29,7 +29,8 @@ from tui_assist.paths import data_dir
 from tui_assist.ui.bridge import CoreEvent, TextualObserver
 from tui_assist.ui.setup_help import provider_notice
 from tui_assist.ui.widgets.agent_tree import AgentTree
-from tui_assist.ui.widgets.conversation import Conversation
+from tui_assist.ui.widgets.conversation import Conversation, TurnView
+from tui_assist.ui.widgets.conversation_search import ConversationSearch
 from tui_assist.ui.widgets.flow_panel import FlowPanel
 from tui_assist.ui.widgets.node_inspector import NodeInspector
 from tui_assist.ui.widgets.prompt import Prompt
@@ -38,9 +39,13 @@ from tui_assist.ui.widgets.streaming_markdown import warm_up as warm_up_markdown
 
 if TYPE_CHECKING:
     from tui_assist.session.chat import ChatSession
+    from tui_assist.ui.app import TuiAssistApp
 
 NARROW_WIDTH = 80
-"""Below this many columns the side panels collapse."""
+"""Below this many columns the side panels, when open, take the screen instead of the chat."""
+MEDIUM_WIDTH = 100
+"""Below this many columns the side panels start hidden and open narrow beside the chat (f2 / f3)."""
+TREE_HINT = "agent tree · empty until the first turn"
 
 
 class MainScreen(Screen[None]):
@@ -51,18 +56,21 @@ class MainScreen(Screen[None]):
     BINDINGS = [
         Binding("ctrl+r", "toggle_refine", "Refine", id="toggle-refine", priority=True),
         Binding("escape", "cancel_turn", "Cancel turn", id="cancel-turn", priority=True),
-        Binding("ctrl+n", "new_conversation", "New", id="new-conversation"),
+        # Not in the footer (so that every key fits in 80 columns): the palette offers it too.
+        Binding("ctrl+n", "new_conversation", "New", id="new-conversation", show=False),
         Binding("ctrl+o", "resume_conversation", "Resume", id="resume-conversation"),
         Binding("f2", "toggle_tree", "Tree", id="toggle-tree"),
         Binding("f3", "toggle_flow", "Flow", id="toggle-flow"),
-        Binding("f4", "review_round", "Review round", id="review-round"),
+        Binding("f4", "review_round", "Review", id="review-round", tooltip="Review the latest refine round"),
         Binding(
             "f5",
             "copy_answer",
-            "Copy answer",
+            "Copy",
             id="copy-answer",
             tooltip="Copy the message selected in the conversation (up/down there), else the last answer",
         ),
+        Binding("ctrl+f", "find", "Find", id="find", show=False),
+        Binding("f6", "retry_turn", "Retry", id="retry-turn", tooltip="Send the prompt that failed again"),
         Binding("f8", "approve_flow", "Approve held run", id="approve-flow"),
     ]
 
@@ -77,6 +85,8 @@ class MainScreen(Screen[None]):
         """Roots of flow runs: their events go to the tree and flow panel, not the conversation."""
         self.held_run_id: str | None = None
         """A grounded run awaiting approval (f8 approves it)."""
+        self.failed_prompt: str | None = None
+        """The prompt of the last turn, when it failed (f6 sends it again)."""
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="body"):
@@ -95,7 +105,7 @@ class MainScreen(Screen[None]):
             return
         await body.mount(
             Vertical(
-                Static("agent tree", id="tree-title"),
+                Static(TREE_HINT if self.has_class("-fresh") else "agent tree", id="tree-title"),
                 AgentTree(self.log_model, id="tree"),
                 Static("flow", id="flow-title"),
                 VerticalScroll(FlowPanel(self.log_model, id="flow"), id="flow-scroll"),
@@ -134,6 +144,7 @@ class MainScreen(Screen[None]):
     # -- lifecycle -------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
+        self.add_class("-fresh")
         self._show_session(self.session.preview.workdir)
         self.status.state = "loading"
         self._layout_for(self.size.width)
@@ -182,6 +193,17 @@ class MainScreen(Screen[None]):
 
     def _layout_for(self, width: int) -> None:
         self.set_class(0 < width < NARROW_WIDTH, "-narrow")
+        self.set_class(NARROW_WIDTH <= width < MEDIUM_WIDTH, "-medium")
+        for footer in self.query(Footer).results(Footer):
+            footer.compact = 0 < width < MEDIUM_WIDTH  # every key fits in 80 columns
+
+    def _show_fresh(self, fresh: bool) -> None:
+        """Before the first turn, the tree's title says what will show there (the tree is hidden)."""
+        if fresh == self.has_class("-fresh"):
+            return
+        self.set_class(fresh, "-fresh")
+        for title in self.query("#tree-title").results(Static):
+            title.update(TREE_HINT if fresh else "agent tree")
 
     # -- core events -----------------------------------------------------------------------------
 
@@ -200,6 +222,7 @@ class MainScreen(Screen[None]):
             return
         self.agent_tree.apply(event, record)
         if isinstance(event, NodeStarted) and event.parent_id is None:
+            self._show_fresh(False)
             self.flow.show_turn(event.node_id)
             self.query_one(NodeInspector).show(None)
         else:
@@ -209,8 +232,11 @@ class MainScreen(Screen[None]):
                 inspector.show(record)
         if isinstance(event, UsageRecorded) and not replay:
             self.session.meter.add(event.usage, self.session.price(event.model or None))
-            self.status.usage = self.session.meter.usage
-            self.status.cost = self.session.meter.cost
+            self._show_meter()
+
+    def _show_meter(self) -> None:
+        self.status.usage = self.session.meter.usage
+        self.status.cost = self.session.meter.cost
 
     # -- turns -----------------------------------------------------------------------------------
 
@@ -225,6 +251,7 @@ class MainScreen(Screen[None]):
     @work(exclusive=True, group="turn", exit_on_error=False)
     async def run_turn(self, prompt: str) -> None:
         session = self.session
+        self.failed_prompt = None
         view = self.conversation.begin_turn(prompt, "refine" if session.refine else "agent")
         status = self.status
         self.query_one(Prompt).add_class("-running")
@@ -248,16 +275,17 @@ class MainScreen(Screen[None]):
             result = outcome.result
             if result.outcome == "cancelled":
                 self.call_later(view.mark_cancelled)
-            elif result.outcome == "error" and result.error:
-                self.notify(result.error, title="turn failed", severity="error", timeout=8)
+            elif result.outcome == "error":
+                # The turn's badge shows the error, once, where it happened.
+                self._offer_retry(prompt, view)
             for warning in outcome.warnings:
                 self.conversation.add_notice(warning, classes="-warning")
         except asyncio.CancelledError:
             self.call_later(view.mark_cancelled)
             raise
         except Exception as exc:  # a bug must not take the conversation down with it
-            self.conversation.add_notice(f"**The turn failed:** `{exc}`", classes="-error")
-            self.call_later(view.mark_cancelled)
+            self.call_later(view.mark_failed, f"{type(exc).__name__}: {exc}")
+            self._offer_retry(prompt, view)
         finally:
             if self._tick is not None:
                 self._tick.stop()
@@ -266,6 +294,27 @@ class MainScreen(Screen[None]):
             status.state = "idle"
             self._show_notes()
             self.call_later(self.refresh_bindings)
+
+    def _offer_retry(self, prompt: str, view: TurnView) -> None:
+        """Put a failed prompt back in the input (unless the user typed since) and offer a retry."""
+        self.failed_prompt = prompt
+        editor = self.query_one(Prompt)
+        if not editor.text.strip():
+            editor.text = prompt
+            editor.move_cursor(editor.document.end)
+        keys = [b.binding for b in self.active_bindings.values() if b.binding.action == "retry_turn"]
+        key = self.app.get_key_display(keys[0]) if keys else "the retry key"
+        # After the turn's last events (its badge) are shown.
+        self.call_later(view.offer_retry, key)
+
+    def action_retry_turn(self) -> None:
+        prompt = self.failed_prompt
+        if prompt is None or self.running:
+            return
+        editor = self.query_one(Prompt)
+        if editor.text.strip() == prompt:
+            editor.clear()
+        self._turn_worker = self.run_turn(prompt)
 
     def _on_tick(self) -> None:
         self.agent_tree.tick()
@@ -277,9 +326,15 @@ class MainScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_turn":
-            return self.running
+            # With the focus in the search bar, escape closes the bar first.
+            searching = self.focused is not None and any(
+                isinstance(node, ConversationSearch) for node in self.focused.ancestors_with_self
+            )
+            return self.running and not searching
         if action == "approve_flow":
             return self.held_run_id is not None
+        if action == "retry_turn":
+            return self.failed_prompt is not None and not self.running
         return True
 
     # -- actions ---------------------------------------------------------------------------------
@@ -293,10 +348,15 @@ class MainScreen(Screen[None]):
             self.notify("Turn cancelled.", timeout=2)
 
     def action_toggle_refine(self) -> None:
+        self.set_refine(not self.session.refine)
+
+    def set_refine(self, on: bool) -> None:
+        """Turn Refine mode on or off, show it, and remember it for the next start."""
         session = self.session
-        session.refine = not session.refine
-        self.status.refine = session.refine
-        self.notify(f"Refine {'ON' if session.refine else 'OFF'} (≤{session.rounds} rounds)", timeout=1.5)
+        session.refine = on
+        self.status.refine = on
+        self.notify(f"Refine {'ON' if on else 'OFF'} (≤{session.rounds} rounds)", timeout=1.5)
+        cast("TuiAssistApp", self.app).save_preferences(refine=on)
 
     def set_rounds(self, rounds: int) -> None:
         self.session.rounds = rounds
@@ -310,13 +370,27 @@ class MainScreen(Screen[None]):
         self._toggle_panel("-flow-hidden")
 
     def _toggle_panel(self, hidden_class: str) -> None:
-        if self.has_class("-narrow"):
+        if self.has_class("-narrow") or self.has_class("-medium"):
             opening = not self.has_class("-side-open")
             self.set_class(opening, "-side-open")
             if opening:
                 self.remove_class(hidden_class)
             return
         self.toggle_class(hidden_class)
+
+    def action_find(self) -> None:
+        """Search the conversation pane (the bar opens above the prompt)."""
+        bars = self.query(ConversationSearch)
+        if bars:
+            bar = bars.first()
+        else:
+            bar = ConversationSearch(self.conversation, id="search")
+            self.query_one("#chat").mount(bar, before=self.query_one(Prompt))
+        self.call_after_refresh(bar.open)
+
+    @on(ConversationSearch.Closed)
+    def _search_closed(self) -> None:
+        self.query_one(Prompt).focus()
 
     def action_copy_answer(self, last: bool = False) -> None:
         """Copy the message selected in the conversation pane, else (or if `last`) the last answer."""
@@ -362,8 +436,11 @@ class MainScreen(Screen[None]):
             self.notify("Cancel the running turn first (escape).", severity="warning")
             return
         self.session.new_conversation()
+        self.failed_prompt = None
+        self._show_meter()
         self.conversation.clear_all()
         self.agent_tree.clear_turns()
+        self._show_fresh(True)
         self.flow.show_turn(None)
         self.query_one(NodeInspector).show(None)
         self.notify("New conversation.", timeout=1.5)
@@ -391,8 +468,11 @@ class MainScreen(Screen[None]):
         except Exception as exc:
             self.notify(f"Cannot resume: {exc}", severity="error")
             return
+        self.failed_prompt = None
+        self._show_meter()
         self.conversation.clear_all()
         self.agent_tree.clear_turns()
+        self._show_fresh(True)
         self.flow.show_turn(None)
         self.query_one(NodeInspector).show(None)
         for turn in turns:

@@ -230,7 +230,7 @@ class TurnView(CompactableTurn):
         if event.status == "cancelled":
             return "⊘ cancelled: anything already stored is kept", "cancelled"
         if event.status == "failed" or self.outcome == "error":
-            return f"✗ error: {clip(event.error or 'the turn failed', 200)}", "error"
+            return f"✗ error: {clip(event.error or 'the turn failed', 300)}", "error"
         if self.outcome == "budget_exhausted":
             return "⚠ budget exhausted: the answer may be incomplete", "budget_exhausted"
         if self.strategy == "refine":
@@ -250,6 +250,20 @@ class TurnView(CompactableTurn):
         """The worker ended without the core reporting the turn's end (cancelled early)."""
         if self.outcome is None:
             self._ending = NodeFinished(node_id=self.turn_id or "", status="cancelled", outcome="cancelled")
+            self._end(self._ending)
+
+    def offer_retry(self, key: str) -> None:
+        """Say, under the error, that the prompt is back in the input and `key` sends it again."""
+        for badge in self.query(TurnBadge).results(TurnBadge):
+            if badge.has_class("-error"):
+                badge.update(f"{badge.content}\n  The prompt is back in the input; {key} sends it again.")
+
+    def mark_failed(self, error: str) -> None:
+        """The turn failed outside the core (the host's own error): show it as the turn's error."""
+        if self.outcome is None:
+            self._ending = NodeFinished(
+                node_id=self.turn_id or "", status="failed", outcome="error", error=error
+            )
             self._end(self._ending)
 
     # -- compaction ---------------------------------------------------------------------------
@@ -315,6 +329,9 @@ class Conversation(VerticalScroll):
     }
     Conversation .-selected {
         background: $primary 20%;
+    }
+    Conversation .-found {
+        background: $warning 25%;
     }
     """
     # Up / down move the message cursor instead of scrolling by a line (page up / page down and

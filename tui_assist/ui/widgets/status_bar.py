@@ -1,6 +1,8 @@
 """The status bar: running state, Refine mode and its round budget, model, tokens, cost, workdir.
 
-Refine comes first so that it stays visible however narrow the terminal is.
+Refine comes first so that it stays visible however narrow the terminal is. The line is fitted to
+the width, never cut at the edge: the token counts shorten first, then the model name, then the
+workdir loses its leading folders (it keeps its last ones, after a "…").
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from tui_assist.core.conversation import Usage
+from tui_assist.core.text import clip
+
+_SEP = (" │ ", "$foreground 40%")
 
 
 def _count(value: int) -> str:
@@ -29,6 +34,22 @@ def _home(path: Path) -> str:
         return "~/" + str(path.relative_to(Path.home()))
     except ValueError:
         return str(path)
+
+
+def tokens_text(usage: Usage, *, short: bool = False) -> str:
+    """Tokens in and out, and the cache's reads and writes (`short`: fewer words)."""
+    read, written = _count(usage.cache_read_input_tokens), _count(usage.cache_creation_input_tokens)
+    given, got = _count(usage.input_tokens), _count(usage.output_tokens)
+    if short:
+        return f"↑{given} ↓{got} cache {read}/{written}"
+    return f"in {given} out {got} cache read {read} write {written}"
+
+
+def left_clip(text: str, limit: int) -> str:
+    """`text` cut to `limit` cells from the left, marked with "…" (a path keeps its last folders)."""
+    if len(text) <= limit:
+        return text
+    return "…" + text[len(text) - limit + 1 :] if limit > 1 else "…"
 
 
 class StatusBar(Widget):
@@ -52,7 +73,6 @@ class StatusBar(Widget):
     workdir: reactive[Path] = reactive(Path.cwd)
 
     def render(self) -> Content:
-        sep = (" │ ", "$foreground 40%")
         state_style = {"idle": "$foreground 60%", "running": "$warning bold", "loading": "$accent"}.get(
             self.state, "$error bold"
         )
@@ -61,21 +81,23 @@ class StatusBar(Widget):
             if self.refine
             else (" Refine OFF ", "$foreground 70% on $boost")
         )
-        usage = self.usage
-        tokens = f"in {_count(usage.input_tokens)} out {_count(usage.output_tokens)}"
-        tokens += f" cache {_count(usage.cache_read_input_tokens)}"
-        cost = "$–" if self.cost is None else f"${self.cost:.4f}"
         icon = {"running": "● ", "idle": "○ ", "loading": "◌ "}.get(self.state, "✗ ")
-        return Content.assemble(
-            (icon + self.state, state_style),
-            " ",
-            refine,
-            sep,
-            (self.model, "$primary"),
-            sep,
-            tokens,
-            " ",
-            (cost, "$accent"),
-            sep,
-            (_home(self.workdir), "$foreground 60%"),
-        )
+        cost = "$–" if self.cost is None else f"${self.cost:.4f}"
+        width = self.content_region.width or 200
+        head = Content.assemble((icon + self.state, state_style), " ", refine)
+        workdir = _home(self.workdir)
+        model = self.model
+        for short, model_limit in ((False, 40), (True, 40), (True, 18), (True, 10), (True, 0)):
+            tokens = tokens_text(self.usage, short=short)
+            shown_model = clip(model, model_limit) if model_limit else ""
+            fixed = head.cell_length + len(tokens) + 1 + len(cost) + 2 * len(_SEP[0])
+            if shown_model:
+                fixed += len(shown_model) + len(_SEP[0])
+            if width - fixed >= min(len(workdir), 12):
+                break
+        room = max(1, width - fixed)
+        parts: list[Content | tuple[str, str] | str] = [head, _SEP]
+        if shown_model:
+            parts += [(shown_model, "$primary"), _SEP]
+        parts += [tokens, " ", (cost, "$accent"), _SEP, (left_clip(workdir, room), "$foreground 60%")]
+        return Content.assemble(*parts)
