@@ -219,7 +219,7 @@ async def test_panels_toggle() -> None:
         await pilot.press("f2")
         await pilot.pause()
         assert app.screen.has_class("-tree-hidden")
-        assert app.query_one("#tree").region.width == 0
+        assert app.query_one("#tree-title").region.width == 0
         await pilot.press("f3")
         await pilot.pause()
         assert app.query_one("#side").region.width == 0

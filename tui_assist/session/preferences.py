@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,6 +62,8 @@ class Preferences:
         Returns:
             Whether they were saved.
         """
+        import tempfile  # only when saving: not on the way to the first frame
+
         data = {"theme": self.theme, "refine": self.refine}
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

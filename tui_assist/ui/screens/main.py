@@ -30,7 +30,6 @@ from tui_assist.ui.bridge import CoreEvent, TextualObserver
 from tui_assist.ui.setup_help import provider_notice
 from tui_assist.ui.widgets.agent_tree import AgentTree
 from tui_assist.ui.widgets.conversation import Conversation, TurnView
-from tui_assist.ui.widgets.conversation_search import ConversationSearch
 from tui_assist.ui.widgets.flow_panel import FlowPanel
 from tui_assist.ui.widgets.node_inspector import NodeInspector
 from tui_assist.ui.widgets.prompt import Prompt
@@ -45,6 +44,8 @@ NARROW_WIDTH = 80
 """Below this many columns the side panels, when open, take the screen instead of the chat."""
 MEDIUM_WIDTH = 100
 """Below this many columns the side panels start hidden and open narrow beside the chat (f2 / f3)."""
+FOOTER_WAIT = 0.5
+"""Seconds loading waits at most for the footer's keys."""
 TREE_HINT = "agent tree · empty until the first turn"
 
 
@@ -75,7 +76,7 @@ class MainScreen(Screen[None]):
     ]
 
     def __init__(self, session: ChatSession) -> None:
-        super().__init__()
+        super().__init__(classes="-fresh")
         self.session = session
         self.log_model = NodeLog()
         self._tick: Timer | None = None
@@ -93,28 +94,38 @@ class MainScreen(Screen[None]):
             with Vertical(id="chat"):
                 yield Conversation(id="conversation")
                 yield Prompt(id="prompt")
+            with Vertical(id="side"):
+                # The agent tree itself is mounted with the first turn (see `agent_tree`).
+                yield Static(TREE_HINT, id="tree-title")
+                yield Static("flow", id="flow-title")
+                with VerticalScroll(id="flow-scroll"):
+                    yield FlowPanel(self.log_model, id="flow")
+                yield NodeInspector(id="inspector")
         yield StatusBar(id="status")
-        yield Footer()
+        footer = Footer()
+        # Textual's footer draws no key until the screen's first bindings update, which comes a
+        # few frames (~100 ms) after the first: let the first frame show the keys known by then.
+        footer.set_reactive(Footer._bindings_ready, True)  # pyright: ignore[reportArgumentType]
+        yield footer
 
-    async def _mount_side_panels(self) -> None:
-        """Mount the agent tree and flow panel. They start empty, so they wait for the second
-        frame instead of slowing the first (by ~30 ms of a ~230 ms first paint)."""
-        gc.enable()  # `tui-assist` paused it for the first frame (see cli.main)
-        body = self.query_one("#body")
-        if not body.is_attached:  # the app quit before its second frame
+    def _after_first_frame(self) -> None:
+        # `tui-assist` paused the collector for the first frame (see cli.main): everything created
+        # so far (Textual, the screen) is long-lived, and its first collection would scan all of
+        # it (~100 ms before the footer's keys show), so it is frozen out of collections first.
+        if not gc.isenabled():
+            gc.freeze()
+            gc.enable()
+        self._load_when_drawn(FOOTER_WAIT)
+
+    def _load_when_drawn(self, wait: float) -> None:
+        """Start loading once the whole screen is drawn: the footer fills in its keys a few frames
+        after the first, and loading (threads importing the SDK hold the GIL) would delay that by
+        a few hundred milliseconds."""
+        footers = self.query(Footer)
+        if wait > 0 and footers and not any(key.region for key in footers.first().children):
+            self.set_timer(0.01, lambda: self._load_when_drawn(wait - 0.01))
             return
-        await body.mount(
-            Vertical(
-                Static(TREE_HINT if self.has_class("-fresh") else "agent tree", id="tree-title"),
-                AgentTree(self.log_model, id="tree"),
-                Static("flow", id="flow-title"),
-                VerticalScroll(FlowPanel(self.log_model, id="flow"), id="flow-scroll"),
-                NodeInspector(id="inspector"),
-                id="side",
-            )
-        )
-        # Heavy imports (the SDK, tools, the store) wait until the whole screen is drawn.
-        self.call_after_refresh(self._start_loading)
+        self.call_after_refresh(self.load_session)  # the frame with the keys is on screen
 
     # -- widgets ---------------------------------------------------------------------------------
 
@@ -124,7 +135,17 @@ class MainScreen(Screen[None]):
 
     @property
     def agent_tree(self) -> AgentTree:
-        return self.query_one(AgentTree)
+        """The agent tree, mounted on first use: until the first turn only its title shows."""
+        trees = self.query(AgentTree)
+        if trees:
+            return trees.first()
+        tree = AgentTree(self.log_model, id="tree")
+        self.query_one("#side").mount(tree, after="#tree-title")
+        return tree
+
+    def _clear_tree(self) -> None:
+        for tree in self.query(AgentTree).results(AgentTree):
+            tree.clear_turns()
 
     @property
     def flow(self) -> FlowPanel:
@@ -144,14 +165,10 @@ class MainScreen(Screen[None]):
     # -- lifecycle -------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        self.add_class("-fresh")
         self._show_session(self.session.preview.workdir)
         self.status.state = "loading"
         self._layout_for(self.size.width)
-        self.call_after_refresh(self._mount_side_panels)
-
-    def _start_loading(self) -> None:
-        self.load_session()
+        self.call_after_refresh(self._after_first_frame)
 
     @work(group="load", exit_on_error=False)
     async def load_session(self) -> None:
@@ -229,7 +246,7 @@ class MainScreen(Screen[None]):
             self.flow.changed()
             inspector = self.query_one(NodeInspector)
             if inspector.node_id is not None and record is not None and record.node_id == inspector.node_id:
-                inspector.show(record)
+                inspector.show(record, self.flow.name_of(record))
         if isinstance(event, UsageRecorded) and not replay:
             self.session.meter.add(event.usage, self.session.price(event.model or None))
             self._show_meter()
@@ -317,7 +334,8 @@ class MainScreen(Screen[None]):
         self._turn_worker = self.run_turn(prompt)
 
     def _on_tick(self) -> None:
-        self.agent_tree.tick()
+        for tree in self.query(AgentTree).results(AgentTree):
+            tree.tick()
         self.flow.changed()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -328,7 +346,7 @@ class MainScreen(Screen[None]):
         if action == "cancel_turn":
             # With the focus in the search bar, escape closes the bar first.
             searching = self.focused is not None and any(
-                isinstance(node, ConversationSearch) for node in self.focused.ancestors_with_self
+                node.id == "search" for node in self.focused.ancestors_with_self
             )
             return self.running and not searching
         if action == "approve_flow":
@@ -380,6 +398,8 @@ class MainScreen(Screen[None]):
 
     def action_find(self) -> None:
         """Search the conversation pane (the bar opens above the prompt)."""
+        from tui_assist.ui.widgets.conversation_search import ConversationSearch  # not for the first frame
+
         bars = self.query(ConversationSearch)
         if bars:
             bar = bars.first()
@@ -388,8 +408,7 @@ class MainScreen(Screen[None]):
             self.query_one("#chat").mount(bar, before=self.query_one(Prompt))
         self.call_after_refresh(bar.open)
 
-    @on(ConversationSearch.Closed)
-    def _search_closed(self) -> None:
+    def on_conversation_search_closed(self) -> None:
         self.query_one(Prompt).focus()
 
     def action_copy_answer(self, last: bool = False) -> None:
@@ -424,7 +443,8 @@ class MainScreen(Screen[None]):
     @on(FlowPanel.NodeChosen)
     def _node_chosen(self, event: FlowPanel.NodeChosen) -> None:
         """Show the chosen node's inputs and outputs below the flow panel."""
-        self.query_one(NodeInspector).show(self.log_model.nodes.get(event.node_id))
+        record = self.log_model.nodes.get(event.node_id)
+        self.query_one(NodeInspector).show(record, self.flow.name_of(record) if record else None)
 
     @on(AgentTree.RoundChosen)
     @on(FlowPanel.RoundChosen)
@@ -439,7 +459,7 @@ class MainScreen(Screen[None]):
         self.failed_prompt = None
         self._show_meter()
         self.conversation.clear_all()
-        self.agent_tree.clear_turns()
+        self._clear_tree()
         self._show_fresh(True)
         self.flow.show_turn(None)
         self.query_one(NodeInspector).show(None)
@@ -471,7 +491,7 @@ class MainScreen(Screen[None]):
         self.failed_prompt = None
         self._show_meter()
         self.conversation.clear_all()
-        self.agent_tree.clear_turns()
+        self._clear_tree()
         self._show_fresh(True)
         self.flow.show_turn(None)
         self.query_one(NodeInspector).show(None)

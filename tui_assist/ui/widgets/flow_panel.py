@@ -105,7 +105,7 @@ class FlowPanel(Widget):
             + [self.clock() if any(r.status == "running" for r in rows) else start + 0.001]
         )
         span = max(end - start, 1e-3)
-        labels = [("  " * self.node_log.depth(r.node_id), self._label(r)) for r in rows]
+        labels = [("  " * self.node_log.depth(r.node_id), self.name_of(r)) for r in rows]
         longest = max(len(indent) + len(label) for indent, label in labels)
         # label, space, icon, space, bar, time: labels come first, the bar gets what is left (at
         # least a few cells, else none).
@@ -145,7 +145,7 @@ class FlowPanel(Widget):
             lines.append(Content.assemble(*parts))
         return Content("\n").join(lines)
 
-    def _label(self, record: NodeRecord) -> str:
+    def name_of(self, record: NodeRecord) -> str:
         """What a row is called: the kind of turn, its loop, a sub-agent by its task, a composition."""
         match record.kind:
             case "turn":
@@ -186,7 +186,7 @@ class FlowPanel(Widget):
     def _short(self, record: NodeRecord) -> str:
         if record.kind == "chain" and record.label == "chain":
             return "Chain"
-        return self._label(record)
+        return self.name_of(record)
 
     def on_click(self, event: Click) -> None:
         row = event.y - self.styles.padding.top
