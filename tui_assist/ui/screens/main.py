@@ -71,7 +71,15 @@ class MainScreen(Screen[None]):
             tooltip="Copy the message selected in the conversation (up/down there), else the last answer",
         ),
         Binding("ctrl+f", "find", "Find", id="find", show=False),
-        Binding("f6", "retry_turn", "Retry", id="retry-turn", tooltip="Send the prompt that failed again"),
+        # Priority: the prompt (a TextArea) binds f6 itself; this one is enabled only after a failure.
+        Binding(
+            "f6",
+            "retry_turn",
+            "Retry",
+            id="retry-turn",
+            priority=True,
+            tooltip="Send the prompt that failed again",
+        ),
         Binding("f8", "approve_flow", "Approve held run", id="approve-flow"),
     ]
 
@@ -88,6 +96,7 @@ class MainScreen(Screen[None]):
         """A grounded run awaiting approval (f8 approves it)."""
         self.failed_prompt: str | None = None
         """The prompt of the last turn, when it failed (f6 sends it again)."""
+        self._retry_view: TurnView | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="body"):
@@ -319,10 +328,7 @@ class MainScreen(Screen[None]):
         if not editor.text.strip():
             editor.text = prompt
             editor.move_cursor(editor.document.end)
-        keys = [b.binding for b in self.active_bindings.values() if b.binding.action == "retry_turn"]
-        key = self.app.get_key_display(keys[0]) if keys else "the retry key"
-        # After the turn's last events (its badge) are shown.
-        self.call_later(view.offer_retry, key)
+        self._retry_view = view  # told how to retry once the turn's worker is done (see below)
 
     def action_retry_turn(self) -> None:
         prompt = self.failed_prompt
@@ -341,6 +347,11 @@ class MainScreen(Screen[None]):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker is self._turn_worker:
             self.refresh_bindings()
+            view, self._retry_view = self._retry_view, None
+            if view is not None and self.failed_prompt is not None and not self.running:
+                # The retry key is enabled now (and the keymap may have moved it): name it.
+                keys = [b.binding for b in self.active_bindings.values() if b.binding.action == "retry_turn"]
+                view.offer_retry(self.app.get_key_display(keys[0]) if keys else "the retry key")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_turn":

@@ -41,15 +41,19 @@ def tokens_text(usage: Usage, *, short: bool = False) -> str:
     read, written = _count(usage.cache_read_input_tokens), _count(usage.cache_creation_input_tokens)
     given, got = _count(usage.input_tokens), _count(usage.output_tokens)
     if short:
-        return f"↑{given} ↓{got} cache {read}/{written}"
+        return f"↑{given} ↓{got} cache r{read} w{written}"
     return f"in {given} out {got} cache read {read} write {written}"
 
 
 def left_clip(text: str, limit: int) -> str:
-    """`text` cut to `limit` cells from the left, marked with "…" (a path keeps its last folders)."""
+    """`text` cut to `limit` cells from the left, marked with "…"; a path is cut at a folder."""
     if len(text) <= limit:
         return text
-    return "…" + text[len(text) - limit + 1 :] if limit > 1 else "…"
+    if limit <= 1:
+        return "…"
+    tail = text[len(text) - limit + 1 :]
+    cut = tail.find("/")
+    return "…" + (tail[cut:] if 0 <= cut < len(tail) - 1 else tail)
 
 
 class StatusBar(Widget):
@@ -86,18 +90,25 @@ class StatusBar(Widget):
         width = self.content_region.width or 200
         head = Content.assemble((icon + self.state, state_style), " ", refine)
         workdir = _home(self.workdir)
-        model = self.model
-        for short, model_limit in ((False, 40), (True, 40), (True, 18), (True, 10), (True, 0)):
-            tokens = tokens_text(self.usage, short=short)
-            shown_model = clip(model, model_limit) if model_limit else ""
-            fixed = head.cell_length + len(tokens) + 1 + len(cost) + 2 * len(_SEP[0])
-            if shown_model:
-                fixed += len(shown_model) + len(_SEP[0])
-            if width - fixed >= min(len(workdir), 12):
+        # Fitted in steps (shorter token counts, then a shorter model name, then neither): the
+        # first step that shows the whole workdir, else the first that keeps its last folder whole.
+        last_folder = min(len(workdir), len(workdir.rstrip("/").rsplit("/", 1)[-1]) + 2)
+        steps = ((False, 40), (True, 40), (True, 18), (True, 10), (True, 0), (None, 0))
+        tokens, shown_model, fixed = "", "", 0
+        for wanted in (len(workdir), last_folder):
+            for short, model_limit in steps:
+                tokens = "" if short is None else tokens_text(self.usage, short=short) + " "
+                shown_model = clip(self.model, model_limit) if model_limit else ""
+                fixed = head.cell_length + len(tokens) + len(cost) + 2 * len(_SEP[0])
+                if shown_model:
+                    fixed += len(shown_model) + len(_SEP[0])
+                if width - fixed >= wanted:
+                    break
+            if width - fixed >= wanted:
                 break
         room = max(1, width - fixed)
         parts: list[Content | tuple[str, str] | str] = [head, _SEP]
         if shown_model:
             parts += [(shown_model, "$primary"), _SEP]
-        parts += [tokens, " ", (cost, "$accent"), _SEP, (left_clip(workdir, room), "$foreground 60%")]
+        parts += [tokens, (cost, "$accent"), _SEP, (left_clip(workdir, room), "$foreground 60%")]
         return Content.assemble(*parts)
