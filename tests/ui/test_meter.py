@@ -49,7 +49,7 @@ async def test_cache_writes_show_beside_reads_and_count_in_the_cost(
 ) -> None:
     fake.add(Reply("Cached.", usage=SPENT))
     app = _app(workdir)
-    async with app.run_test(size=(120, 30)) as pilot:
+    async with app.run_test(size=(200, 30)) as pilot:  # wide: the bar shows the long form
         await _settle(app, pilot)
         await pilot.press(*"hi", "enter")
         await _settle(app, pilot)

@@ -160,7 +160,7 @@ class ResumeScreen(ModalScreen[str | None]):
             yield Static(
                 Content.assemble(
                     ("Resume a conversation", "$primary bold"),
-                    ("  enter resume · ↑↓ choose · f2 rename · esc close", "$foreground 55%"),
+                    ("  enter · ↑↓ · f2 rename · esc", "$foreground 55%"),
                 ),
                 id="picker-title",
             )
