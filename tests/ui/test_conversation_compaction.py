@@ -185,3 +185,19 @@ async def test_a_theme_change_expands_compacted_turns() -> None:
         app.theme = next(name for name in app.available_themes if name != app.theme)
         await pilot.pause()
         assert not any(_compacted(conversation))
+
+
+async def test_moving_the_cursor_up_into_a_compacted_turn_builds_it_and_selects_its_last_message() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = await _with_turns(app, pilot, 6)
+        turns = list(conversation.query(TurnView))
+        newest_compacted, oldest_live = turns[-LIVE_TURNS - 1], turns[-LIVE_TURNS]
+        assert newest_compacted.compacted and not oldest_live.compacted
+        conversation.focus()
+        conversation.select_message(oldest_live.query_one(UserMessage))
+        await pilot.press("up")
+        await pilot.pause()
+        assert not newest_compacted.compacted
+        inside = [e for e in conversation.entries() if newest_compacted in e.ancestors]  # type: ignore[attr-defined]
+        assert inside and conversation.selected_message is inside[-1]

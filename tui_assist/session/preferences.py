@@ -33,7 +33,7 @@ def preferences_path(data_dir: Path) -> Path:
     return data_dir / STATE_FILE
 
 
-@dataclass(slots=True)
+@dataclass
 class Preferences:
     """The TUI's remembered choices; None means never chosen."""
 

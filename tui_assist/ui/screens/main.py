@@ -28,7 +28,6 @@ from tui_assist.core.tree import NodeLog
 from tui_assist.paths import data_dir
 from tui_assist.ui.bridge import CoreEvent, TextualObserver
 from tui_assist.ui.setup_help import provider_notice
-from tui_assist.ui.widgets.agent_tree import AgentTree
 from tui_assist.ui.widgets.conversation import Conversation, TurnView
 from tui_assist.ui.widgets.flow_panel import FlowPanel
 from tui_assist.ui.widgets.node_inspector import NodeInspector
@@ -39,6 +38,7 @@ from tui_assist.ui.widgets.streaming_markdown import warm_up as warm_up_markdown
 if TYPE_CHECKING:
     from tui_assist.session.chat import ChatSession
     from tui_assist.ui.app import TuiAssistApp
+    from tui_assist.ui.widgets.agent_tree import AgentTree
 
 NARROW_WIDTH = 80
 """Below this many columns the side panels, when open, take the screen instead of the chat."""
@@ -111,11 +111,7 @@ class MainScreen(Screen[None]):
                     yield FlowPanel(self.log_model, id="flow")
                 yield NodeInspector(id="inspector")
         yield StatusBar(id="status")
-        footer = Footer()
-        # Textual's footer draws no key until the screen's first bindings update, which comes a
-        # few frames (~100 ms) after the first: let the first frame show the keys known by then.
-        footer.set_reactive(Footer._bindings_ready, True)  # pyright: ignore[reportArgumentType]
-        yield footer
+        yield Footer()
 
     def _after_first_frame(self) -> None:
         # `tui-assist` paused the collector for the first frame (see cli.main): everything created
@@ -144,7 +140,10 @@ class MainScreen(Screen[None]):
 
     @property
     def agent_tree(self) -> AgentTree:
-        """The agent tree, mounted on first use: until the first turn only its title shows."""
+        """The agent tree, mounted on first use: until the first turn only its title shows (and
+        Textual's `Tree` is not even imported before the first frame)."""
+        from tui_assist.ui.widgets.agent_tree import AgentTree
+
         trees = self.query(AgentTree)
         if trees:
             return trees.first()
@@ -152,8 +151,15 @@ class MainScreen(Screen[None]):
         self.query_one("#side").mount(tree, after="#tree-title")
         return tree
 
+    def _mounted_tree(self) -> AgentTree | None:
+        from tui_assist.ui.widgets.agent_tree import AgentTree
+
+        trees = self.query(AgentTree)
+        return trees.first() if trees else None
+
     def _clear_tree(self) -> None:
-        for tree in self.query(AgentTree).results(AgentTree):
+        tree = self._mounted_tree()
+        if tree is not None:
             tree.clear_turns()
 
     @property
@@ -340,7 +346,8 @@ class MainScreen(Screen[None]):
         self._turn_worker = self.run_turn(prompt)
 
     def _on_tick(self) -> None:
-        for tree in self.query(AgentTree).results(AgentTree):
+        tree = self._mounted_tree()
+        if tree is not None:
             tree.tick()
         self.flow.changed()
 
@@ -457,9 +464,11 @@ class MainScreen(Screen[None]):
         record = self.log_model.nodes.get(event.node_id)
         self.query_one(NodeInspector).show(record, self.flow.name_of(record) if record else None)
 
-    @on(AgentTree.RoundChosen)
     @on(FlowPanel.RoundChosen)
-    def _round_chosen(self, event: AgentTree.RoundChosen | FlowPanel.RoundChosen) -> None:
+    def _round_chosen(self, event: FlowPanel.RoundChosen) -> None:
+        self.open_round(event.round_id)
+
+    def on_agent_tree_round_chosen(self, event: AgentTree.RoundChosen) -> None:
         self.open_round(event.round_id)
 
     def action_new_conversation(self) -> None:

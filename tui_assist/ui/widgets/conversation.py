@@ -6,9 +6,10 @@ Finished text is static (`StreamingMarkdown` commits it), and old turns are unmo
 cap, so neither a long answer nor a long session makes frames slower.
 
 A finished turn a few turns back is *compacted* (see `compaction`): it draws itself from lines
-captured from its children, so a layout arranges one widget for it instead of a dozen; selecting
-into it, clicking or hovering it expands it, and the pane compacts it again when the next turn
-starts.
+captured from its children and drops them, so a layout arranges one widget for it instead of a
+dozen and the garbage collector scans a handful of objects; the cursor steps over it as one item
+and builds it again (from the events it keeps) when it lands on it, as do a search hit, a click or
+the mouse hovering it; the pane compacts it again when the next turn starts.
 
 The pane has a message cursor, as a list has: with the focus in the pane (click a message, or tab
 to it), up / down / home / end select a `ConversationEntry` (a prompt, an answer, a tool call, a
