@@ -13,7 +13,9 @@ rendering the finished answer once through the same widget. Prints:
 
 `--history N` mounts N finished turns (a prompt, a few paragraphs of Markdown, a tool call; every
 third one a refine turn with two rounds and verdicts) in the pane before each measurement, so the
-figures show whether a frame's cost grows with the conversation as well as with the answer.
+figures show whether a frame's cost grows with the conversation as well as with the answer. With
+`--panels` they go through the main screen as a live turn's events do, so the agent tree and the
+flow panel hold them too (as in a real session).
 
 Run: `.venv/bin/python bench/bench_streaming.py` (add `--quick` for a smaller run).
 """
@@ -187,14 +189,18 @@ def history_events(n: int) -> tuple[str, str, list[TurnEvent]]:
     return f"why did deploy {n} fail?", "agent", events
 
 
-async def mount_history(app: TuiAssistApp, pilot: Pilot[int], turns: int) -> None:
-    """Show `turns` finished turns in the pane, as if the session had been running a while."""
-    conversation = app.main_screen.conversation
+async def mount_history(app: TuiAssistApp, pilot: Pilot[int], turns: int, *, panels: bool = False) -> None:
+    """Show `turns` finished turns in the pane (and the panels), as if the session had run a while."""
+    screen = app.main_screen
+    conversation = screen.conversation
     for n in range(turns):
         prompt, strategy, events = history_events(n)
         conversation.begin_turn(prompt, strategy)
         for event in events:
-            conversation.apply(event)
+            if panels:
+                screen.apply_event(event, replay=True)
+            else:
+                conversation.apply(event)
         if n % 10 == 9:
             await pilot.pause()
     await pilot.pause()
@@ -210,7 +216,7 @@ async def _painted(widget: AnswerText) -> None:
 
 
 async def run_stream(
-    deltas: list[str], *, rate: float | None, finish: bool = True, history: int = 0
+    deltas: list[str], *, rate: float | None, finish: bool = True, history: int = 0, panels: bool = False
 ) -> dict[str, float]:
     """Stream `deltas` (paced at `rate` per second, or as fast as possible) into a fresh app."""
     app = _app()
@@ -219,7 +225,7 @@ async def run_stream(
         await app.workers.wait_for_complete()
         await pilot.pause()
         if history:
-            await mount_history(app, pilot, history)
+            await mount_history(app, pilot, history, panels=panels)
         screen = app.main_screen
         observer = TextualObserver(screen, app)
         screen.conversation.begin_turn("stream a long answer", "agent")
@@ -267,9 +273,9 @@ async def run_driver_only(count: int, rate: float) -> float:
     return time.process_time() - cpu0
 
 
-async def run_once(document: str, history: int = 0) -> dict[str, float]:
+async def run_once(document: str, history: int = 0, panels: bool = False) -> dict[str, float]:
     """Render the finished answer once through the same widget."""
-    return await run_stream([document], rate=None, history=history)
+    return await run_stream([document], rate=None, history=history, panels=panels)
 
 
 async def run_turns(turns: int) -> list[tuple[int, float]]:
@@ -305,19 +311,25 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=0, help="also measure memory over N short turns")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--history", type=int, default=0, help="finished turns in the pane before streaming")
+    parser.add_argument("--panels", action="store_true", help="the history in the tree and flow panel too")
     args = parser.parse_args()
     size, count = (20_000, 1_000) if args.quick else (100_000, 5_000)
     document = make_document(size)
     deltas = split_deltas(document, count)
     print(
         f"document: {len(document):,} chars, {len(deltas):,} deltas of ~{len(deltas[0])} chars; terminal {SIZE}; "
-        f"{args.history} earlier turns in the pane"
+        f"{args.history} earlier turns in the pane{' and the panels' if args.panels else ''}"
     )
 
-    history = args.history
-    once = [asyncio.run(run_once(document, history)) for _ in range(args.repeat)]
-    fast = [asyncio.run(run_stream(deltas, rate=None, history=history)) for _ in range(args.repeat)]
-    paced = [asyncio.run(run_stream(deltas, rate=1000.0, history=history)) for _ in range(args.repeat)]
+    history, panels = args.history, args.panels
+    once = [asyncio.run(run_once(document, history, panels)) for _ in range(args.repeat)]
+    fast = [
+        asyncio.run(run_stream(deltas, rate=None, history=history, panels=panels)) for _ in range(args.repeat)
+    ]
+    paced = [
+        asyncio.run(run_stream(deltas, rate=1000.0, history=history, panels=panels))
+        for _ in range(args.repeat)
+    ]
 
     def med(runs: list[dict[str, float]], key: str) -> float:
         return statistics.median(r[key] for r in runs)

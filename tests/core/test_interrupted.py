@@ -86,3 +86,16 @@ def test_an_answer_finished_just_before_the_stop_gets_the_marker_in_the_same_mes
 def test_a_stop_before_anything_streamed_keeps_the_prompt_and_the_marker() -> None:
     messages = interrupted_history("q", [started("t", None, "turn"), started("a", "t")], "t")
     assert [(m.role, m.text) for m in messages] == [("user", "q"), ("assistant", INTERRUPTED_MARKER)]
+
+
+def test_the_usage_of_a_cut_call_does_not_end_its_response() -> None:
+    """A cancelled call reports what it spent (`cut`); its partial text is still the partial answer."""
+    events = [
+        started("t", None, "turn"),
+        started("a", "t"),
+        TextDelta(node_id="a", text="Working through it"),
+        UsageRecorded(node_id="a", usage=Usage(120, 1), cut=True),
+    ]
+    [prompt, partial] = interrupted_history("long task", events, "t")
+    assert prompt.text == "long task"
+    assert partial.text == f"Working through it\n\n{INTERRUPTED_MARKER}"

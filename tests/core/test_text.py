@@ -10,7 +10,9 @@ from tui_assist.core.text import clip, duration
 @pytest.mark.parametrize(
     ("seconds", "shown"),
     [
-        (0.0004, "0ms"),
+        (0.0, "0µs"),
+        (0.0000423, "42µs"),
+        (0.0009996, "1ms"),
         (0.0123, "12ms"),
         (0.9994, "999ms"),
         (0.9996, "1.0s"),

@@ -36,12 +36,16 @@ EPHEMERAL = {"type": "ephemeral"}
 class RecordingSink:
     texts: list[str] = field(default_factory=list)
     retries: list[tuple[int, str]] = field(default_factory=list)
+    usages: list[tuple[Usage, str]] = field(default_factory=list)
 
     def text(self, delta: str) -> None:
         self.texts.append(delta)
 
     def retrying(self, attempt: int, error: str) -> None:
         self.retries.append((attempt, error))
+
+    def usage(self, usage: Usage, model: str) -> None:
+        self.usages.append((usage, model))
 
 
 @pytest.fixture
@@ -804,6 +808,61 @@ async def test_cancelling_mid_stream_raises_cancelled_and_leaves_the_provider_us
     response = await provider.complete(ask(), RecordingSink())
     assert response.message.text == "after"
     assert len(fake.requests) == 2
+
+
+async def test_a_call_cancelled_after_message_start_reports_what_the_api_counted(
+    fake: FakeAnthropic, provider: AnthropicProvider
+) -> None:
+    usage = FakeUsage(input_tokens=120, cache_creation_input_tokens=40, cache_read_input_tokens=300)
+    held = Reply("Hello world, again", hold_after=4, usage=usage)
+    fake.add(held)
+    sink = RecordingSink()
+    task = asyncio.create_task(provider.complete(ask(), sink))
+    assert await asyncio.to_thread(held.held.wait, 5)
+    for _ in range(100):
+        if sink.texts:
+            break
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    held.release()
+
+    # message_start's counts: the input and cache counts in full, the output so far (about one).
+    [(spent, model)] = sink.usages
+    assert (spent.input_tokens, spent.cache_creation_input_tokens, spent.cache_read_input_tokens) == (
+        120,
+        40,
+        300,
+    )
+    assert spent.output_tokens <= 1
+    assert model == "claude-sonnet-4-6"
+
+
+async def test_a_call_cancelled_before_the_response_reports_no_usage(
+    fake: FakeAnthropic, provider: AnthropicProvider
+) -> None:
+    fake.add(Hang(5))
+    sink = RecordingSink()
+    task = asyncio.create_task(provider.complete(ask(), sink))
+    for _ in range(200):
+        if fake.requests:
+            break
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert sink.usages == []
+
+
+async def test_a_finished_call_reports_its_usage_in_the_response_only(
+    fake: FakeAnthropic, provider: AnthropicProvider
+) -> None:
+    fake.add(Reply("done", usage=FakeUsage(input_tokens=10, output_tokens=3)))
+    sink = RecordingSink()
+    response = await provider.complete(ask(), sink)
+    assert (response.usage.input_tokens, response.usage.output_tokens) == (10, 3)
+    assert sink.usages == []  # the agent loop reports it once, from the response
 
 
 async def test_aclose_leaves_an_injected_client_open(fake: FakeAnthropic) -> None:

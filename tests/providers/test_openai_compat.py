@@ -50,12 +50,16 @@ MODEL = "qwen2.5-coder:7b"
 class RecordingSink:
     texts: list[str] = field(default_factory=list)
     retries: list[tuple[int, str]] = field(default_factory=list)
+    usages: list[tuple[Usage, str]] = field(default_factory=list)
 
     def text(self, delta: str) -> None:
         self.texts.append(delta)
 
     def retrying(self, attempt: int, error: str) -> None:
         self.retries.append((attempt, error))
+
+    def usage(self, usage: Usage, model: str) -> None:
+        self.usages.append((usage, model))
 
 
 @pytest.fixture

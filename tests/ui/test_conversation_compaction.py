@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.ui.helpers import make_app
+from tests.ui.helpers import make_app, screen_text
 from tui_assist.core.events import (
     NodeFinished,
     NodeStarted,
@@ -103,8 +103,9 @@ async def test_finished_turns_before_the_newest_ones_are_compacted_and_look_the_
     async with app.run_test(size=SIZE) as pilot:
         conversation = await _with_turns(app, pilot, 6)
         assert _compacted(conversation) == [True] * (6 - LIVE_TURNS) + [False] * LIVE_TURNS
-        # A compacted turn's children are hidden, so a layout arranges one widget for the turn.
-        assert not any(child.display for child in conversation.query(TurnView).first().children)
+        # A compacted turn drops its children: a layout arranges one widget for the turn, and the
+        # collector has a handful of objects to scan instead of a dozen widgets.
+        assert not conversation.query(TurnView).first().children
 
         offsets = range(0, int(conversation.max_scroll_y) + 1, 7)
         compacted_look = []
@@ -128,14 +129,16 @@ async def test_the_cursor_reaches_compacted_turns_and_copies_what_they_showed() 
         conversation = await _with_turns(app, pilot, 6)
         first = conversation.query(TurnView).first()
         assert first.compacted
-        entries = conversation.entries()
-        assert isinstance(entries[0], UserMessage) and entries[0].text == "question 0"
+        assert not any(first in entry.ancestors for entry in conversation.entries())
         conversation.focus()
-        await pilot.press("home", "f5")
+        await pilot.press("home")
+        await pilot.pause()
+        await pilot.press("f5")
         await pilot.pause()
         assert app.clipboard == "question 0"
-        assert not first.compacted  # selecting in a compacted turn expands it
-        assert entries[0].has_class("-selected")
+        assert not first.compacted  # selecting in a compacted turn expands it (built again)
+        prompt = first.query_one(UserMessage)
+        assert prompt.has_class("-selected")
         await pilot.press("down", "down", "f5")  # "Let me look.", then the tool call
         await pilot.pause()
         assert isinstance(app.focused, ToolCallView)
@@ -164,13 +167,14 @@ async def test_clicking_a_compacted_tool_call_expands_the_turn_and_shows_the_det
         first = conversation.query(TurnView).first()
         conversation.scroll_home(animate=False, immediate=True)
         await pilot.pause()
-        tool = first.query_one(ToolCallView)
-        placed = first.placement(tool)
-        assert first.compacted and placed is not None
-        await pilot.click(first, offset=(placed.x + 3, placed.y))
+        assert first.compacted
+        rows = [line for line in screen_text(app).splitlines()]
+        row = next(y for y, line in enumerate(rows) if "✓ bash" in line)
+        await pilot.click(first, offset=(6, row - first.region.y))
         await pilot.pause()
         assert not first.compacted
-        assert tool.has_class("-expanded")
+        assert first.query_one(ToolCallView).has_class("-expanded")
+        assert "output of t0.a" in screen_text(app)
 
 
 async def test_a_theme_change_expands_compacted_turns() -> None:
@@ -181,3 +185,19 @@ async def test_a_theme_change_expands_compacted_turns() -> None:
         app.theme = next(name for name in app.available_themes if name != app.theme)
         await pilot.pause()
         assert not any(_compacted(conversation))
+
+
+async def test_moving_the_cursor_up_into_a_compacted_turn_builds_it_and_selects_its_last_message() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = await _with_turns(app, pilot, 6)
+        turns = list(conversation.query(TurnView))
+        newest_compacted, oldest_live = turns[-LIVE_TURNS - 1], turns[-LIVE_TURNS]
+        assert newest_compacted.compacted and not oldest_live.compacted
+        conversation.focus()
+        conversation.select_message(oldest_live.query_one(UserMessage))
+        await pilot.press("up")
+        await pilot.pause()
+        assert not newest_compacted.compacted
+        inside = [e for e in conversation.entries() if newest_compacted in e.ancestors]  # type: ignore[attr-defined]
+        assert inside and conversation.selected_message is inside[-1]

@@ -1,13 +1,21 @@
-"""SVG snapshots: the main screen in every shipped theme, and the round review.
+"""SVG snapshots: the main screen in every shipped theme and at 80x24 and 100x30, the round review,
+and the resume picker.
 
 Update on purpose with `pytest tests/ui --snapshot-update`, then look at the report.
 """
 
 from __future__ import annotations
 
-import pytest
+import time as time_module
 
-from tests.ui.helpers import FakeToolbox, make_app, review_app, tool_use
+import pytest
+from textual.widgets import Static
+
+from tests.ui.helpers import FakeToolbox, make_app, review_app, settings, tool_use
+from tui_assist.providers.scripted import ScriptedProvider
+from tui_assist.store.db import Store
+from tui_assist.ui.app import TuiAssistApp
+from tui_assist.ui.screens.resume import ResumeScreen
 from tui_assist.ui.widgets.prompt import Prompt
 
 SIZE = (110, 34)
@@ -110,3 +118,82 @@ def test_round_review_second_round_at_100_columns(snap_compare, fixed_clock) -> 
         await _review_round(pilot, 2)
 
     assert snap_compare(review_app(), run_before=run_before, terminal_size=(100, 30))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)], ids=["80x24", "100x30"])
+def test_main_screen_after_a_refine_turn_at_common_sizes(snap_compare, fixed_clock, size) -> None:
+    """Below 100 columns the panels wait behind f2 / f3; at 100 they are open beside the chat."""
+    assert snap_compare(_app("tui-dark"), run_before=_run_turn, terminal_size=size)
+
+
+def test_main_screen_with_the_panels_opened_at_80_columns(snap_compare, fixed_clock) -> None:
+    async def open_panels(pilot) -> None:
+        await _run_turn(pilot)
+        await pilot.press("f2")
+        await pilot.pause(0.1)
+
+    assert snap_compare(_app("tui-dark"), run_before=open_panels, terminal_size=(80, 24))
+
+
+class _StoreClock:
+    """Store timestamps a minute apart from a fixed moment, so listed dates are deterministic."""
+
+    def __init__(self) -> None:
+        self.now = 1_736_942_400.0  # 2025-01-15 12:00 UTC
+
+    def __call__(self) -> float:
+        self.now += 60
+        return self.now
+
+
+@pytest.fixture
+def fixed_store_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    original = Store.open.__func__  # type: ignore[attr-defined]
+    clock = _StoreClock()
+
+    async def open_with_clock(cls, data_dir, **kwargs):
+        kwargs["clock"] = clock
+        return await original(cls, data_dir, **kwargs)
+
+    monkeypatch.setattr(Store, "open", classmethod(open_with_clock))
+    monkeypatch.setenv("TZ", "UTC")
+    time_module.tzset()
+    yield
+    monkeypatch.undo()
+    time_module.tzset()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)], ids=["80x24", "100x30"])
+def test_resume_picker(snap_compare, fixed_clock, fixed_store_clock, tmp_path, size) -> None:
+    """The newest conversation highlighted, turn counts, dates, and the highlighted one's preview."""
+    script = [
+        "Use `git rebase -i`.",
+        "Squash the fixups into their commits.",
+        "Check the flux capacitor first.",
+    ]
+    app = TuiAssistApp(
+        settings(),
+        provider_factory=lambda: ScriptedProvider(script),
+        toolbox_factory=lambda: FakeToolbox(tmp_path),
+    )
+
+    async def open_picker(pilot) -> None:
+        await pilot.app.session.wait_ready()
+        await pilot.app.workers.wait_for_complete()
+        pilot.app.query_one(Prompt).cursor_blink = False
+        for prompt in ("how do I rebase", "and the fixups?"):
+            await pilot.press(*prompt, "enter")
+            await pilot.app.workers.wait_for_complete()
+        await pilot.press("ctrl+n")
+        await pilot.press(*"deploy checklist", "enter")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.press("ctrl+o")
+        while not (isinstance(pilot.app.screen, ResumeScreen) and len(pilot.app.screen.found) == 2):
+            await pilot.pause(0.02)
+        picker = pilot.app.screen
+        picker.query_one("#query").cursor_blink = False
+        while "flux capacitor" not in str(picker.query_one("#preview", Static).content):
+            await pilot.pause(0.02)
+        await pilot.pause(0.1)
+
+    assert snap_compare(app, run_before=open_picker, terminal_size=size)

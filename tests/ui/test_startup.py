@@ -29,11 +29,11 @@ def test_neither_the_sdk_nor_pydantic_loads_before_the_first_frame(monkeypatch, 
         from tui_assist.ui.screens.main import MainScreen
         assert "anthropic" not in sys.modules, "importing the app imported anthropic"
         seen = {}
-        original = MainScreen._mount_side_panels
-        async def after_first_frame(self):
+        original = MainScreen._after_first_frame
+        def after_first_frame(self):
             seen["at_first_paint"] = sorted({"anthropic", "pydantic"} & set(sys.modules))
-            await original(self)
-        MainScreen._mount_side_panels = after_first_frame
+            original(self)
+        MainScreen._after_first_frame = after_first_frame
         async def main():
             source = ConfigSource.read({"provider": "anthropic"})
             app = app_module.TuiAssistApp(source, use_store=False)

@@ -129,6 +129,9 @@ class UsageRecorded:
     node_id: str
     usage: Usage
     model: str = ""
+    cut: bool = False
+    """The call was cancelled before it finished: `usage` is what the API had reported by then
+    (a finished call's usage marks the end of a response; a cut call's does not)."""
     kind: Literal["usage_recorded"] = "usage_recorded"
 
 

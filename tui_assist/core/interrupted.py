@@ -89,7 +89,7 @@ def interrupted_history(prompt: str, events: Sequence[TurnEvent], turn_id: str) 
                 streaming += text
             case StreamRetried(node_id=n) if n == node:
                 streaming = ""
-            case UsageRecorded(node_id=n) if n == node:
+            case UsageRecorded(node_id=n, cut=False) if n == node:
                 responses.append(_Response(streaming))
                 streaming = ""
             case ToolCallStarted(parent_id=n) if n == node and responses:

@@ -67,6 +67,13 @@ class StreamSink(Protocol):
         """The stream broke; text reported so far is void and the call starts again."""
         ...
 
+    def usage(self, usage: Usage, model: str) -> None:
+        """A call that will not return (it was cancelled) spent `usage`, as far as the API said.
+
+        A call that returns reports its usage in its `ModelResponse` instead, never here.
+        """
+        ...
+
 
 class ProviderError(Exception):
     """A model call failed for good (after retries). The message is one clear line for users."""

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from tui_assist.core.events import StreamRetried, TextDelta, TurnEvent
+from tui_assist.core.conversation import Usage
+from tui_assist.core.events import StreamRetried, TextDelta, TurnEvent, UsageRecorded
 
 SandboxUse = Literal["off", "sandboxed", "escape"]
 """How a call would run: no sandbox on its tool, inside the OS sandbox, or asking to leave it."""
@@ -170,3 +171,8 @@ class NodeSink:
         """Report that the node's stream restarts."""
         if self._observer is not None:
             self._observer.on_event(StreamRetried(node_id=self._node_id, attempt=attempt, error=error))
+
+    def usage(self, usage: Usage, model: str) -> None:
+        """Report what a cancelled call of the node spent."""
+        if self._observer is not None:
+            self._observer.on_event(UsageRecorded(node_id=self._node_id, usage=usage, model=model, cut=True))

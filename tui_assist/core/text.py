@@ -31,11 +31,13 @@ def one_line(text: str) -> str:
 
 
 def duration(seconds: float) -> str:
-    """A duration for a glance: `850ms` under a second, `3.2s` under a minute, then `2m05s`.
+    """A duration for a glance: `40µs`, `850ms`, `3.2s` under a minute, then `2m05s`.
 
-    Milliseconds below a second, because workflow steps without a model take that little and
-    `0.0s` says nothing.
+    Milli- and microseconds, because workflow steps without a model take that little, and `0.0s`
+    or `0ms` read as if nothing ran.
     """
+    if seconds < 0.0009995:  # what would round to 1000µs reads as 1ms
+        return f"{max(0.0, seconds) * 1_000_000:.0f}µs"
     if seconds < 0.9995:  # what would round to 1000ms reads as 1.0s
         return f"{seconds * 1000:.0f}ms"
     if seconds < 59.95:

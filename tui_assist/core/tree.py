@@ -226,7 +226,7 @@ class NodeLog:
             if isinstance(item, TextSegment) and item.node_id == record.node_id:
                 item.text = ""
                 return
-            if isinstance(item, UsageRecorded) and item.node_id == record.node_id:
+            if isinstance(item, UsageRecorded) and item.node_id == record.node_id and not item.cut:
                 return
             if isinstance(item, ToolCallStarted) and item.parent_id == record.node_id:
                 return

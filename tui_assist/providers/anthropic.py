@@ -23,6 +23,7 @@ turn wrote even though the final-message breakpoint moves on every call.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from typing import Any, Final, Literal, Required, TypedDict, cast
@@ -40,6 +41,7 @@ from anthropic.types import (
     ToolUseBlockParam,
 )
 from anthropic.types import Message as ApiMessage
+from anthropic.types import Usage as ApiUsage
 
 from tui_assist.core.conversation import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from tui_assist.core.model import (
@@ -235,9 +237,17 @@ class AnthropicProvider:
                     what=f"Anthropic API at {_url(client)}",
                 )
                 final: ApiMessage | None = None
+                started = False
                 while final is None:
                     try:
                         event = await anext(stream)
+                    except asyncio.CancelledError:
+                        if started:
+                            # A call cut after `message_start` is billed for what the API reported
+                            # so far (input and cache counts; output up to the last delta).
+                            snapshot = stream.current_message_snapshot
+                            sink.usage(_usage(snapshot.usage), snapshot.model)
+                        raise
                     except StopAsyncIteration:
                         raise StreamBroke("stream ended before message_stop") from None
                     except anthropic.APIStatusError as e:
@@ -258,6 +268,8 @@ class AnthropicProvider:
                         raise StreamBroke(f"malformed stream ({exc_text(e)})") from e
                     if event.type == "text":
                         sink.text(event.text)
+                    elif event.type == "message_start":
+                        started = True
                     elif event.type == "message_stop":
                         final = event.message
                 return _to_response(final)
@@ -454,17 +466,20 @@ def _to_response(final: ApiMessage) -> ModelResponse:
             blocks.append(TextBlock(block.text))
         elif block.type == "tool_use":
             blocks.append(ToolUseBlock(block.id, block.name, tool_input_object(block.name, block.input)))
-    usage = final.usage
     return ModelResponse(
         message=Message("assistant", tuple(blocks)),
         stop_reason=final.stop_reason or "end_turn",
-        usage=Usage(
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cache_creation_input_tokens=usage.cache_creation_input_tokens or 0,
-            cache_read_input_tokens=usage.cache_read_input_tokens or 0,
-        ),
+        usage=_usage(final.usage),
         model=final.model,
+    )
+
+
+def _usage(usage: ApiUsage) -> Usage:
+    return Usage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_creation_input_tokens=usage.cache_creation_input_tokens or 0,
+        cache_read_input_tokens=usage.cache_read_input_tokens or 0,
     )
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal
 
 from tui_assist.core.approval import ApprovalMode, ApprovalPolicy
 from tui_assist.core.conversation import Conversation, ToolUseBlock, Usage
+from tui_assist.core.events import UsageRecorded
 from tui_assist.core.interrupted import interrupted_history
 from tui_assist.core.nodes import new_id
 from tui_assist.core.observer import FanOutObserver, NullObserver, RecordingObserver
@@ -51,6 +52,8 @@ ProviderFactory = Callable[[], "Provider"]
 
 RESUME_TURNS = 50
 """Turns redrawn when a conversation is resumed (the newest; the history sent is complete)."""
+TITLE_LIMIT = 80
+"""Longest conversation title `rename` stores."""
 
 
 def price_for(prices: dict[str, Price], model: str) -> Price | None:
@@ -225,6 +228,8 @@ class ChatSession:
             self._adopt(settings)
         self.conversation = Conversation()
         self.conversation_id: str | None = None
+        self._title: str | None = None
+        """A title given (`rename`) before the conversation was stored."""
         self.meter = Meter()
         self.provider: Provider | None = None
         self.provider_problem: str | None = None
@@ -644,8 +649,10 @@ class ChatSession:
             self.conversation.messages.extend(history)
             from tui_assist.core.turn import TurnResult  # loaded with the strategies
 
+            # What the cancelled calls spent, as far as the API reported it before the cut.
+            spent = sum((e.usage for e in log.events if isinstance(e, UsageRecorded)), Usage())
             result = TurnResult(
-                turn_id, strategy.name, prompt, "", "cancelled", Usage(), history, error="cancelled"
+                turn_id, strategy.name, prompt, "", "cancelled", spent, history, error="cancelled"
             )
             saved = stored and await asyncio.shield(self._store_cancelled(turn_id, log.events, history))
             if by_host:
@@ -671,8 +678,11 @@ class ChatSession:
                 from tui_assist.store.db import title_from_prompt  # loaded with the store
 
                 self.conversation_id = await store.create_conversation(
-                    title=title_from_prompt(prompt), model=self.model, workdir=str(self.settings.workdir)
+                    title=self._title or title_from_prompt(prompt),
+                    model=self.model,
+                    workdir=str(self.settings.workdir),
                 )
+                self._title = None
                 self.conversation.id = self.conversation_id
             await store.begin_turn(
                 conversation_id=self.conversation_id, turn_id=turn_id, strategy=strategy, prompt=prompt
@@ -707,10 +717,40 @@ class ChatSession:
     # -- conversations -------------------------------------------------------------------------
 
     def new_conversation(self) -> None:
-        """Start over: the next turn creates a new conversation."""
+        """Start over: the next turn creates a new conversation (and the meter starts at zero)."""
         self.conversation = Conversation()
         self.conversation_id = None
         self.context.reset()
+        self.meter = Meter()
+        self._title = None
+
+    async def rename(self, title: str) -> str:
+        """Give the current conversation a title (`/rename NAME`).
+
+        A conversation that has no turn yet is not stored yet: it gets the title when its first
+        turn starts.
+
+        Args:
+            title: The new title; whitespace is folded and a long title clipped.
+
+        Returns:
+            The title as stored.
+
+        Raises:
+            ValueError: when the title is blank.
+            SetupError: when there is no store.
+        """
+        from tui_assist.core.text import clip
+
+        cleaned = clip(title, TITLE_LIMIT)
+        if not cleaned:
+            raise ValueError("a title needs at least one character")
+        store = self._need_store()
+        if self.conversation_id is None:
+            self._title = cleaned
+        else:
+            await store.rename_conversation(self.conversation_id, cleaned)
+        return cleaned
 
     async def open_conversation(self, conversation_id: str) -> None:
         """Continue a stored conversation: its full history is sent with the next turn.
@@ -730,6 +770,12 @@ class ChatSession:
         self.conversation = Conversation(conversation_id, messages)
         self.conversation_id = conversation_id
         self.context.reset(await store.load_summary(conversation_id), messages)
+        self._title = None
+        # The meter shows what the conversation has spent so far, as stored turn by turn.
+        row = await store.get_conversation(conversation_id)
+        self.meter = Meter()
+        model = row.model if row else None
+        self.meter.add(await store.conversation_usage(conversation_id), self.price(model), model)
 
     async def find_conversation(self, id_or_prefix: str | None = None) -> str | None:
         """The id of a stored conversation: the one `id_or_prefix` names, else the latest.

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from tui_assist.core.compaction import HistorySummary
-from tui_assist.core.conversation import Message
+from tui_assist.core.conversation import Message, Usage
 from tui_assist.core.nodes import new_id
 from tui_assist.store.base import RUNNING, StoreBase, UnknownIdError
 from tui_assist.store.rows import ConversationRow
@@ -101,6 +101,37 @@ class ConversationsMixin(StoreBase):
                 f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?", (conversation_id,)
             )
         return next((_conversation_row(row) for row in rows), None)
+
+    async def rename_conversation(self, conversation_id: str, title: str) -> None:
+        """Give a conversation another title.
+
+        Args:
+            conversation_id: The conversation's id.
+            title: The new title (shown in lists and searched like the first prompt's title).
+
+        Raises:
+            UnknownIdError: when no conversation has this id.
+        """
+        async with self._write() as db:
+            cursor = await db.execute(
+                "UPDATE conversations SET title = ? WHERE id = ?", (title, conversation_id)
+            )
+            if cursor.rowcount == 0:
+                raise UnknownIdError(f"no conversation with id {conversation_id!r}")
+
+    async def conversation_usage(self, conversation_id: str) -> Usage:
+        """The tokens every turn of a conversation spent, cancelled turns included."""
+        async with self._lock:
+            rows = list(
+                await self._db.execute_fetchall(
+                    "SELECT COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), "
+                    "COALESCE(SUM(cache_creation_input_tokens), 0), "
+                    "COALESCE(SUM(cache_read_input_tokens), 0) FROM turns WHERE conversation_id = ?",
+                    (conversation_id,),
+                )
+            )
+        given, got, written, read = (int(v) for v in rows[0])
+        return Usage(given, got, written, read)
 
     async def list_conversations(
         self, limit: int = 50, offset: int = 0, query: str | None = None

@@ -6,17 +6,20 @@ SDK, the tools and the store are loaded by the main screen after its first frame
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.command import Provider
 from textual.screen import Screen
 
-from tui_assist.paths import themes_dir
+from tui_assist.paths import data_dir, themes_dir
 from tui_assist.session.chat import ChatSession, ProviderFactory
 from tui_assist.session.config_source import DEFAULT_THEME, ConfigSource
+from tui_assist.session.preferences import Preferences, for_this_run, preferences_path
 from tui_assist.ui.screens.main import MainScreen, StartOptions
 from tui_assist.ui.themes import discover_themes
 
@@ -85,13 +88,23 @@ class TuiAssistApp(App[int]):
             store=store,
             use_store=use_store,
         )
+        # The theme and Refine toggle chosen last time (a flag or variable still wins for this run).
+        self.preferences_path = preferences_path(data_dir(self.session.preview.data_dir))
+        self.preferences = Preferences()
+        """What the user chose in the app (saved on each change); a flag's value is not a choice."""
+        saved = Preferences()
+        if isinstance(settings, ConfigSource):
+            self.preferences = Preferences.load(self.preferences_path)
+            saved = for_this_run(self.preferences, settings)
+            if saved.refine is not None:
+                self.session.refine = saved.refine
         specs, self.theme_problems = discover_themes()
         self._code_themes: dict[str, str] = {}
         for spec in specs.values():
             self.register_theme(spec.theme)
             self._code_themes[spec.theme.name] = spec.code_theme
         self.theme_names = sorted(specs)
-        wanted = self.session.preview.theme
+        wanted = saved.theme if saved.theme and saved.theme in specs else self.session.preview.theme
         if self.get_theme(wanted) is None:
             self.theme_problems.append(f"unknown theme {wanted!r}; using {DEFAULT_THEME}")
             wanted = DEFAULT_THEME if self.get_theme(DEFAULT_THEME) is not None else "textual-dark"
@@ -135,6 +148,7 @@ class TuiAssistApp(App[int]):
             self.action_help_quit()
 
     def on_mount(self) -> None:
+        self.theme_changed_signal.subscribe(self, lambda theme: self.save_preferences(theme=theme.name))
         for problem in self.theme_problems:
             self.notify(problem, severity="warning", timeout=6)
         if self.start == "explore":
@@ -151,6 +165,36 @@ class TuiAssistApp(App[int]):
 
     def switch_theme(self, name: str) -> None:
         self.theme = name
+
+    def action_choose_theme(self) -> None:
+        """Pick one of our themes (the shipped ones and the user's) from a searchable list."""
+        from textual.command import SimpleCommand
+
+        self.search_commands(
+            [
+                SimpleCommand(
+                    name,
+                    partial(self.switch_theme, name),
+                    "the current theme" if name == self.theme else None,
+                )
+                for name in self.theme_names
+            ],
+            placeholder="Search for themes…",
+        )
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        # Textual's own "Theme" lists every Textual theme: the palette offers ours instead.
+        for command in super().get_system_commands(screen):
+            if command.title != "Theme":
+                yield command
+
+    def save_preferences(self, *, theme: str | None = None, refine: bool | None = None) -> None:
+        """Remember a theme or Refine toggle the user chose, for the next start (in the data dir)."""
+        if theme is not None:
+            self.preferences.theme = theme
+        if refine is not None:
+            self.preferences.refine = refine
+        self.preferences.save(self.preferences_path)
 
 
 def run(

@@ -63,12 +63,11 @@ class TuiAssistCommands(Provider):
                 f"Restart the MCP server {name}",
                 partial(screen.action_restart_mcp, name),
             )
-        for name in app.theme_names:
-            yield f"theme: {name}", f"Switch to the {name} theme", partial(app.switch_theme, name)
+        yield "theme: choose", f"Switch theme ({len(app.theme_names)} installed)", app.action_choose_theme
 
     async def discover(self) -> Hits:
         for title, help_text, command in self._commands():
-            if title.startswith(("refine: set rounds", "theme: ", "mcp: restart server ")):
+            if title.startswith(("refine: set rounds", "mcp: restart server ")):
                 continue
             yield DiscoveryHit(title, command, help=help_text)
 

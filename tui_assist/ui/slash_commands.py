@@ -370,6 +370,17 @@ async def _compact(screen: MainScreen, args: str) -> None:
     screen.status.context = session.context_fill
 
 
+@slash("rename", "NAME", "Rename the conversation")
+async def _rename(screen: MainScreen, args: str) -> None:
+    from tui_assist.session.factory import SetupError
+
+    try:
+        title = await screen.session.rename(args)
+    except (ValueError, SetupError) as exc:
+        raise CommandError(f"cannot rename: {exc}") from exc
+    screen.notify(f"Renamed: {title}", timeout=2)
+
+
 @slash("permissions", "[remove N]", "The approval mode and every allow/deny rule with its source")
 def _permissions(screen: MainScreen, args: str) -> None:
     from tui_assist.core.approval import describe_mode

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tui_assist.core.conversation import Message, ToolResultBlock, ToolUseBlock
+from tui_assist.core.conversation import Message, ToolResultBlock, ToolUseBlock, Usage
 from tui_assist.core.model import ModelRequest, Provider, ToolSpec
 from tui_assist.core.observer import TurnObserver
 from tui_assist.flows.docs.corpus import Corpus, Task
@@ -77,6 +77,9 @@ class _SilentSink:
         pass
 
     def retrying(self, attempt: int, error: str) -> None:
+        pass
+
+    def usage(self, usage: Usage, model: str) -> None:
         pass
 
 

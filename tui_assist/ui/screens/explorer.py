@@ -231,7 +231,7 @@ class ExplorerScreen(Screen[None]):
 
     def _inspect(self, node_id: str | None) -> None:
         record: NodeRecord | None = self.log_model.nodes.get(node_id or "")
-        self.query_one(NodeInspector).show(record)
+        self.query_one(NodeInspector).show(record, self.flow.name_of(record) if record else None)
 
     # -- other screens ---------------------------------------------------------------------------
 

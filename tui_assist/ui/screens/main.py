@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import importlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,12 +32,12 @@ from tui_assist.session.factory import SetupError
 from tui_assist.ui.bridge import CoreEvent, StopRequested, TextualObserver
 from tui_assist.ui.screens.main_flows import FlowActions
 from tui_assist.ui.setup_help import provider_notice
-from tui_assist.ui.widgets.agent_tree import AgentTree
-from tui_assist.ui.widgets.conversation import Conversation
+from tui_assist.ui.widgets.conversation import Conversation, TurnView
 from tui_assist.ui.widgets.flow_panel import FlowPanel
 from tui_assist.ui.widgets.node_inspector import NodeInspector
 from tui_assist.ui.widgets.prompt import Prompt, PromptBox
 from tui_assist.ui.widgets.status_bar import StatusBar
+from tui_assist.ui.widgets.streaming_markdown import warm_up as warm_up_markdown
 from tui_assist.ui.widgets.turn_parts import Notice
 
 if TYPE_CHECKING:
@@ -46,10 +45,16 @@ if TYPE_CHECKING:
     from tui_assist.ui.app import TuiAssistApp
     from tui_assist.ui.screens.rewind import RewindChoice
     from tui_assist.ui.slash_commands import SlashCommands
+    from tui_assist.ui.widgets.agent_tree import AgentTree
     from tui_assist.ui.widgets.queued_prompt import QueuedPrompt
 
 NARROW_WIDTH = 80
-"""Below this many columns the side panels collapse."""
+"""Below this many columns the side panels, when open, take the screen instead of the chat."""
+MEDIUM_WIDTH = 100
+"""Below this many columns the side panels start hidden and open narrow beside the chat (f2 / f3)."""
+FOOTER_WAIT = 0.5
+"""Seconds loading waits at most for the footer's keys."""
+TREE_HINT = "agent tree · empty until the first turn"
 
 QUIT_PRESS_SECONDS = 3.0
 """How long after the first idle ctrl+c a second one quits."""
@@ -77,23 +82,34 @@ class MainScreen(FlowActions):
         Binding("escape", "cancel_turn", "Cancel turn", id="cancel-turn", priority=True),
         Binding("escape", "idle_escape", "Rewind", id="rewind-escape", priority=True, show=False),
         Binding("shift+tab", "cycle_mode", "Mode", id="cycle-mode", priority=True, show=False),
-        Binding("ctrl+n", "new_conversation", "New", id="new-conversation"),
+        # Not in the footer (so that every key fits in 80 columns): the palette offers it too.
+        Binding("ctrl+n", "new_conversation", "New", id="new-conversation", show=False),
         Binding("ctrl+o", "resume_conversation", "Resume", id="resume-conversation"),
         Binding("f2", "toggle_tree", "Tree", id="toggle-tree"),
         Binding("f3", "toggle_flow", "Flow", id="toggle-flow"),
-        Binding("f4", "review_round", "Review round", id="review-round"),
+        Binding("f4", "review_round", "Review", id="review-round", tooltip="Review the latest refine round"),
         Binding(
             "f5",
             "copy_answer",
-            "Copy answer",
+            "Copy",
             id="copy-answer",
             tooltip="Copy the message selected in the conversation (up/down there), else the last answer",
+        ),
+        Binding("ctrl+f", "find", "Find", id="find", show=False),
+        # Priority: the prompt (a TextArea) binds f6 itself; this one is enabled only after a failure.
+        Binding(
+            "f6",
+            "retry_turn",
+            "Retry",
+            id="retry-turn",
+            priority=True,
+            tooltip="Send the prompt that failed again",
         ),
         Binding("f8", "approve_flow", "Approve held run", id="approve-flow"),
     ]
 
     def __init__(self, session: ChatSession, start: StartOptions | None = None) -> None:
-        super().__init__()
+        super().__init__(classes="-fresh")
         self.session = session
         self.start = start or StartOptions()
         self._slash: SlashCommands | None = None
@@ -110,35 +126,48 @@ class MainScreen(FlowActions):
         self._flow_roots: set[str] = set()
         """Roots of flow runs: their events go to the tree and flow panel, not the conversation."""
         self.held_run_id: str | None = None
+        """A grounded run awaiting approval (f8 approves it)."""
+        self.failed_prompt: str | None = None
+        """The prompt of the last turn, when it failed (f6 sends it again)."""
+        self._retry_view: TurnView | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="body"):
             with Vertical(id="chat"):
                 yield Conversation(id="conversation")
                 yield PromptBox(id="prompt-box")
+            with Vertical(id="side"):
+                # The agent tree itself is mounted with the first turn (see `agent_tree`).
+                yield Static(TREE_HINT, id="tree-title")
+                yield Static("flow", id="flow-title")
+                with VerticalScroll(id="flow-scroll"):
+                    yield FlowPanel(self.log_model, id="flow")
+                yield NodeInspector(id="inspector")
         yield StatusBar(id="status")
         yield Footer()
 
-    async def _mount_side_panels(self) -> None:
-        """Mount the agent tree and flow panel. They start empty, so they wait for the second
-        frame instead of slowing the first (by ~30 ms of a ~230 ms first paint)."""
-        gc.enable()  # `tui-assist` paused it for the first frame (see cli.main)
-        body = self.query_one("#body")
-        if not body.is_attached:  # the app quit before its second frame
+    def _after_first_frame(self) -> None:
+        # `tui-assist` paused the collector for the first frame (see cli.main): everything created
+        # so far (Textual, the screen) is long-lived, and its first collection would scan all of
+        # it (~100 ms before the footer's keys show), so it is frozen out of collections first.
+        if not gc.isenabled():
+            gc.freeze()
+            gc.enable()
+        self._load_when_drawn(FOOTER_WAIT)
+
+    def _load_when_drawn(self, wait: float) -> None:
+        """Start loading once the whole screen is drawn: the footer fills in its keys a few frames
+        after the first, and loading (threads importing the SDK hold the GIL) would delay that by
+        a few hundred milliseconds."""
+        footers = self.query(Footer)
+        if wait > 0 and footers and not any(key.region for key in footers.first().children):
+            self.set_timer(0.01, lambda: self._load_when_drawn(wait - 0.01))
             return
-        await body.mount(
-            Vertical(
-                Static("agent tree", id="tree-title"),
-                AgentTree(self.log_model, id="tree"),
-                Static("flow", id="flow-title"),
-                VerticalScroll(FlowPanel(self.log_model, id="flow"), id="flow-scroll"),
-                NodeInspector(id="inspector"),
-                id="side",
-            )
-        )
+        self.call_after_refresh(self._after_drawn)  # the frame with the keys is on screen
+
+    async def _after_drawn(self) -> None:
         await self._equip_prompt()
-        # Heavy imports (the SDK, tools, the store) wait until the whole screen is drawn.
-        self.call_after_refresh(self._start_loading)
+        self.load_session()
 
     async def _equip_prompt(self) -> None:
         """Give the prompt its history and its completion list (after the first frame, too)."""
@@ -168,22 +197,62 @@ class MainScreen(FlowActions):
     def tui_app(self) -> TuiAssistApp:
         return cast("TuiAssistApp", self.app)
 
+    @property
+    def conversation(self) -> Conversation:
+        return self.query_one(Conversation)
+
+    @property
+    def agent_tree(self) -> AgentTree:
+        """The agent tree, mounted on first use: until the first turn only its title shows (and
+        Textual's `Tree` is not even imported before the first frame)."""
+        from tui_assist.ui.widgets.agent_tree import AgentTree
+
+        trees = self.query(AgentTree)
+        if trees:
+            return trees.first()
+        tree = AgentTree(self.log_model, id="tree")
+        self.query_one("#side").mount(tree, after="#tree-title")
+        return tree
+
+    def _mounted_tree(self) -> AgentTree | None:
+        from tui_assist.ui.widgets.agent_tree import AgentTree
+
+        trees = self.query(AgentTree)
+        return trees.first() if trees else None
+
+    def _clear_tree(self) -> None:
+        tree = self._mounted_tree()
+        if tree is not None:
+            tree.clear_turns()
+
+    @property
+    def flow(self) -> FlowPanel:
+        return self.query_one(FlowPanel)
+
+    @property
+    def status(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    @property
+    def running(self) -> bool:
+        return self._turn_worker is not None and self._turn_worker.state in (
+            WorkerState.PENDING,
+            WorkerState.RUNNING,
+        )
+
     # -- lifecycle -------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
         self._show_session(self.session.preview.workdir)
         self.status.state = "loading"
         self._layout_for(self.size.width)
-        self.call_after_refresh(self._mount_side_panels)
-
-    def _start_loading(self) -> None:
-        self.load_session()
+        self.call_after_refresh(self._after_first_frame)
 
     @work(group="load", exit_on_error=False)
     async def load_session(self) -> None:
         await self.session.load()
-        # The Markdown parser, too, so the first answer doesn't pay for importing it.
-        await asyncio.to_thread(importlib.import_module, "rich.markdown")
+        # The Markdown parser and Pygments, too, so the first answer doesn't pay for loading them.
+        await asyncio.to_thread(warm_up_markdown)
         # Everything alive now (modules, the SDK, the app's widgets) lives for the whole session.
         # Freezing it keeps Python's full collections from scanning it again and again: with the
         # SDK loaded, each full collection otherwise stalls the event loop for 50-100+ ms.
@@ -222,6 +291,17 @@ class MainScreen(FlowActions):
 
     def _layout_for(self, width: int) -> None:
         self.set_class(0 < width < NARROW_WIDTH, "-narrow")
+        self.set_class(NARROW_WIDTH <= width < MEDIUM_WIDTH, "-medium")
+        for footer in self.query(Footer).results(Footer):
+            footer.compact = 0 < width < MEDIUM_WIDTH  # every key fits in 80 columns
+
+    def _show_fresh(self, fresh: bool) -> None:
+        """Before the first turn, the tree's title says what will show there (the tree is hidden)."""
+        if fresh == self.has_class("-fresh"):
+            return
+        self.set_class(fresh, "-fresh")
+        for title in self.query("#tree-title").results(Static):
+            title.update(TREE_HINT if fresh else "agent tree")
 
     # -- core events -----------------------------------------------------------------------------
 
@@ -246,19 +326,23 @@ class MainScreen(FlowActions):
             return
         self.agent_tree.apply(event, record)
         if isinstance(event, NodeStarted) and event.parent_id is None:
+            self._show_fresh(False)
             self.flow.show_turn(event.node_id)
             self.query_one(NodeInspector).show(None)
         else:
             self.flow.changed()
             inspector = self.query_one(NodeInspector)
             if inspector.node_id is not None and record is not None and record.node_id == inspector.node_id:
-                inspector.show(record)
+                inspector.show(record, self.flow.name_of(record))
         if isinstance(event, UsageRecorded) and not replay:
             model = event.model or self.session.model
             self.session.meter.add(event.usage, self.session.price(model), model)
-            self.status.usage = self.session.meter.usage
-            self.status.cost = self.session.meter.cost
+            self._show_meter()
             self.status.context = self.session.context_fill
+
+    def _show_meter(self) -> None:
+        self.status.usage = self.session.meter.usage
+        self.status.cost = self.session.meter.cost
 
     # -- turns -----------------------------------------------------------------------------------
 
@@ -306,6 +390,7 @@ class MainScreen(FlowActions):
     async def run_turn(self, prompt: str) -> None:
         session = self.session
         self._last_turn_failed = True  # until the turn comes back in one piece
+        self.failed_prompt = None
         view = self.conversation.begin_turn(prompt, "refine" if session.refine else "agent")
         status = self.status
         self.query_one(Prompt).add_class("-running")
@@ -336,8 +421,9 @@ class MainScreen(FlowActions):
             self._last_turn_failed = result.outcome == "error"
             if result.outcome == "cancelled":
                 self.call_later(view.mark_cancelled)
-            elif result.outcome == "error" and result.error:
-                self.notify(result.error, title="turn failed", severity="error", timeout=8)
+            elif result.outcome == "error":
+                # The turn's badge shows the error, once, where it happened.
+                self._offer_retry(prompt, view)
             for warning in outcome.warnings:
                 if warning not in shown:
                     self.conversation.add_notice(warning, classes="-warning")
@@ -345,8 +431,8 @@ class MainScreen(FlowActions):
             self.call_later(view.mark_cancelled)
             raise
         except Exception as exc:  # a bug must not take the conversation down with it
-            self.conversation.add_notice(f"**The turn failed:** `{exc}`", classes="-error")
-            self.call_later(view.mark_cancelled)
+            self.call_later(view.mark_failed, f"{type(exc).__name__}: {exc}")
+            self._offer_retry(prompt, view)
         finally:
             if self._tick is not None:
                 self._tick.stop()
@@ -356,14 +442,39 @@ class MainScreen(FlowActions):
             self._show_notes()
             self.call_later(self.refresh_bindings)
 
+    def _offer_retry(self, prompt: str, view: TurnView) -> None:
+        """Put a failed prompt back in the input (unless the user typed since) and offer a retry."""
+        self.failed_prompt = prompt
+        editor = self.query_one(Prompt)
+        if not editor.text.strip():
+            editor.text = prompt
+            editor.move_cursor(editor.document.end)
+        self._retry_view = view  # told how to retry once the turn's worker is done (see below)
+
+    def action_retry_turn(self) -> None:
+        prompt = self.failed_prompt
+        if prompt is None or self.running:
+            return
+        editor = self.query_one(Prompt)
+        if editor.text.strip() == prompt:
+            editor.clear()
+        self._turn_worker = self.run_turn(prompt)
+
     def _on_tick(self) -> None:
-        self.agent_tree.tick()
+        tree = self._mounted_tree()
+        if tree is not None:
+            tree.tick()
         self.flow.changed()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker is not self._turn_worker:
             return
         self.refresh_bindings()
+        view, self._retry_view = self._retry_view, None
+        if view is not None and self.failed_prompt is not None and not self.running:
+            # The retry key is enabled now (and the keymap may have moved it): name it.
+            keys = [b.binding for b in self.active_bindings.values() if b.binding.action == "retry_turn"]
+            view.offer_retry(self.app.get_key_display(keys[0]) if keys else "the retry key")
         if event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED) and self._queued:
             if self._last_turn_failed:
                 # Follow-ups to a turn that failed are rarely still wanted as written.
@@ -374,13 +485,19 @@ class MainScreen(FlowActions):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_turn":
-            return self.running
+            # With the focus in the search bar, escape closes the bar first.
+            searching = self.focused is not None and any(
+                node.id == "search" for node in self.focused.ancestors_with_self
+            )
+            return self.running and not searching
         if action == "idle_escape":
             # Idle, escape on an empty prompt (no completion open) counts toward a rewind.
             completions = self.prompt.completions
             return not self.running and not self.prompt.text and not (completions and completions.is_open)
         if action == "approve_flow":
             return self.held_run_id is not None
+        if action == "retry_turn":
+            return self.failed_prompt is not None and not self.running
         return True
 
     # -- actions ---------------------------------------------------------------------------------
@@ -477,10 +594,15 @@ class MainScreen(FlowActions):
         self.notify(f"Mode {mode}: {describe_mode(mode)}", timeout=2)
 
     def action_toggle_refine(self) -> None:
+        self.set_refine(not self.session.refine)
+
+    def set_refine(self, on: bool) -> None:
+        """Turn Refine mode on or off, show it, and remember it for the next start."""
         session = self.session
-        session.refine = not session.refine
-        self.status.refine = session.refine
-        self.notify(f"Refine {'ON' if session.refine else 'OFF'} (≤{session.rounds} rounds)", timeout=1.5)
+        session.refine = on
+        self.status.refine = on
+        self.notify(f"Refine {'ON' if on else 'OFF'} (≤{session.rounds} rounds)", timeout=1.5)
+        cast("TuiAssistApp", self.app).save_preferences(refine=on)
 
     def set_rounds(self, rounds: int) -> None:
         self.session.rounds = rounds
@@ -494,13 +616,28 @@ class MainScreen(FlowActions):
         self._toggle_panel("-flow-hidden")
 
     def _toggle_panel(self, hidden_class: str) -> None:
-        if self.has_class("-narrow"):
+        if self.has_class("-narrow") or self.has_class("-medium"):
             opening = not self.has_class("-side-open")
             self.set_class(opening, "-side-open")
             if opening:
                 self.remove_class(hidden_class)
             return
         self.toggle_class(hidden_class)
+
+    def action_find(self) -> None:
+        """Search the conversation pane (the bar opens above the prompt)."""
+        from tui_assist.ui.widgets.conversation_search import ConversationSearch  # not for the first frame
+
+        bars = self.query(ConversationSearch)
+        if bars:
+            bar = bars.first()
+        else:
+            bar = ConversationSearch(self.conversation, id="search")
+            self.query_one("#chat").mount(bar, before=self.query_one(Prompt))
+        self.call_after_refresh(bar.open)
+
+    def on_conversation_search_closed(self) -> None:
+        self.query_one(Prompt).focus()
 
     def action_copy_answer(self, last: bool = False) -> None:
         """Copy the message selected in the conversation pane, else (or if `last`) the last answer."""
@@ -534,11 +671,14 @@ class MainScreen(FlowActions):
     @on(FlowPanel.NodeChosen)
     def _node_chosen(self, event: FlowPanel.NodeChosen) -> None:
         """Show the chosen node's inputs and outputs below the flow panel."""
-        self.query_one(NodeInspector).show(self.log_model.nodes.get(event.node_id))
+        record = self.log_model.nodes.get(event.node_id)
+        self.query_one(NodeInspector).show(record, self.flow.name_of(record) if record else None)
 
-    @on(AgentTree.RoundChosen)
     @on(FlowPanel.RoundChosen)
-    def _round_chosen(self, event: AgentTree.RoundChosen | FlowPanel.RoundChosen) -> None:
+    def _round_chosen(self, event: FlowPanel.RoundChosen) -> None:
+        self.open_round(event.round_id)
+
+    def on_agent_tree_round_chosen(self, event: AgentTree.RoundChosen) -> None:
         self.open_round(event.round_id)
 
     def action_new_conversation(self) -> None:
@@ -547,8 +687,11 @@ class MainScreen(FlowActions):
             return
         self.session.new_conversation()
         self.status.context = None
+        self.failed_prompt = None
+        self._show_meter()
         self.conversation.clear_all()
-        self.agent_tree.clear_turns()
+        self._clear_tree()
+        self._show_fresh(True)
         self.flow.show_turn(None)
         self.query_one(NodeInspector).show(None)
         self.notify("New conversation.", timeout=1.5)
@@ -581,8 +724,11 @@ class MainScreen(FlowActions):
             self.notify(f"Cannot resume: {exc}", severity="error")
             return False
         self.status.context = self.session.context_fill
+        self.failed_prompt = None
+        self._show_meter()
         self.conversation.clear_all()
-        self.agent_tree.clear_turns()
+        self._clear_tree()
+        self._show_fresh(True)
         self.flow.show_turn(None)
         self.query_one(NodeInspector).show(None)
         for turn in turns:

@@ -1,8 +1,17 @@
-"""The resume picker: recent conversations from the store, searchable."""
+"""The resume picker: recent conversations from the store, searched in full, with a preview.
+
+It opens with the newest conversation highlighted, so one `enter` resumes it; typing searches the
+titles and every prompt and answer (the store's full-text index, as `history search` does), and
+up / down move the highlight without leaving the search box. Each conversation shows its turn
+count and when it was last used; the highlighted one's latest turns show below the list. `f2`
+renames the highlighted conversation.
+"""
 
 from __future__ import annotations
 
+import re
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from textual import on, work
@@ -14,10 +23,85 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from tui_assist.core.text import clip, plural
+
 if TYPE_CHECKING:
     from tui_assist.store.db import Store
+    from tui_assist.store.rows import ConversationRow
 
 PAGE = 50
+_MATCH = re.compile(r"\[([^\[\]]*)\]")
+PREVIEW_TURNS = 2
+TITLE_LIMIT = 80
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A conversation in the list: its row, and for a search what matched in it."""
+
+    row: ConversationRow
+    snippet: str = ""
+
+
+async def find_conversations(store: Store, query: str, limit: int = PAGE) -> list[Found]:
+    """Conversations whose title or any prompt or answer matches `query` (all, newest first, if blank).
+
+    Full-text hits come first, best match first, then conversations that match by title only.
+    """
+    query = query.strip()
+    if not query:
+        return [Found(row) for row in await store.list_conversations(limit, 0)]
+    found: dict[str, Found] = {}
+    for hit in await store.search(query, limit * 4):
+        if hit.conversation_id in found:
+            continue
+        row = await store.get_conversation(hit.conversation_id)
+        if row is not None:
+            snippet = hit.prompt_snippet or hit.answer_snippet
+            found[row.id] = Found(row, snippet)
+        if len(found) >= limit:
+            break
+    for row in await store.list_conversations(limit, 0, query=query):
+        if row.id not in found and len(found) < limit:
+            found[row.id] = Found(row)
+    return list(found.values())
+
+
+class RenameScreen(ModalScreen[str | None]):
+    """Ask for a conversation's new title; dismisses with it (or None)."""
+
+    DEFAULT_CSS = """
+    RenameScreen {
+        align: center middle;
+        background: $background 60%;
+    }
+    RenameScreen > #rename {
+        width: 70%;
+        max-width: 80;
+        height: auto;
+        border: thick $primary;
+        background: $surface;
+        padding: 0 1;
+    }
+    """
+    BINDINGS = [Binding("escape", "cancel_rename", "Cancel", id="cancel-rename")]
+
+    def __init__(self, title: str) -> None:
+        super().__init__()
+        self.current = title
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="rename"):
+            yield Static(Content.styled("Rename the conversation", "$primary bold"))
+            yield Input(self.current, placeholder="a title", id="new-title")
+
+    @on(Input.Submitted, "#new-title")
+    def _submitted(self, event: Input.Submitted) -> None:
+        title = " ".join(event.value.split())
+        self.dismiss(title or None)
+
+    def action_cancel_rename(self) -> None:
+        self.dismiss(None)
 
 
 class ResumeScreen(ModalScreen[str | None]):
@@ -31,32 +115,60 @@ class ResumeScreen(ModalScreen[str | None]):
     ResumeScreen > #picker {
         width: 90%;
         max-width: 110;
-        height: 80%;
+        height: 90%;
+        max-height: 40;
         border: thick $primary;
         background: $surface;
         padding: 0 1;
     }
     ResumeScreen #picker-title {
-        text-style: bold;
-        color: $primary;
+        height: 1;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     ResumeScreen OptionList {
         height: 1fr;
+        min-height: 3;
+        border: none;
+        padding: 0;
+    }
+    ResumeScreen #preview {
+        height: auto;
+        max-height: 7;
+        border-top: hkey $panel;
+        color: $foreground 80%;
+    }
+    ResumeScreen #preview.-empty {
+        display: none;
     }
     """
-    BINDINGS = [Binding("escape", "close_picker", "Close", id="close-picker")]
+    BINDINGS = [
+        Binding("escape", "close_picker", "Close", id="close-picker"),
+        Binding("up", "move_highlight(-1)", "Previous", id="picker-previous", show=False),
+        Binding("down", "move_highlight(1)", "Next", id="picker-next", show=False),
+        Binding("f2", "rename_conversation", "Rename", id="rename-conversation"),
+    ]
 
     def __init__(self, store: Store, *, query: str = "") -> None:
         super().__init__()
         self.store = store
         self.initial_query = query
         """What the search starts from (`/resume QUERY`)."""
+        self.found: list[Found] = []
+        """What the list shows, in order."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
-            yield Static("Resume a conversation", id="picker-title")
-            yield Input(placeholder="search titles…", id="query")
+            yield Static(
+                Content.assemble(
+                    ("Resume a conversation", "$primary bold"),
+                    ("  enter · ↑↓ · f2 rename · esc", "$foreground 55%"),
+                ),
+                id="picker-title",
+            )
+            yield Input(placeholder="search titles, prompts and answers…", id="query")
             yield OptionList(id="results")
+            yield Static("", id="preview", classes="-empty")
 
     def on_mount(self) -> None:
         self.query_one("#query", Input).value = self.initial_query
@@ -68,33 +180,108 @@ class ResumeScreen(ModalScreen[str | None]):
 
     @on(Input.Submitted, "#query")
     def _query_submitted(self) -> None:
-        results = self.query_one(OptionList)
-        if results.option_count:
-            results.highlighted = results.highlighted or 0
-            results.focus()
+        chosen = self.highlighted
+        if chosen is not None:
+            self.dismiss(chosen.row.id)
+
+    @property
+    def highlighted(self) -> Found | None:
+        index = self.query_one(OptionList).highlighted
+        return self.found[index] if index is not None and 0 <= index < len(self.found) else None
 
     @work(exclusive=True, group="resume-search")
     async def search(self, query: str) -> None:
         results = self.query_one(OptionList)
         try:
-            rows = await self.store.list_conversations(PAGE, 0, query=query or None)
+            found = await find_conversations(self.store, query)
         except Exception as exc:
+            self.found = []
             results.clear_options()
             results.add_option(Option(Content(f"cannot list conversations: {exc}"), disabled=True))
             return
+        self.found = found
         results.clear_options()
-        for row in rows:
-            title = row.title or "(untitled)"
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.updated_at or row.created_at))
-            results.add_option(
-                Option(Content.assemble((title, "bold"), "  ", (when, "$foreground 55%")), id=row.id)
-            )
-        if not rows:
+        results.add_options(_option(item) for item in found)
+        if found:
+            results.highlighted = 0  # the newest (or best match): one enter resumes it
+        else:
             results.add_option(Option("no conversations found", disabled=True))
+            self._show_preview(None)
+
+    @on(OptionList.OptionHighlighted, "#results")
+    def _highlighted(self) -> None:
+        self._show_preview(self.highlighted)
+
+    def _show_preview(self, found: Found | None) -> None:
+        preview = self.query_one("#preview", Static)
+        preview.set_class(found is None, "-empty")
+        if found is not None:
+            self.load_preview(found.row.id)
+
+    @work(exclusive=True, group="resume-preview")
+    async def load_preview(self, conversation_id: str) -> None:
+        turns = await self.store.turns_page(conversation_id, limit=PREVIEW_TURNS)
+        lines: list[Content | tuple[str, str] | str] = []
+        for turn in turns:
+            if lines:
+                lines.append("\n")
+            lines += [("› ", "$accent bold"), clip(turn.prompt, 300)]
+            answer = turn.answer or f"({turn.outcome})"
+            lines += ["\n", ("  ", ""), (clip(answer, 300), "$foreground 70%")]
+        preview = self.query_one("#preview", Static)
+        preview.update(Content.assemble(*lines) if lines else Content.styled("(no turns)", "$foreground 55%"))
+
+    def action_move_highlight(self, step: int) -> None:
+        results = self.query_one(OptionList)
+        if not self.found:
+            return
+        current = results.highlighted if results.highlighted is not None else -step
+        results.highlighted = max(0, min(len(self.found) - 1, current + step))
 
     @on(OptionList.OptionSelected)
     def _chosen(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)
 
+    def action_rename_conversation(self) -> None:
+        chosen = self.highlighted
+        if chosen is None:
+            return
+
+        def renamed(title: str | None) -> None:
+            if title:
+                self.rename(chosen.row.id, title)
+
+        self.app.push_screen(RenameScreen(chosen.row.title), renamed)
+
+    @work(group="resume-rename")
+    async def rename(self, conversation_id: str, title: str) -> None:
+        await self.store.rename_conversation(conversation_id, clip(title, TITLE_LIMIT))
+        self.notify(f"Renamed to “{clip(title, TITLE_LIMIT)}”.", timeout=2)
+        self.search(self.query_one("#query", Input).value)
+
     def action_close_picker(self) -> None:
         self.dismiss(None)
+
+
+def _marked(snippet: str) -> Content:
+    """A search snippet with its matches (in `[...]`, as the store marks them) highlighted."""
+    parts: list[tuple[str, str] | str] = []
+    for i, piece in enumerate(_MATCH.split(snippet)):
+        if piece:
+            parts.append((piece, "$accent bold") if i % 2 else (piece, "$foreground 70% italic"))
+    return Content.assemble(*parts)
+
+
+def _option(found: Found) -> Option:
+    row = found.row
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.updated_at or row.created_at))
+    parts: list[Content | tuple[str, str] | str] = [
+        (clip(row.title or "(untitled)", TITLE_LIMIT), "bold"),
+        ("  ·  ", "$foreground 40%"),
+        (plural(row.turn_count, "turn"), "$accent"),
+        ("  ·  ", "$foreground 40%"),
+        (when, "$foreground 55%"),
+    ]
+    if found.snippet:
+        parts += ["\n  ", _marked(clip(found.snippet, 200))]
+    return Option(Content.assemble(*parts), id=row.id)

@@ -30,6 +30,7 @@ class AgentTree(Tree[str]):
     AgentTree {
         background: $surface;
         padding: 0 1;
+        overflow-x: hidden;
     }
     AgentTree > .agent-tree--running { color: $warning; }
     AgentTree > .agent-tree--done { color: $success; }
@@ -149,47 +150,67 @@ class AgentTree(Tree[str]):
     def _style(self, name: str) -> Style:
         return self.get_component_rich_style(f"agent-tree--{name}", partial=True)
 
-    def label_text(self, record: NodeRecord) -> Text:
+    def label_text(self, record: NodeRecord, width: int | None = None) -> Text:
+        """The label of `record`'s line; what says which node it is is clipped (with "…") to fit `width`."""
         state = record.status
-        text = Text()
-        text.append(_ICONS[state] + " ", self._style(state))
+        style = self._style
+        head = Text(_ICONS[state] + " ", style(state))
+        main = Text()
+        tail = Text()
         match record.kind:
             case "turn":
-                text.append(record.label, self._style("turn"))
+                # Turns are told apart by what was asked (the flow panel says agent or refine).
+                main.append(clip(record.detail or record.label, 200), style("turn"))
             case "round":
-                text.append(record.label, self._style("round"))
+                main.append(record.label, style("round"))
                 if record.verdict:
-                    text.append(f" · {record.verdict.upper()}", self._style(record.verdict))
+                    tail.append(f" · {record.verdict.upper()}", style(record.verdict))
             case "critic":
-                text.append("critic")
+                main.append("critic")
                 if record.verdict:
-                    text.append(f" {record.verdict.upper()}", self._style(record.verdict))
+                    tail.append(f" {record.verdict.upper()}", style(record.verdict))
             case "compact":
-                text.append("compact")
+                main.append("compact")
                 if record.output:
-                    text.append(" " + clip(record.output, 40), self._style("muted"))
+                    main.append(" " + clip(record.output, 200), style("muted"))
             case "tool":
-                text.append(record.tool_name)
+                main.append(record.tool_name)
                 argument = key_argument(record.tool_name, record.tool_input or {})
                 if argument:
-                    text.append(" " + clip(argument, 40), self._style("muted"))
+                    main.append(" " + clip(argument, 200), style("muted"))
             case _:
-                text.append(clip(record.label, 40))
+                main.append(clip(record.label, 200))
         if state == "running":
-            text.append(f" {duration(max(0.0, self.clock() - record.started_at))}", self._style("muted"))
+            tail.append(f" {duration(max(0.0, self.clock() - record.started_at))}", style("muted"))
         else:
             elapsed = record.elapsed
             if elapsed is not None:
-                text.append(f" {duration(elapsed)}", self._style("muted"))
+                tail.append(f" {duration(elapsed)}", style("muted"))
             if state == "failed" and record.error:
-                text.append(" " + clip(record.error, 40), self._style("failed"))
-        return text
+                tail.append(" " + clip(record.error, 40), style("failed"))
+        if width is not None:
+            room = max(4, width - head.cell_len - tail.cell_len)
+            if main.cell_len > room:
+                main.truncate(room - 1)
+                main.rstrip()
+                main.append("…")
+            if head.cell_len + main.cell_len + tail.cell_len > width:
+                tail.truncate(max(0, width - head.cell_len - main.cell_len - 1))
+                tail.append("…", style("muted"))
+        return Text.assemble(head, main, tail)
 
     def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
         record = self.node_log.nodes.get(node.data or "")
         if record is None:
             return super().render_label(node, base_style, style)
-        label = self.label_text(record)
+        depth = 0
+        parent = node.parent
+        while parent is not None and parent is not self.root:
+            depth += 1
+            parent = parent.parent
+        # The line is the guides, a two-cell expand icon, then the label: fit it, never scroll.
+        room = self.scrollable_content_region.width - depth * self.guide_depth - 2
+        label = self.label_text(record, room if room > 0 else None)
         label.stylize(style)
         if node.allow_expand and node.children:
             prefix = (self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE, base_style)

@@ -6,9 +6,10 @@ Finished text is static (`StreamingMarkdown` commits it), and old turns are unmo
 cap, so neither a long answer nor a long session makes frames slower.
 
 A finished turn a few turns back is *compacted* (see `compaction`): it draws itself from lines
-captured from its children, so a layout arranges one widget for it instead of a dozen; selecting
-into it, clicking or hovering it expands it, and the pane compacts it again when the next turn
-starts.
+captured from its children and drops them, so a layout arranges one widget for it instead of a
+dozen and the garbage collector scans a handful of objects; the cursor steps over it as one item
+and builds it again (from the events it keeps) when it lands on it, as do a search hit, a click or
+the mouse hovering it; the pane compacts it again when the next turn starts.
 
 The pane has a message cursor, as a list has: with the focus in the pane (click a message, or tab
 to it), up / down / home / end select a `ConversationEntry` (a prompt, an answer, a tool call, a
@@ -34,6 +35,7 @@ from tui_assist.core.events import (
     ToolCallFinished,
     ToolCallStarted,
     TurnEvent,
+    UsageRecorded,
     VerdictReached,
 )
 from tui_assist.core.text import clip
@@ -56,8 +58,27 @@ LIVE_TURNS = 3
 """The newest turns that are never compacted (they are the ones that change)."""
 
 
+class _TextRun:
+    """Consecutive text deltas of one node, kept as pieces and joined once."""
+
+    __slots__ = ("node_id", "pieces")
+
+    def __init__(self, node_id: str, text: str) -> None:
+        self.node_id = node_id
+        self.pieces = [text]
+
+    def event(self) -> TextDelta:
+        if len(self.pieces) > 1:
+            self.pieces = ["".join(self.pieces)]
+        return TextDelta(node_id=self.node_id, text=self.pieces[0])
+
+
 class TurnView(CompactableTurn):
-    """One exchange: the prompt, then everything the turn showed."""
+    """One exchange: the prompt, then everything the turn showed.
+
+    The turn keeps the events it showed (text deltas merged), so that once compacted it can drop
+    its widgets and build them again from the events (see `compaction`).
+    """
 
     DEFAULT_CSS = """
     TurnView {
@@ -72,6 +93,13 @@ class TurnView(CompactableTurn):
         self.turn_id: str | None = None
         self.answer = answer or ""
         self.outcome: str | None = None if answer is None else "answered"
+        self._stored_answer = answer
+        """A turn redrawn from a stored prompt and answer only (no events)."""
+        self._record: list[TurnEvent | _TextRun] = []
+        """The events shown, to build the widgets again after compaction."""
+        self._ending: NodeFinished | None = None
+        """How the turn ended when the host, not an event, ended it."""
+        self._unsent = False
         self._containers: dict[str, Vertical] = {}
         """Generator node id -> where its text and tool calls go."""
         self._last_text: dict[str, AnswerText] = {}
@@ -83,12 +111,19 @@ class TurnView(CompactableTurn):
     def running(self) -> bool:
         return self.turn_id is not None and self.outcome is None
 
+    def start(self) -> None:
+        """Show the prompt (and a stored answer): the first children, before any event."""
+        self.mount(UserMessage(self.prompt))
+        if self._stored_answer:
+            self.mount(AnswerText("", self._stored_answer, finished=True))
+
     def on_click(self, event: events.Click) -> None:
         """A click on a compacted turn expands it and acts as a click on what was drawn there."""
-        if self._lines is None:
+        if not self.compacted:
             return
         event.stop()
-        target = self.widget_at(event.y)
+        index = self.spot_at(event.y)
+        target = self.expand_to(index) if index is not None else None
         self.uncompact()
         node: Any = target
         entry: ConversationEntry | None = None
@@ -104,8 +139,23 @@ class TurnView(CompactableTurn):
         if isinstance(conversation, Conversation) and entry is not None:
             conversation.select_message(entry, scroll=False)
 
+    # -- events -----------------------------------------------------------------------------
+
     def apply(self, event: TurnEvent) -> None:
-        """Show one event of this turn."""
+        """Show one event of this turn (and keep it, to build the turn again)."""
+        if isinstance(event, TextDelta):
+            if event.node_id not in self._containers:
+                return  # a critic's or a sub-agent's text: not shown here
+            last = self._record[-1] if self._record else None
+            if isinstance(last, _TextRun) and last.node_id == event.node_id:
+                last.pieces.append(event.text)
+            else:
+                self._record.append(_TextRun(event.node_id, event.text))
+        elif not isinstance(event, UsageRecorded):
+            self._record.append(event)
+        self._show(event)
+
+    def _show(self, event: TurnEvent) -> None:
         match event:
             case NodeStarted(parent_id=None):
                 self.turn_id = event.node_id
@@ -164,8 +214,8 @@ class TurnView(CompactableTurn):
         if text is not None and not text.finished:
             text.finish()
 
-    def _end(self, event: NodeFinished) -> None:
-        if self.outcome is not None:
+    def _end(self, event: NodeFinished, *, again: bool = False) -> None:
+        if self.outcome is not None and not again:
             return
         for node_id in list(self._last_text):
             self._finish_text(node_id)
@@ -179,12 +229,15 @@ class TurnView(CompactableTurn):
         badge, state = self._badge(event, len(rounds))
         if badge:
             self.mount(TurnBadge(badge, classes=f"-{state}"))
+        for item in self._record:
+            if isinstance(item, _TextRun):
+                item.event()  # join the pieces once: the turn will not stream again
 
     def _badge(self, event: NodeFinished, rounds: int) -> tuple[str, str]:
         if event.status == "cancelled":
             return "⊘ cancelled: anything already stored is kept", "cancelled"
         if event.status == "failed" or self.outcome == "error":
-            return f"✗ error: {clip(event.error or 'the turn failed', 200)}", "error"
+            return f"✗ error: {clip(event.error or 'the turn failed', 300)}", "error"
         if self.outcome == "budget_exhausted":
             return "⚠ budget exhausted: the answer may be incomplete", "budget_exhausted"
         if self.strategy == "refine":
@@ -197,12 +250,79 @@ class TurnView(CompactableTurn):
         """The prompt never reached a model."""
         if self.outcome is None:
             self.outcome = "unsent"
+            self._unsent = True
             self.mount(TurnBadge("not sent", classes="-error"))
 
     def mark_cancelled(self) -> None:
         """The worker ended without the core reporting the turn's end (cancelled early)."""
         if self.outcome is None:
-            self._end(NodeFinished(node_id=self.turn_id or "", status="cancelled", outcome="cancelled"))
+            self._ending = NodeFinished(node_id=self.turn_id or "", status="cancelled", outcome="cancelled")
+            self._end(self._ending)
+
+    def offer_retry(self, key: str) -> None:
+        """Say, under the error, that the prompt is back in the input and `key` sends it again."""
+        for badge in self.query(TurnBadge).results(TurnBadge):
+            if badge.has_class("-error"):
+                badge.update(f"{badge.content}\n  The prompt is back in the input; {key} sends it again.")
+
+    def mark_failed(self, error: str) -> None:
+        """The turn failed outside the core (the host's own error): show it as the turn's error."""
+        if self.outcome is None:
+            self._ending = NodeFinished(
+                node_id=self.turn_id or "", status="failed", outcome="error", error=error
+            )
+            self._end(self._ending)
+
+    # -- compaction ---------------------------------------------------------------------------
+
+    def drop_children(self) -> None:
+        self._containers.clear()
+        self._last_text.clear()
+        self._tools.clear()
+        self._rounds.clear()
+
+    def build(self) -> None:
+        self.start()
+        for item in self._record:
+            event = item.event() if isinstance(item, _TextRun) else item
+            if isinstance(event, NodeFinished) and event.node_id == self.turn_id:
+                self._end(event, again=True)
+            else:
+                self._show(event)
+        if self._ending is not None:
+            self._end(self._ending, again=True)
+        if self._unsent:
+            self.mount(TurnBadge("not sent", classes="-error"))
+
+    def addressable(self) -> list[Widget]:
+        return [
+            node
+            for child in self.children
+            if not child.has_class("-dropped")
+            for node in child.walk_children(Widget, with_self=True)
+            if isinstance(node, ConversationEntry | RoundView)
+        ]
+
+    def searchable_text(self, widget: Widget) -> str | None:
+        return widget.copy_text() if isinstance(widget, ConversationEntry) else None
+
+    def save_state(self) -> tuple[set[str], dict[str, bool]]:
+        expanded = {node_id for node_id, tool in self._tools.items() if tool.has_class("-expanded")}
+        folded = {
+            node_id: view.has_class("-folded") for node_id, view in self._rounds.items() if view.foldable
+        }
+        return expanded, folded
+
+    def restore_state(self, state: Any) -> None:
+        if state is None:
+            return
+        expanded, folded = state
+        for node_id in expanded:
+            if node_id in self._tools:
+                self._tools[node_id].show_details(True)
+        for node_id, is_folded in folded.items():
+            if node_id in self._rounds:
+                self._rounds[node_id].fold(is_folded)
 
 
 class Conversation(VerticalScroll):
@@ -216,6 +336,9 @@ class Conversation(VerticalScroll):
     }
     Conversation .-selected {
         background: $primary 20%;
+    }
+    Conversation .-found {
+        background: $warning 25%;
     }
     """
     # Up / down move the message cursor instead of scrolling by a line (page up / page down and
@@ -273,33 +396,21 @@ class Conversation(VerticalScroll):
             previous.remove_class("-selected")
         if not isinstance(entry, Widget):
             return
-        turn = self._compacted_turn_of(entry)
-        if turn is not None:
-            turn.uncompact()
-            if scroll:
-                # The turn is laid out again (to the same size) before the entry has a region.
-                self.call_after_refresh(self._scroll_to_entry, entry)
-                scroll = False
         if entry.can_focus:
             # A tool call takes the focus, so its own keys (enter: details) act on it.
             entry.focus(scroll_visible=False)
         elif self.screen.focused is not self and self.has_focus_within:
             self.focus(scroll_visible=False)
         if scroll:
-            self.scroll_to_widget(entry, animate=False, immediate=True)
+            if entry.region:
+                self.scroll_to_widget(entry, animate=False, immediate=True)
+            else:  # just built (an expanded turn): it has a region after the next layout
+                self.call_after_refresh(self._scroll_to_entry, entry)
         self._show_selection()
 
     def _scroll_to_entry(self, entry: Widget) -> None:
         if entry.is_attached:
             self.scroll_to_widget(entry, animate=False, immediate=True)
-
-    def _compacted_turn_of(self, entry: object) -> TurnView | None:
-        node: Any = entry
-        while isinstance(node, Widget) and node is not self:
-            if isinstance(node, TurnView) and node.compacted:
-                return node
-            node = node.parent
-        return None
 
     def action_select_previous_message(self) -> None:
         self._move(-1)
@@ -308,47 +419,64 @@ class Conversation(VerticalScroll):
         self._move(1)
 
     def action_select_first_message(self) -> None:
-        entries = self.entries()
-        if entries:
-            self.select_message(entries[0])
+        items = self._cursor_items()
+        if items:
+            self._select_item(items[0], last=False)
 
     def action_select_last_message(self) -> None:
-        entries = self.entries()
-        if entries:
-            self.select_message(entries[-1])
+        items = self._cursor_items()
+        if items:
+            self._select_item(items[-1], last=True)
+
+    def _cursor_items(self) -> list[ConversationEntry | TurnView]:
+        """What the cursor steps over: the entries shown, and each compacted turn as one step."""
+        items: list[ConversationEntry | TurnView] = []
+        for node in self.query("*"):
+            if isinstance(node, TurnView) and node.compacted:
+                items.append(node)
+            elif isinstance(node, ConversationEntry) and self._shown(node):
+                items.append(node)
+        return items
 
     def _move(self, step: int) -> None:
-        entries = self.entries()
-        if not entries:
+        items = self._cursor_items()
+        if not items:
             return
         current = self._selected
-        if current is None or current not in entries:
+        if current is None or current not in items:
             # The first press picks a message in view: the lowest one going up, the highest going down.
-            in_view = [entry for entry in entries if self._in_view(entry)] or entries
-            self.select_message(in_view[-1] if step < 0 else in_view[0])
+            in_view = [item for item in items if self._in_view(item)] or items
+            self._select_item(in_view[-1] if step < 0 else in_view[0], last=step < 0)
             return
-        index = entries.index(current) + step
-        self.select_message(entries[max(0, min(index, len(entries) - 1))])
+        index = items.index(current) + step
+        self._select_item(items[max(0, min(index, len(items) - 1))], last=step < 0)
+
+    def _select_item(self, item: ConversationEntry | TurnView, *, last: bool) -> None:
+        """Select an entry; for a compacted turn, expand it and select its first (or last) entry."""
+        if not isinstance(item, TurnView):
+            self.select_message(item)
+            return
+        item.uncompact()
+
+        def select_in_turn() -> None:  # once the rebuilt children are styled (folded drafts hidden)
+            inside = [
+                entry for entry in self.entries() if isinstance(entry, Widget) and item in entry.ancestors
+            ]
+            if inside:
+                self.select_message(inside[-1] if last else inside[0])
+
+        self.call_after_refresh(select_in_turn)
 
     def _shown(self, entry: ConversationEntry) -> bool:
         node: Any = entry
         while isinstance(node, Widget) and node is not self:
-            if not node.is_attached:
-                return False
-            # A compacted turn hides its children only to draw them itself: they count as shown.
-            hidden_by_compaction = isinstance(node.parent, TurnView) and node.parent.compacted
-            if not node.display and not hidden_by_compaction:
+            if not node.is_attached or not node.display or node.has_class("-dropped"):
                 return False
             node = node.parent
         return node is self
 
-    def _in_view(self, entry: ConversationEntry) -> bool:
-        if not isinstance(entry, Widget):
-            return False
-        turn = self._compacted_turn_of(entry)
-        placed = turn.placement(entry) if turn is not None else None
-        region = placed.translate(turn.region.offset) if turn is not None and placed else entry.region
-        return region.overlaps(self.scrollable_content_region)
+    def _in_view(self, item: ConversationEntry | TurnView) -> bool:
+        return isinstance(item, Widget) and item.region.overlaps(self.scrollable_content_region)
 
     def _show_selection(self) -> None:
         entry = self._selected
@@ -384,7 +512,7 @@ class Conversation(VerticalScroll):
         self._current = view
         self._mount_child(view)
         # Mounted explicitly (not composed) so it comes before anything the turn mounts.
-        view.mount(UserMessage(prompt))
+        view.start()
         return view
 
     def apply(self, event: TurnEvent) -> None:
@@ -446,6 +574,4 @@ class Conversation(VerticalScroll):
         for prompt, answer in pairs:
             view = TurnView(prompt, "agent", answer=answer)
             self._mount_child(view)
-            view.mount(UserMessage(prompt))
-            if answer:
-                view.mount(AnswerText("", answer, finished=True))
+            view.start()

@@ -11,15 +11,20 @@ import time
 
 from textual.content import Content
 from textual.events import Click
+from textual.geometry import Size
 from textual.message import Message
 from textual.widget import Widget
 
-from tui_assist.core.text import duration
+from tui_assist.core.text import clip, duration
 from tui_assist.core.tree import NodeLog, NodeRecord
 
 _STATE_STYLE = {"running": "$warning", "done": "$success", "failed": "$error", "cancelled": "$error 70%"}
 _ICONS = {"running": "◌", "done": "✓", "failed": "✗", "cancelled": "⊘"}
-_LABEL_WIDTH = 24
+_LABEL_MIN, _LABEL_MAX = 12, 36
+"""Cells of the label column: as wide as the longest label (indent included), within these bounds
+and at most half the panel."""
+_TIME_WIDTH = 6
+_BAR_MIN = 4
 _COMBINATORS = {
     "chain": "Chain",
     "route": "Route",
@@ -38,6 +43,8 @@ class FlowPanel(Widget):
         min-height: 3;
         background: $surface;
         padding: 0 1;
+        text-wrap: nowrap;
+        text-overflow: clip;
     }
     """
 
@@ -81,13 +88,16 @@ class FlowPanel(Widget):
             return []
         return list(self.node_log.walk(self.turn_id))
 
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        # One line per node, never wrapped (rows are cut to the width instead).
+        return len(self._records()) or 2
+
     def render(self) -> Content:
         rows = self._records()
         self._rows = rows
+        width = max(10, self.content_region.width or 60)
         if not rows:
-            return Content.styled(
-                "No turn yet. The composition of a running turn shows here.", "$foreground 55%"
-            )
+            return Content.styled("No turn yet.\nA turn's composition shows here.", "$foreground 55%")
         turn = rows[0]
         start = turn.started_at
         end = max(
@@ -95,42 +105,51 @@ class FlowPanel(Widget):
             + [self.clock() if any(r.status == "running" for r in rows) else start + 0.001]
         )
         span = max(end - start, 1e-3)
-        width = max(10, self.content_region.width or 60)
-        bar_width = max(4, width - _LABEL_WIDTH - 10)
+        labels = [("  " * self.node_log.depth(r.node_id), self.name_of(r)) for r in rows]
+        longest = max(len(indent) + len(label) for indent, label in labels)
+        # label, space, icon, space, bar, time: labels come first, the bar gets what is left (at
+        # least a few cells, else none).
+        label_width = min(max(longest, _LABEL_MIN), _LABEL_MAX, width - 3 - _TIME_WIDTH - _BAR_MIN)
+        bar_width = width - label_width - 3 - _TIME_WIDTH
+        if label_width < _LABEL_MIN:
+            bar_width = 0
+            label_width = max(4, width - 3 - _TIME_WIDTH)
         lines: list[Content] = []
-        for record in rows:
-            depth = self.node_log.depth(record.node_id)
-            label = self._label(record)
-            text = ("  " * depth + label)[:_LABEL_WIDTH].ljust(_LABEL_WIDTH)
-            begin = int((record.started_at - start) / span * bar_width)
-            stop_at = record.finished_at if record.finished_at is not None else self.clock()
-            finish = max(begin + 1, int((stop_at - start) / span * bar_width))
-            finish = min(finish, bar_width)
-            begin = min(begin, bar_width - 1)
+        for record, (indent, label) in zip(rows, labels, strict=True):
+            room = label_width - len(indent)
+            text = indent + clip(label, room) if room >= 4 else clip(label, label_width)
+            text = text.ljust(label_width)
             elapsed = record.elapsed
-            seconds = f"{duration(elapsed):>6}" if elapsed is not None else "   …  "
+            seconds = duration(elapsed) if elapsed is not None else "…"
             if record.node_id == self.selected:
                 text_style = "reverse"
             else:
                 text_style = "bold" if record.kind in ("turn", "round") else ""
-            lines.append(
-                Content.assemble(
-                    (text, text_style),
-                    " ",
-                    (_ICONS[record.status], _STATE_STYLE[record.status]),
-                    " ",
+            parts: list[Content | tuple[str, str] | str] = [
+                (text, text_style),
+                " ",
+                (_ICONS[record.status], _STATE_STYLE[record.status]),
+                " ",
+            ]
+            if bar_width:
+                begin = int((record.started_at - start) / span * bar_width)
+                stop_at = record.finished_at if record.finished_at is not None else self.clock()
+                finish = min(max(begin + 1, int((stop_at - start) / span * bar_width)), bar_width)
+                begin = min(begin, bar_width - 1)
+                parts += [
                     " " * begin,
                     ("━" * (finish - begin), _STATE_STYLE[record.status]),
                     " " * (bar_width - finish),
-                    (f" {seconds}", "$foreground 55%"),
-                )
-            )
+                ]
+            parts.append((f" {seconds:>{_TIME_WIDTH - 1}}", "$foreground 55%"))
+            lines.append(Content.assemble(*parts))
         return Content("\n").join(lines)
 
-    def _label(self, record: NodeRecord) -> str:
+    def name_of(self, record: NodeRecord) -> str:
+        """What a row is called: the kind of turn, its loop, a sub-agent by its task, a composition."""
         match record.kind:
             case "turn":
-                return "Refine" if self.node_log.rounds(record.node_id) else "Agent"
+                return "Refine turn" if self.node_log.rounds(record.node_id) else "Agent turn"
             case "round":
                 # A turn's round has its critic's verdict; a workflow's Refine round, its outcome.
                 verdict = record.verdict or (record.outcome if record.outcome in ("pass", "revise") else None)
@@ -139,12 +158,35 @@ class FlowPanel(Widget):
                 return f"critic {record.verdict.upper()}" if record.verdict else "critic"
             case "tool":
                 return record.tool_name
+            case "agent":
+                parent = self.node_log.nodes.get(record.parent_id or "")
+                if parent is not None and parent.kind == "tool":
+                    return f"sub-agent: {record.label}"  # run by the agent tool: its description
+                return "agent loop"
+            case "chain" if record.label == "chain":
+                return self._chain_label(record)
             case kind if kind in _COMBINATORS and record.label == kind:
-                # Combinators read as the composition they are: Chain, Route → network...
+                # Combinators read as the composition they are: Route → network...
                 name = _COMBINATORS[kind]
                 return f"{name} → {record.outcome}" if kind == "route" and record.outcome else name
             case _:
                 return record.label
+
+    def _chain_label(self, record: NodeRecord) -> str:
+        """`a.then(b).then(c)` nests chains: name each by its steps, `Chain …→ c`, `Chain a → b`."""
+        steps = [c for c in record.children if c.kind != "tool"]
+        if not steps:
+            return "Chain"
+        first, last = steps[0], steps[-1]
+        if len(steps) == 1:
+            return f"Chain {self._short(first)}"
+        head = "…" if first.kind == "chain" else self._short(first)
+        return f"Chain {head} → {self._short(last)}"
+
+    def _short(self, record: NodeRecord) -> str:
+        if record.kind == "chain" and record.label == "chain":
+            return "Chain"
+        return self.name_of(record)
 
     def on_click(self, event: Click) -> None:
         row = event.y - self.styles.padding.top

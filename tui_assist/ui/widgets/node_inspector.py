@@ -36,22 +36,22 @@ class NodeInspector(Static):
         super().__init__("", id=id, classes="-empty")
         self.node_id: str | None = None
 
-    def show(self, record: NodeRecord | None) -> None:
-        """Show `record` (None hides the inspector)."""
+    def show(self, record: NodeRecord | None, name: str | None = None) -> None:
+        """Show `record` (None hides the inspector), called `name` (default: its label)."""
         self.node_id = record.node_id if record is not None else None
         self.set_class(record is None, "-empty")
         if record is None:
             self.update("")
             return
-        self.update(inspector_content(record))
+        self.update(inspector_content(record, name))
 
 
-def inspector_content(record: NodeRecord) -> Content:
-    """The inspector's text for one node."""
+def inspector_content(record: NodeRecord, name: str | None = None) -> Content:
+    """The inspector's text for one node, called `name` (default: its label)."""
     muted = "$foreground 55%"
     head: list[Content | tuple[str, str] | str] = [
         (f"{record.kind} ", muted),
-        (record.label, "bold"),
+        (name or record.label, "bold"),
         (f"  {record.status}", muted),
     ]
     if record.outcome:

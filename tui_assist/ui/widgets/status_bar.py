@@ -1,6 +1,8 @@
 """The status bar: running state, Refine and its round budget, model, context fill, tokens, cost, workdir.
 
-Refine comes first so that it stays visible however narrow the terminal is.
+Refine comes first so that it stays visible however narrow the terminal is. The line is fitted to
+the width, never cut at the edge: the token counts shorten first, then the model name, then the
+workdir loses its leading folders (it keeps its last ones, after a "…").
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from tui_assist.core.conversation import Usage
+from tui_assist.core.text import clip
+
+_SEP = (" │ ", "$foreground 40%")
 
 
 def _count(value: int) -> str:
@@ -43,6 +48,26 @@ def _context(fill: float | None) -> tuple[tuple[str, str], ...]:
     return ((f" ctx {fill:.0%}", style),)
 
 
+def tokens_text(usage: Usage, *, short: bool = False) -> str:
+    """Tokens in and out, and the cache's reads and writes (`short`: fewer words)."""
+    read, written = _count(usage.cache_read_input_tokens), _count(usage.cache_creation_input_tokens)
+    given, got = _count(usage.input_tokens), _count(usage.output_tokens)
+    if short:
+        return f"↑{given} ↓{got} cache r{read} w{written}"
+    return f"in {given} out {got} cache read {read} write {written}"
+
+
+def left_clip(text: str, limit: int) -> str:
+    """`text` cut to `limit` cells from the left, marked with "…"; a path is cut at a folder."""
+    if len(text) <= limit:
+        return text
+    if limit <= 1:
+        return "…"
+    tail = text[len(text) - limit + 1 :]
+    cut = tail.find("/")
+    return "…" + (tail[cut:] if 0 <= cut < len(tail) - 1 else tail)
+
+
 class StatusBar(Widget):
     """One line of session state, docked at the bottom."""
 
@@ -70,7 +95,6 @@ class StatusBar(Widget):
     """Whether bash runs in the OS sandbox (None: not known yet)."""
 
     def render(self) -> Content:
-        sep = (" │ ", "$foreground 40%")
         state_style = {"idle": "$foreground 60%", "running": "$warning bold", "loading": "$accent"}.get(
             self.state, "$error bold"
         )
@@ -79,29 +103,42 @@ class StatusBar(Widget):
             if self.refine
             else (" Refine OFF ", "$foreground 70% on $boost")
         )
-        usage = self.usage
-        tokens = f"in {_count(usage.input_tokens)} out {_count(usage.output_tokens)}"
-        tokens += f" cache {_count(usage.cache_read_input_tokens)}"
-        cost = "$–" if self.cost is None else f"${self.cost:.4f}"
         icon = {"running": "● ", "idle": "○ ", "loading": "◌ "}.get(self.state, "✗ ")
+        cost = "$–" if self.cost is None else f"${self.cost:.4f}"
+        width = self.content_region.width or 200
         mode_style = {"default": "$foreground 70%", "plan": "$accent bold"}.get(self.mode, "$warning bold")
         sandbox: tuple[str, str] | str = ""
         if self.sandboxed is not None:
             sandbox = (" sandbox", "$success") if self.sandboxed else (" no sandbox", "$warning")
-        return Content.assemble(
+        head = Content.assemble(
             (icon + self.state, state_style),
             " ",
             refine,
             " ",
             (_MODE_LABELS.get(self.mode, self.mode), mode_style),
             sandbox,
-            sep,
-            (self.model, "$primary"),
-            *_context(self.context),
-            sep,
-            tokens,
-            " ",
-            (cost, "$accent"),
-            sep,
-            (_home(self.workdir), "$foreground 60%"),
         )
+        context = Content.assemble(*_context(self.context))
+        workdir = _home(self.workdir)
+        # Fitted in steps (shorter token counts, then a shorter model name, then neither): the
+        # first step that shows the whole workdir, else the first that keeps its last folder whole.
+        last_folder = min(len(workdir), len(workdir.rstrip("/").rsplit("/", 1)[-1]) + 2)
+        steps = ((False, 40), (True, 40), (True, 18), (True, 10), (True, 0), (None, 0))
+        tokens, shown_model, fixed = "", "", 0
+        for wanted in (len(workdir), last_folder):
+            for short, model_limit in steps:
+                tokens = "" if short is None else tokens_text(self.usage, short=short) + " "
+                shown_model = clip(self.model, model_limit) if model_limit else ""
+                fixed = head.cell_length + context.cell_length + len(tokens) + len(cost) + 2 * len(_SEP[0])
+                if shown_model:
+                    fixed += len(shown_model) + len(_SEP[0])
+                if width - fixed >= wanted:
+                    break
+            if width - fixed >= wanted:
+                break
+        room = max(1, width - fixed)
+        parts: list[Content | tuple[str, str] | str] = [head, _SEP]
+        if shown_model:
+            parts += [(shown_model, "$primary"), context, _SEP]
+        parts += [tokens, (cost, "$accent"), _SEP, (left_clip(workdir, room), "$foreground 60%")]
+        return Content.assemble(*parts)

@@ -91,6 +91,20 @@ class _Renderer:
         return strips
 
 
+_WARM_UP = "# Warm\n\n- a **list** with `code`\n\n```python\nprint(1)\n```\n"
+
+
+def warm_up() -> None:
+    """Import and run what the first answer's Markdown needs (in a thread, before any turn).
+
+    The Markdown parser, Pygments and its lexers are slow to load (the first code block cost
+    the event loop 60 ms of lexer set-up while an answer streamed), and the first answer should
+    not pay for it.
+    """
+    console = Console(file=io.StringIO(), force_terminal=True, color_system="truecolor", width=40)
+    _Renderer(("", ""), console, "monokai").render(_WARM_UP, 40)
+
+
 def _has_content(strip: Strip) -> bool:
     return any(segment.text.strip("\n") for segment in strip)
 

@@ -209,11 +209,14 @@ class ToolCallView(ConversationEntry, Vertical, can_focus=True):
         )
         return Content.assemble(("input\n", "bold"), shown, ("\noutput\n", "bold"), output or "(none yet)")
 
-    def action_toggle_details(self) -> None:
-        expanded = not self.has_class("-expanded")
+    def show_details(self, expanded: bool) -> None:
+        """Show the whole input and output below the header, or hide them."""
         self.set_class(expanded, "-expanded")
         if expanded:
             self._body.update(self._body_content())
+
+    def action_toggle_details(self) -> None:
+        self.show_details(not self.has_class("-expanded"))
         self.post_message(self.Toggled(self))
 
     def on_click(self) -> None:
