@@ -62,7 +62,9 @@ async def test_at_100_columns_and_more_the_panels_are_open(fixed_clock) -> None:
         assert app.query_one("#side").region.width >= 32
         *_, status, footer = _lines(app)
         assert all(key in footer for key in FOOTER_KEYS)
-        assert "cache read 0 write 0" in status and status.rstrip().endswith("/work/project")
+        # Beside the mode, the sandbox and the context fill, the token counts take their short form.
+        assert "cache r0 w0" in status and "scripted ctx" in status
+        assert status.rstrip().endswith("/work/project")
 
 
 async def test_the_status_bar_keeps_the_end_of_a_long_workdir(tmp_path: Path) -> None:

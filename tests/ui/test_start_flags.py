@@ -118,7 +118,7 @@ async def test_resume_without_an_id_opens_the_picker(tmp_path: Path) -> None:
         from textual.widgets import OptionList
 
         await wait_until(pilot, lambda: app.screen.query_one(OptionList).option_count == 2)
-        await pilot.press("enter", "down", "enter")  # to the list; the second (older) one
+        await pilot.press("down", "enter")  # the newest is highlighted: down to the older one
         await _settle(app, pilot)
         assert app.session.conversation_id == first
         assert _prompts_shown(app) == ["about rebasing", "one more"]

@@ -445,6 +445,9 @@ class MainScreen(FlowActions):
     def _offer_retry(self, prompt: str, view: TurnView) -> None:
         """Put a failed prompt back in the input (unless the user typed since) and offer a retry."""
         self.failed_prompt = prompt
+        if self._queued:  # what was queued after it is what the user typed since: it comes back
+            self._unqueue()
+            self.prompt.show_error("The turn failed: your queued prompts are back here to send again.")
         editor = self.query_one(Prompt)
         if not editor.text.strip():
             editor.text = prompt

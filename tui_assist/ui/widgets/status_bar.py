@@ -36,7 +36,7 @@ def _home(path: Path) -> str:
         return str(path)
 
 
-_MODE_LABELS = {"default": "ask", "accept-edits": "edits ok", "plan": "plan", "bypass": "bypass"}
+_MODE_LABELS = {"default": "ask", "accept-edits": "edits", "plan": "plan", "bypass": "bypass"}
 """The approval mode as the status bar says it (`default` asks before side-effecting calls)."""
 
 
@@ -107,9 +107,10 @@ class StatusBar(Widget):
         cost = "$–" if self.cost is None else f"${self.cost:.4f}"
         width = self.content_region.width or 200
         mode_style = {"default": "$foreground 70%", "plan": "$accent bold"}.get(self.mode, "$warning bold")
-        sandbox: tuple[str, str] | str = ""
+        sandbox: Content = Content()
         if self.sandboxed is not None:
-            sandbox = (" sandbox", "$success") if self.sandboxed else (" no sandbox", "$warning")
+            label = ("sandbox", "$success") if self.sandboxed else ("no sandbox", "$warning")
+            sandbox = Content.assemble(" ", label)
         head = Content.assemble(
             (icon + self.state, state_style),
             " ",
@@ -130,7 +131,7 @@ class StatusBar(Widget):
                 tokens = "" if short is None else tokens_text(self.usage, short=short) + " "
                 shown_model = clip(self.model, model_limit) if model_limit else ""
                 fixed = head.cell_length + context.cell_length + len(tokens) + len(cost) + 2 * len(_SEP[0])
-                if shown_model:
+                if shown_model or context.cell_length:  # their part has a separator of its own
                     fixed += len(shown_model) + len(_SEP[0])
                 if width - fixed >= wanted:
                     break
@@ -140,5 +141,7 @@ class StatusBar(Widget):
         parts: list[Content | tuple[str, str] | str] = [head, _SEP]
         if shown_model:
             parts += [(shown_model, "$primary"), context, _SEP]
+        elif context.cell_length:  # the fill matters more than the model's name
+            parts += [context, _SEP]
         parts += [tokens, (cost, "$accent"), _SEP, (left_clip(workdir, room), "$foreground 60%")]
         return Content.assemble(*parts)
