@@ -8,8 +8,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from tui_assist.cli.errors import EXIT_OK
-from tui_assist.cli.parser import UsageError
-from tui_assist.session.factory import open_store
+from tui_assist.session.config_source import ConfigError
+from tui_assist.session.factory import NoHistory, open_store
 
 if TYPE_CHECKING:
     from tui_assist.session.config import Settings
@@ -28,16 +28,16 @@ async def rewind(args: argparse.Namespace, settings: Settings) -> int:
     from tui_assist.paths import data_dir
     from tui_assist.session.rewind import RewindError, apply_rewind, plan_rewind
 
-    store = await open_store(settings, create=False)
+    try:
+        store = await open_store(settings, create=False)
+    except NoHistory as exc:
+        raise ConfigError(f"no turn {args.turn_id!r}: {exc}") from exc
     folder = data_dir(settings.data_dir)
     try:
-        try:
-            plan = await plan_rewind(store, folder, args.turn_id, args.scope or "both")
-        except RewindError as exc:
-            raise UsageError("rewind", str(exc)) from exc
+        plan = await plan_rewind(store, folder, args.turn_id, args.scope or "both")
         result = await apply_rewind(store, folder, plan) if args.yes else None
     except RewindError as exc:
-        raise UsageError("rewind", str(exc)) from exc
+        raise ConfigError(str(exc)) from exc
     finally:
         await store.close()
     if args.json:
