@@ -403,8 +403,8 @@ def _permissions(screen: MainScreen, args: str) -> None:
         screen.notify(f"Removed {rule.effect} {rule.text} ({rule.source})", timeout=3)
         return
     lines = [
-        f"**Mode:** `{policy.mode}`: {describe_mode(policy.mode)} (shift+tab cycles it)",
-        f"**Bash:** {screen.session.sandbox_description}",
+        f"- **Mode:** `{policy.mode}`: {describe_mode(policy.mode)} (shift+tab cycles it)",
+        f"- **Bash:** {screen.session.sandbox_description}",
         "",
     ]
     lines += [f"{i}. {rule.effect} `{rule.text}` · {rule.source}" for i, rule in enumerate(rules, 1)]
