@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tui_assist.core.conversation import Usage
-from tui_assist.session.chat import Meter
 from tui_assist.session.config import Price
+from tui_assist.session.meter import Meter
 
 
 def test_the_meter_splits_tokens_and_cost_by_model_and_kind() -> None:

@@ -1,22 +1,22 @@
-"""A chat session: settings, provider, tools, store and meters, and the life of a persisted turn.
+"""A chat session: the conversation, its turns, and the life of a persisted turn.
 
 `ChatSession.run_turn` is the one place a turn is persisted: the conversation is created on the
 first turn, the turn is begun before any model call, the strategy runs, and the turn is committed
 (or stored as cancelled) before the host shows it as done. The headless `ask` and the TUI both
 call it; neither knows the store's steps.
 
-Heavy pieces (the Anthropic SDK, the tools, the store) are loaded by `load()`, which a host calls
-when it is ready (the TUI: after its first paint); nothing here imports them at module level.
+The parts a session runs on (settings, approval policy, provider, tools, MCP servers, store) and
+their loading are `SessionParts`'s (`session/parts.py`), which `ChatSession` extends; the meter
+and pricing are in `session/meter.py`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from tui_assist.core.approval import ApprovalMode, ApprovalPolicy
 from tui_assist.core.conversation import Conversation, ToolUseBlock, Usage
@@ -25,126 +25,31 @@ from tui_assist.core.interrupted import interrupted_history
 from tui_assist.core.nodes import new_id
 from tui_assist.core.observer import FanOutObserver, NullObserver, RecordingObserver
 from tui_assist.core.text import estimate_tokens
-from tui_assist.session.config_source import ConfigError, ConfigPreview, ConfigSource
+from tui_assist.session.config_source import ConfigSource
 from tui_assist.session.context import CompactionReport, ContextKeeper
-from tui_assist.session.factory import EmptyToolbox, MissingCredentials, SetupError
+from tui_assist.session.factory import EmptyToolbox
 from tui_assist.session.instructions import Instructions, InstructionsLoader
+from tui_assist.session.meter import Meter, price_for
+from tui_assist.session.parts import ProviderFactory, SessionParts
 
 if TYPE_CHECKING:
     from tui_assist.core.compaction import HistorySummary
     from tui_assist.core.conversation import Message
     from tui_assist.core.events import TurnEvent
-    from tui_assist.core.model import Provider
     from tui_assist.core.observer import TurnObserver
-    from tui_assist.core.tooling import Tool, ToolboxFactory
+    from tui_assist.core.tooling import ToolboxFactory
     from tui_assist.core.turn import TurnResult, TurnStrategy
     from tui_assist.session.config import Price, Settings
     from tui_assist.session.mentions import Attachments
     from tui_assist.session.prompt_history import PromptHistory
-    from tui_assist.session.rewind import TurnCheckpoints
     from tui_assist.store.db import Store
-    from tui_assist.tools.mcp import McpManager
-    from tui_assist.tools.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
-
-ProviderFactory = Callable[[], "Provider"]
 
 RESUME_TURNS = 50
 """Turns redrawn when a conversation is resumed (the newest; the history sent is complete)."""
 TITLE_LIMIT = 80
 """Longest conversation title `rename` stores."""
-
-
-def price_for(prices: dict[str, Price], model: str) -> Price | None:
-    """The price entry for `model` (exact, then by prefix)."""
-    if model in prices:
-        return prices[model]
-    for name, price in prices.items():
-        if model.startswith(name):
-            return price
-    return None
-
-
-def cost_of(usage: Usage, price: Price | None) -> float | None:
-    """USD for `usage`, or None without a price."""
-    if price is None:
-        return None
-    return (
-        usage.input_tokens * price.input
-        + usage.output_tokens * price.output
-        + usage.cache_creation_input_tokens * price.cache_write
-        + usage.cache_read_input_tokens * price.cache_read
-    ) / 1_000_000
-
-
-TokenKind = Literal["input", "output", "cache read", "cache write"]
-
-
-@dataclass(frozen=True, slots=True)
-class SpendLine:
-    """One model's tokens of one kind, and what they cost (None without a price)."""
-
-    model: str
-    kind: TokenKind
-    tokens: int
-    cost: float | None
-
-
-@dataclass
-class ModelSpend:
-    """What one model was used for in the session."""
-
-    usage: Usage = field(default_factory=Usage)
-    price: Price | None = None
-    """The price the calls were counted at (the latest one given)."""
-    priced: bool = True
-    """False once a call was counted without a price: its cost is unknown."""
-
-    def lines(self, model: str) -> list[SpendLine]:
-        """The model's tokens and cost by kind: input, output, cache read, cache write."""
-        usage, price = self.usage, self.price if self.priced else None
-        kinds: list[tuple[TokenKind, int, float | None]] = [
-            ("input", usage.input_tokens, price.input if price else None),
-            ("output", usage.output_tokens, price.output if price else None),
-            ("cache read", usage.cache_read_input_tokens, price.cache_read if price else None),
-            ("cache write", usage.cache_creation_input_tokens, price.cache_write if price else None),
-        ]
-        return [
-            SpendLine(model, kind, tokens, None if per_million is None else tokens * per_million / 1_000_000)
-            for kind, tokens, per_million in kinds
-        ]
-
-
-@dataclass
-class Meter:
-    """Tokens and cost of the session, in total and by model."""
-
-    usage: Usage = field(default_factory=Usage)
-    cost: float | None = 0.0
-    by_model: dict[str, ModelSpend] = field(default_factory=lambda: dict[str, ModelSpend]())
-    """Per model, in the order first used (only calls counted with a `model`)."""
-
-    def add(self, usage: Usage, price: Price | None, model: str | None = None) -> None:
-        """Count one model call's usage at `price` (None: the cost becomes unknown).
-
-        Args:
-            usage: The call's tokens.
-            price: Its model's price, or None when unknown.
-            model: The model that answered; counted in `by_model` when given.
-        """
-        self.usage = self.usage + usage
-        spent = cost_of(usage, price)
-        self.cost = None if spent is None or self.cost is None else self.cost + spent
-        if model:
-            spend = self.by_model.setdefault(model, ModelSpend())
-            spend.usage = spend.usage + usage
-            spend.price = price or spend.price
-            spend.priced = spend.priced and price is not None
-
-    def lines(self) -> list[SpendLine]:
-        """Every model's tokens and cost by kind, for `/cost`."""
-        return [line for model, spend in self.by_model.items() for line in spend.lines(model)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +78,7 @@ class TurnOutcome:
     """Whether the history was compacted for this turn (its requests sent a shorter history)."""
 
 
-class ChatSession:
+class ChatSession(SessionParts):
     """One conversation with a model, as any host runs it."""
 
     def __init__(
@@ -188,263 +93,31 @@ class ChatSession:
         mode: ApprovalMode | None = None,
         trust_sandbox: bool = True,
     ) -> None:
-        """Start a session; call `load` before the first turn.
-
-        Args:
-            settings: Validated settings, or their unvalidated source: then a host can draw from its
-                `preview` at once and `load` validates it (pydantic is slow to import).
-            provider_factory: Makes the provider; None builds the one the settings name.
-            toolbox_factory: Makes each run's tools; None uses the tool registry (and MCP servers).
-            store: A ready store (the caller closes it); None opens the settings' one when `use_store`.
-            use_store: Whether to open the store when none is given.
-            approvals: The approval policy; None builds it from the settings (the user's and the
-                project's permission rules, the mode).
-            mode: The approval mode to start in instead of the settings' (`bypass` for `--yes`).
-            trust_sandbox: Whether sandboxed shell commands run without asking (see
-                `ApprovalPolicy`).
-        """
-        self._source: ConfigSource | None = None
-        self._settings: Settings | None = None
-        self._settings_lock = threading.Lock()
-        if isinstance(settings, ConfigSource):
-            self._source = settings
-            self.preview = settings.preview()
-        else:
-            self.preview = ConfigPreview.of(settings)
-        self.refine = self.preview.refine
-        self.rounds = self.preview.rounds
-        self.model = self.preview.model
-        self.notes: list[str] = []
-        """Things the user should know about what was loaded (shown once)."""
-        self._fixed_approvals = approvals is not None
-        self._mode: ApprovalMode | None = mode
-        self._trust_sandbox = trust_sandbox
-        self.approvals = approvals or ApprovalPolicy(mode=mode or "default", trust_sandbox=trust_sandbox)
-        self.sandbox_description = "sandbox: …"
-        """One line for the status bar once `load` chose the bash sandbox."""
-        self.config_problem: str | None = None
-        """Why the settings are invalid (the session then runs on defaults, without a model)."""
-        if not isinstance(settings, ConfigSource):
-            self._adopt(settings)
+        """Start a session; call `load` before the first turn (the arguments are `SessionParts`'s)."""
+        super().__init__(
+            settings,
+            provider_factory=provider_factory,
+            toolbox_factory=toolbox_factory,
+            store=store,
+            use_store=use_store,
+            approvals=approvals,
+            mode=mode,
+            trust_sandbox=trust_sandbox,
+        )
         self.conversation = Conversation()
         self.conversation_id: str | None = None
         self._title: str | None = None
         """A title given (`rename`) before the conversation was stored."""
         self.meter = Meter()
-        self.provider: Provider | None = None
-        self.provider_problem: str | None = None
-        """Why there is no provider: one line, or several for invalid settings."""
-        self.missing_credentials = False
-        """The provider is Anthropic and the SDK found no credentials."""
-        self.store = store
         self.instructions = Instructions()
         """The project instructions the last turn was given (AGENTS.md files)."""
-        self.store_error: SetupError | None = None
-        """Why the store could not be opened (turns then aren't saved)."""
-        self._use_store = use_store and store is None
-        self._owns_store = False
-        self._mcp: McpManager | None = None
-        self._provider_factory = provider_factory
-        self._toolbox_factory = toolbox_factory
-        self._ready = asyncio.Event()
         self._running: asyncio.Task[TurnResult] | None = None
         self._instructions: InstructionsLoader | None = None
         self._prompt_history: PromptHistory | None = None
         self.context = ContextKeeper(window=lambda: self.context_window, save=self._save_summary)
         """Keeps the conversation's requests inside the model's context window (see `session/context.py`)."""
-        self.checkpoints: TurnCheckpoints | None = None
-        """Snapshots of the workdir around each turn (None without a store of the session's own)."""
 
-    # -- settings ------------------------------------------------------------------------------
-
-    @property
-    def settings(self) -> Settings:
-        """The validated settings; validated here, at once, if `load` hasn't done it yet."""
-        if self._settings is None:
-            self._validate()
-        assert self._settings is not None
-        return self._settings
-
-    def _validate(self) -> None:
-        with self._settings_lock:  # `load` validates in a thread
-            if self._settings is not None or self._source is None:
-                return
-            from tui_assist.session.config import Settings
-
-            try:
-                settings = self._source.settings()
-            except ConfigError as exc:
-                self.config_problem = str(exc)
-                settings = Settings(workdir=self.preview.workdir)
-            self._adopt(settings)
-
-    def _adopt(self, settings: Settings) -> None:
-        self._settings = settings
-        # A refine toggle or round count the user already changed on the first frame wins.
-        if self.refine == self.preview.refine:
-            self.refine = settings.refine
-        if self.rounds == self.preview.rounds:
-            self.rounds = settings.rounds
-        self.model = settings.resolved_model
-        if not self._fixed_approvals:
-            self.approvals = self._approval_policy(settings)
-
-    def _approval_policy(self, settings: Settings) -> ApprovalPolicy:
-        """The policy the settings describe: the user's and the project's rules, the mode."""
-        from tui_assist.core.permissions import Permissions
-        from tui_assist.paths import config_file
-
-        permissions = Permissions.load(
-            settings.workdir,
-            user_allow=settings.permissions.allow,
-            user_deny=settings.permissions.deny,
-            user_file=config_file(),
-        )
-        self.notes.extend(permissions.warnings)
-        return ApprovalPolicy(
-            settings.approval.default,
-            settings.approval.rules,
-            mode=self._mode or settings.mode,
-            permissions=permissions,
-            notify=self.notes.append,
-            trust_sandbox=self._trust_sandbox,
-        )
-
-    # -- loading -------------------------------------------------------------------------------
-
-    @property
-    def ready(self) -> bool:
-        """Whether `load` has finished."""
-        return self._ready.is_set()
-
-    async def wait_ready(self) -> None:
-        """Wait until `load` has finished."""
-        await self._ready.wait()
-
-    @property
-    def mcp(self) -> McpManager | None:
-        """The `McpManager` of the configured MCP servers (None when none are configured)."""
-        return self._mcp
-
-    async def load(self) -> None:
-        """Validate the settings, build the provider, the tools and the store (in threads where slow).
-
-        Never raises for a part that can't be built: it records why (`config_problem`,
-        `provider_problem`, `store_error`, `notes`) and the host decides what that means.
-        """
-        await asyncio.to_thread(self._validate)
-        await self._load_provider()
-        if self._toolbox_factory is None:
-            from tui_assist.tools.sandbox import choose_sandbox
-
-            s = self.settings
-            choice = await asyncio.to_thread(choose_sandbox, s.sandbox, network=s.sandbox_network)
-            self.sandbox_description = choice.description
-            if choice.warning:
-                self.notes.append(choice.warning)
-            extra = await self._start_mcp()
-            self._toolbox_factory = await asyncio.to_thread(self._make_toolbox_factory, extra, choice.sandbox)
-        if self._use_store:
-            await self._open_store()
-        self._ready.set()
-
-    async def _load_provider(self) -> None:
-        if self.config_problem is not None:
-            self.provider_problem = self.config_problem
-            return
-        try:
-            if self._provider_factory is not None:
-                provider = self._provider_factory()
-            else:
-                from tui_assist.session.factory import make_provider
-
-                provider = await asyncio.to_thread(make_provider, self.settings)
-        except SetupError as exc:
-            self.missing_credentials = isinstance(exc, MissingCredentials)
-            self.provider_problem = str(exc)
-            return
-        except Exception as exc:
-            log.exception("provider failed to load")
-            self.provider_problem = f"the provider could not be started: {exc}"
-            return
-        self.provider = provider
-        self.model = provider.model
-
-    def _make_toolbox_factory(
-        self, extra: Callable[[], Sequence[Tool]] | None, sandbox: Sandbox | None
-    ) -> ToolboxFactory:
-        from tui_assist.session.factory import make_toolbox_factory
-
-        try:
-            return make_toolbox_factory(self.settings, extra, sandbox)
-        except Exception as exc:  # a broken tool must not keep the chat from opening
-            log.exception("tools unavailable")
-            self.notes.append(f"tools are unavailable ({exc}); the model gets no tools")
-            workdir = self.settings.workdir
-            return lambda: EmptyToolbox(workdir)
-
-    async def _start_mcp(self) -> Callable[[], Sequence[Tool]] | None:
-        """Start the configured MCP servers (if any); their tools join every toolbox."""
-        from tui_assist.session.factory import make_mcp
-
-        try:
-            self._mcp = manager = make_mcp(self.settings)
-            if manager is None:
-                return None
-            await manager.start()
-            for status in manager.status():
-                if status.state in ("failed", "crashed"):
-                    why = status.error or "it did not start"
-                    self.notes.append(f"MCP server {status.name} did not start: {why}; its tools are off")
-            return manager.current_tools
-        except Exception as exc:
-            log.exception("MCP servers failed to start")
-            self.notes.append(f"MCP tools are unavailable: {exc}")
-            return None
-
-    async def _open_store(self) -> None:
-        from tui_assist.session.factory import open_store
-
-        try:
-            self.store = await open_store(self.settings)
-        except SetupError as exc:
-            self.store_error = exc
-        except Exception as exc:
-            log.exception("cannot open the store")
-            self.store_error = SetupError(f"cannot open the history: {exc}")
-        if self.store is None:
-            self.notes.append(f"history is not saved: {self.store_error}")
-            return
-        self._owns_store = True
-        if self.settings.checkpoints:
-            from tui_assist.paths import data_dir
-            from tui_assist.session.rewind import TurnCheckpoints
-
-            self.checkpoints = TurnCheckpoints(
-                self.store, data_dir(self.settings.data_dir), self.settings.workdir
-            )
-            self.checkpoints.warm_up()
-        if self.store.recovered:
-            self.notes.append(
-                f"{len(self.store.recovered)} turn(s) cut by an earlier crash were stored as cancelled"
-            )
-
-    async def aclose(self) -> None:
-        """Release what `load` opened: MCP servers, the provider's connections, the store."""
-        for closer in (
-            self.checkpoints.aclose if self.checkpoints is not None else None,
-            self._mcp.aclose if self._mcp is not None else None,
-            self.provider.aclose if self.provider is not None else None,
-            self.store.close if self.store is not None and self._owns_store else None,
-        ):
-            if closer is None:
-                continue
-            try:
-                await closer()
-            except Exception:
-                log.exception("error while closing the session")
-
-    # -- turns ---------------------------------------------------------------------------------
+    # -- the next turn -------------------------------------------------------------------------
 
     def strategy(self) -> TurnStrategy:
         """The strategy the next turn runs: agent, or refine with the current round budget.
@@ -458,17 +131,16 @@ class ChatSession:
         from tui_assist.turns.agent import AgentTurn
         from tui_assist.turns.refine import RefineTurn
 
-        if self.provider is None:
-            raise SetupError(self.provider_problem or "no provider is configured")
+        provider = self._need_provider()
         s = self.settings
         self.instructions = self._instructions_loader().load()
         system_prompt = s.system_prompt
         if self.instructions.text:
             system_prompt = f"{system_prompt}\n\n{self.instructions.text}"
-        self.context.provider = self.provider
+        self.context.provider = provider
         self.context.compact_at = s.compact_at
         deps = TurnDeps(
-            provider=self.provider,
+            provider=provider,
             toolbox_factory=self._toolbox_factory or (lambda: EmptyToolbox(s.workdir)),
             approvals=self.approvals,
             budget=Budget(s.max_model_requests, s.max_tool_calls, s.max_tokens_per_turn),
@@ -509,23 +181,7 @@ class ChatSession:
             self._prompt_history = PromptHistory.in_data_dir(data_dir(folder))
         return self._prompt_history
 
-    def set_model(self, model: str) -> None:
-        """Use `model` for the following turns (the provider's requests, the meter, the status).
-
-        Raises:
-            SetupError: when there is no provider to switch.
-        """
-        if self.provider is None:
-            raise SetupError(self.provider_problem or "no provider is configured")
-        self.provider.model = model
-        self.model = model
-
-    def known_models(self) -> list[str]:
-        """The models to offer: the one in use, the configured one, then those with a price."""
-        models = [self.model]
-        if self._settings is not None:
-            models += [self._settings.resolved_model, *self._settings.prices]
-        return list(dict.fromkeys(models))
+    # -- context and cost ----------------------------------------------------------------------
 
     @property
     def context_window(self) -> int:
@@ -558,11 +214,10 @@ class ChatSession:
             RuntimeError: when a turn is running.
             ProviderError: when the summariser call fails (nothing is changed then).
         """
-        if self.provider is None:
-            raise SetupError(self.provider_problem or "no provider is configured")
+        provider = self._need_provider()
         if self.running:
             raise RuntimeError("a turn is running: compact after it")
-        self.context.provider = self.provider
+        self.context.provider = provider
         self.context.compact_at = self.settings.compact_at
         return await self.context.compact_history(
             self.conversation.messages, observer or NullObserver(), instructions=instructions
@@ -576,6 +231,8 @@ class ChatSession:
     def price(self, model: str | None = None) -> Price | None:
         """The price of `model` (default: the session's) for the cost meter."""
         return price_for(self.settings.prices, model or self.model)
+
+    # -- running a turn ------------------------------------------------------------------------
 
     @property
     def running(self) -> bool:
@@ -813,11 +470,6 @@ class ChatSession:
             events = await self.store.turn_events(row.id)
             turns.append(StoredTurn(row.prompt, row.strategy, row.answer, events))
         return turns
-
-    def _need_store(self) -> Store:
-        if self.store is None:
-            raise self.store_error or SetupError("no stored conversations: the store is not open")
-        return self.store
 
     def export_markdown(self) -> str:
         """The conversation's history as a Markdown document."""

@@ -345,7 +345,7 @@ async def run_check(task: BenchTask, workdir: Path, answer_file: Path) -> tuple[
 
 
 def _cost(settings: Settings, usage: Any) -> float | None:
-    from tui_assist.session.chat import cost_of, price_for
+    from tui_assist.session.meter import cost_of, price_for
 
     return cost_of(usage, price_for(settings.prices, settings.resolved_model))
 

@@ -37,7 +37,7 @@ from tui_assist.session.slash_commands import (
 from tui_assist.ui.widgets.completion import CompletionItem, CompletionSpan
 
 if TYPE_CHECKING:
-    from tui_assist.session.chat import Meter
+    from tui_assist.session.meter import Meter
     from tui_assist.ui.screens.main import MainScreen
 
 Handler = Callable[["MainScreen", str], Awaitable[None] | None]

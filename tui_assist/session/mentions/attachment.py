@@ -1,0 +1,279 @@
+"""Attaching: the files and directories a prompt mentions, as blocks of the text sent to the model.
+
+Every `@path` of a prompt that names a file or a directory inside the workdir adds a labelled
+block to the text sent to the model. The blocks come *before* the prompt, as Anthropic advises
+for long documents (the question reads best last):
+
+```
+<attached-files>
+<file path="src/app.py">
+…the file's text…
+</file>
+<directory path="src/" entries="3">
+app.py
+util/
+util/x.py
+</directory>
+</attached-files>
+
+explain @src/app.py
+```
+
+A path outside the workdir (`..`, an absolute path, a symlink leading out) is never read, by the
+same rule as the file tools (`tools.base.confine`). Binary files, non-UTF-8 text and special files
+(FIFOs, devices, sockets: never opened) are refused with a reason; a missing path stays plain text
+with a notice. Text is cut at a size limit with a marker.
+"""
+
+from __future__ import annotations
+
+import codecs
+import html
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from tui_assist.core.text import truncation_marker
+from tui_assist.session.mentions.listing import MAX_DEPTH, MAX_ENTRIES, git_files, walk_tree, with_parent_dirs
+from tui_assist.session.mentions.syntax import find_mentions, format_mention
+
+MAX_FILE_CHARS = 50_000
+"""Characters of one file attached at most; the rest is cut with a marker."""
+MAX_TOTAL_CHARS = 200_000
+"""Characters attached at most by one prompt, all files and listings together."""
+MAX_DIR_ENTRIES = 500
+"""Entries of a directory listing at most (the shallowest are kept)."""
+_BINARY_PROBE = 8192
+"""A NUL byte in this many first bytes marks a file as binary (as `tools/files.py` does)."""
+
+RefusalReason = Literal["missing", "outside", "binary", "not_text", "special", "unreadable", "limit"]
+
+
+@dataclass(frozen=True, slots=True)
+class Attached:
+    """A file or directory whose content goes to the model."""
+
+    path: str
+    """Relative to the workdir, as labelled in the block; a directory ends with `/`."""
+    kind: Literal["file", "directory"]
+    chars: int
+    """Characters of content attached (a file's text, or a listing), marker not counted."""
+    omitted: int
+    """Characters (or, past what was read of a big file, bytes) left out; 0 when whole."""
+    entries: int = 0
+    """For a directory, how many entries the listing shows."""
+
+    def describe(self) -> str:
+        """One line for the pane or stderr: `attached src/app.py (1,204 characters)`."""
+        if self.kind == "directory":
+            what = f"listing, {self.entries} {'entry' if self.entries == 1 else 'entries'}"
+        else:
+            what = f"{self.chars:,} characters"
+        cut = f", {self.omitted:,} more cut" if self.omitted else ""
+        return f"attached {self.path} ({what}{cut})"
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A mention that attached nothing, and why."""
+
+    path: str
+    """The path as written after `@`."""
+    reason: RefusalReason
+    detail: str
+    """Why, in words for the user."""
+
+    def describe(self) -> str:
+        """One line for the pane or stderr: `not attached: @x.bin: a binary file`."""
+        return f"not attached: {format_mention(self.path)}: {self.detail}"
+
+
+@dataclass(frozen=True, slots=True)
+class Attachments:
+    """What `expand_mentions` made of a prompt."""
+
+    prompt: str
+    """The prompt as typed (it keeps its `@path` mentions)."""
+    text: str
+    """What to send as the user message: the attached blocks, then the prompt."""
+    attached: tuple[Attached, ...]
+    refused: tuple[Refused, ...]
+
+    def notices(self) -> list[str]:
+        """One line per mention, attached ones first: for the pane, or stderr in headless runs."""
+        return [item.describe() for item in self.attached] + [item.describe() for item in self.refused]
+
+
+def expand_mentions(
+    prompt: str,
+    workdir: Path,
+    *,
+    max_file_chars: int = MAX_FILE_CHARS,
+    max_total_chars: int = MAX_TOTAL_CHARS,
+    max_dir_entries: int = MAX_DIR_ENTRIES,
+) -> Attachments:
+    """Attach the files and directories a prompt mentions (blocking I/O: use a thread in the TUI).
+
+    Each path is attached once, however often and however spelled it is mentioned.
+
+    Args:
+        prompt: The prompt as typed.
+        workdir: Only paths that resolve inside it are read.
+        max_file_chars: A file's text is cut after this many characters, with a marker.
+        max_total_chars: All attachments together stay within this many characters; a mention
+            past it is refused.
+        max_dir_entries: A directory listing shows at most this many entries.
+
+    Returns:
+        The text to send, and what was attached or refused.
+    """
+    # Imported here: `tools.base` loads pydantic, and the TUI imports this module before its
+    # first frame (for completion) without needing confinement until a prompt is sent.
+    from tui_assist.tools.base import PathOutsideWorkdir, confine
+
+    root = workdir.resolve()
+    blocks: list[str] = []
+    attached: list[Attached] = []
+    refused: list[Refused] = []
+    seen: set[Path] = set()
+    written: set[str] = set()
+    budget = max_total_chars
+    for mention in find_mentions(prompt):
+        if mention.path in written:
+            continue
+        written.add(mention.path)
+        try:
+            resolved = confine(root, mention.path)
+        except PathOutsideWorkdir:
+            refused.append(Refused(mention.path, "outside", "outside the working directory"))
+            continue
+        if resolved in seen:
+            continue
+        seen.add(resolved)
+        try:
+            info = os.stat(resolved)
+        except (FileNotFoundError, NotADirectoryError):
+            refused.append(Refused(mention.path, "missing", "no such file or directory"))
+            continue
+        except OSError as error:
+            refused.append(Refused(mention.path, "unreadable", error.strerror or str(error)))
+            continue
+        label = _label(root, mention.path, resolved, stat.S_ISDIR(info.st_mode))
+        if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+            refused.append(Refused(mention.path, "special", f"not a regular file ({_file_type(info)})"))
+            continue
+        if budget <= 0:
+            refused.append(
+                Refused(mention.path, "limit", f"the prompt's {max_total_chars:,}-character attachment limit")
+            )
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            block, item = _directory_block(resolved, label, max_dir_entries, budget)
+        else:
+            outcome = _file_block(resolved, label, min(max_file_chars, budget))
+            if isinstance(outcome, Refused):
+                refused.append(Refused(mention.path, outcome.reason, outcome.detail))
+                continue
+            block, item = outcome
+        budget -= item.chars
+        blocks.append(block)
+        attached.append(item)
+    text = prompt
+    if blocks:
+        text = "<attached-files>\n" + "\n".join(blocks) + "\n</attached-files>\n\n" + prompt
+    return Attachments(prompt, text, tuple(attached), tuple(refused))
+
+
+def _label(root: Path, written: str, resolved: Path, is_dir: bool) -> str:
+    """The path as the user wrote it, tidied (`./a//b` reads `a/b`); the real one if it left the root."""
+    lexical = os.path.normpath(os.path.join(root, written))
+    relative = os.path.relpath(lexical, root) if Path(lexical).is_relative_to(root) else None
+    if relative is None or relative.startswith(".."):
+        relative = os.path.relpath(resolved, root)
+    relative = Path(relative).as_posix()
+    if is_dir:
+        return "./" if relative == "." else relative + "/"
+    return relative
+
+
+def _file_type(info: os.stat_result) -> str:
+    mode = info.st_mode
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"
+
+
+def _file_block(path: Path, label: str, limit: int) -> tuple[str, Attached] | Refused:
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as error:
+        return Refused(label, "unreadable", error.strerror or str(error))
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):  # replaced since it was checked
+            return Refused(label, "special", f"not a regular file ({_file_type(info)})")
+        # UTF-8 takes at most 4 bytes a character: this many bytes hold `limit` characters.
+        wanted = min(info.st_size, 4 * limit + 4)
+        data = b"".join(_read(descriptor, wanted))
+    except OSError as error:
+        return Refused(label, "unreadable", error.strerror or str(error))
+    finally:
+        os.close(descriptor)
+    if b"\x00" in data[:_BINARY_PROBE]:
+        return Refused(label, "binary", "a binary file")
+    whole = len(data) >= info.st_size
+    try:
+        text = codecs.getincrementaldecoder("utf-8")().decode(data, final=whole)
+    except UnicodeDecodeError as error:
+        return Refused(label, "not_text", f"not UTF-8 text ({error.reason} at byte {error.start})")
+    unread = max(info.st_size - len(data), 0)
+    kept = text
+    if len(text) > limit or unread:
+        cut = min(len(text), limit)
+        line_end = text.rfind("\n", 0, cut) + 1
+        if line_end > cut // 2:  # end on a whole line unless that loses too much
+            cut = line_end
+        kept = text[:cut]
+    omitted = len(text) - len(kept) + unread
+    body = kept + truncation_marker(omitted).lstrip("\n") if omitted else kept
+    if body and not body.endswith("\n"):
+        body += "\n"
+    block = f'<file path="{html.escape(label)}">\n{body}</file>'
+    return block, Attached(label, "file", len(kept), omitted)
+
+
+def _read(descriptor: int, wanted: int) -> Iterator[bytes]:
+    while wanted > 0:
+        chunk = os.read(descriptor, min(wanted, 1 << 20))
+        if not chunk:
+            return
+        wanted -= len(chunk)
+        yield chunk
+
+
+def _directory_block(path: Path, label: str, max_entries: int, budget: int) -> tuple[str, Attached]:
+    files = git_files(path)
+    if files:  # git lists every level: take them all, then keep the shallowest
+        paths, more = with_parent_dirs(files, MAX_ENTRIES)
+    else:  # the walk is breadth first: its first entries are the shallowest
+        paths, more = walk_tree(path, max_entries + 1, MAX_DEPTH)
+    paths.sort(key=lambda p: (p.count("/", 0, len(p) - 1), p))
+    more = more or len(paths) > max_entries
+    shown = sorted(paths[:max_entries])  # in tree order
+    text = "\n".join(shown)
+    if len(text) > budget:
+        text = text[: max(text.rfind("\n", 0, budget), 0)]
+        shown = text.split("\n") if text else []
+        more = True
+    note = "\n[... more entries not listed ...]" if more else ""
+    body = (text or "(empty)") + note
+    block = f'<directory path="{html.escape(label)}" entries="{len(shown)}">\n{body}\n</directory>'
+    return block, Attached(label, "directory", len(text), 0, entries=len(shown))

@@ -1,0 +1,323 @@
+"""What a chat session runs on: its settings, approval policy, provider, tools, MCP servers and store.
+
+`SessionParts` holds them and builds them: the heavy pieces (the Anthropic SDK, the tools, the
+store) are loaded by `load()`, which a host calls when it is ready (the TUI: after its first
+paint); nothing here imports them at module level. A part that can't be built never stops the
+session: `load` records why, and the host decides what that means. `ChatSession`
+(`session/chat.py`) runs the conversation and its turns on these parts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from tui_assist.core.approval import ApprovalMode, ApprovalPolicy
+from tui_assist.session.config_source import ConfigError, ConfigPreview, ConfigSource
+from tui_assist.session.factory import EmptyToolbox, MissingCredentials, SetupError
+
+if TYPE_CHECKING:
+    from tui_assist.core.model import Provider
+    from tui_assist.core.tooling import Tool, ToolboxFactory
+    from tui_assist.session.config import Settings
+    from tui_assist.session.rewind import TurnCheckpoints
+    from tui_assist.store.db import Store
+    from tui_assist.tools.mcp import McpManager
+    from tui_assist.tools.sandbox import Sandbox
+
+log = logging.getLogger(__name__)
+
+ProviderFactory = Callable[[], "Provider"]
+
+
+class SessionParts:
+    """The settings and the parts a session runs on, built by `load` and released by `aclose`."""
+
+    def __init__(
+        self,
+        settings: Settings | ConfigSource,
+        *,
+        provider_factory: ProviderFactory | None = None,
+        toolbox_factory: ToolboxFactory | None = None,
+        store: Store | None = None,
+        use_store: bool = True,
+        approvals: ApprovalPolicy | None = None,
+        mode: ApprovalMode | None = None,
+        trust_sandbox: bool = True,
+    ) -> None:
+        """Take the settings; the parts are built by `load`.
+
+        Args:
+            settings: Validated settings, or their unvalidated source: then a host can draw from its
+                `preview` at once and `load` validates it (pydantic is slow to import).
+            provider_factory: Makes the provider; None builds the one the settings name.
+            toolbox_factory: Makes each run's tools; None uses the tool registry (and MCP servers).
+            store: A ready store (the caller closes it); None opens the settings' one when `use_store`.
+            use_store: Whether to open the store when none is given.
+            approvals: The approval policy; None builds it from the settings (the user's and the
+                project's permission rules, the mode).
+            mode: The approval mode to start in instead of the settings' (`bypass` for `--yes`).
+            trust_sandbox: Whether sandboxed shell commands run without asking (see
+                `ApprovalPolicy`).
+        """
+        self._source: ConfigSource | None = None
+        self._settings: Settings | None = None
+        self._settings_lock = threading.Lock()
+        if isinstance(settings, ConfigSource):
+            self._source = settings
+            self.preview = settings.preview()
+        else:
+            self.preview = ConfigPreview.of(settings)
+        self.refine = self.preview.refine
+        self.rounds = self.preview.rounds
+        self.model = self.preview.model
+        self.notes: list[str] = []
+        """Things the user should know about what was loaded (shown once)."""
+        self._fixed_approvals = approvals is not None
+        self._mode: ApprovalMode | None = mode
+        self._trust_sandbox = trust_sandbox
+        self.approvals = approvals or ApprovalPolicy(mode=mode or "default", trust_sandbox=trust_sandbox)
+        self.sandbox_description = "sandbox: …"
+        """One line for the status bar once `load` chose the bash sandbox."""
+        self.config_problem: str | None = None
+        """Why the settings are invalid (the session then runs on defaults, without a model)."""
+        if not isinstance(settings, ConfigSource):
+            self._adopt(settings)
+        self.provider: Provider | None = None
+        self.provider_problem: str | None = None
+        """Why there is no provider: one line, or several for invalid settings."""
+        self.missing_credentials = False
+        """The provider is Anthropic and the SDK found no credentials."""
+        self.store = store
+        self.store_error: SetupError | None = None
+        """Why the store could not be opened (turns then aren't saved)."""
+        self._use_store = use_store and store is None
+        self._owns_store = False
+        self._mcp: McpManager | None = None
+        self._provider_factory = provider_factory
+        self._toolbox_factory = toolbox_factory
+        self._ready = asyncio.Event()
+        self.checkpoints: TurnCheckpoints | None = None
+        """Snapshots of the workdir around each turn (None without a store of the session's own)."""
+
+    # -- settings ------------------------------------------------------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        """The validated settings; validated here, at once, if `load` hasn't done it yet."""
+        if self._settings is None:
+            self._validate()
+        assert self._settings is not None
+        return self._settings
+
+    def _validate(self) -> None:
+        with self._settings_lock:  # `load` validates in a thread
+            if self._settings is not None or self._source is None:
+                return
+            from tui_assist.session.config import Settings
+
+            try:
+                settings = self._source.settings()
+            except ConfigError as exc:
+                self.config_problem = str(exc)
+                settings = Settings(workdir=self.preview.workdir)
+            self._adopt(settings)
+
+    def _adopt(self, settings: Settings) -> None:
+        self._settings = settings
+        # A refine toggle or round count the user already changed on the first frame wins.
+        if self.refine == self.preview.refine:
+            self.refine = settings.refine
+        if self.rounds == self.preview.rounds:
+            self.rounds = settings.rounds
+        self.model = settings.resolved_model
+        if not self._fixed_approvals:
+            self.approvals = self._approval_policy(settings)
+
+    def _approval_policy(self, settings: Settings) -> ApprovalPolicy:
+        """The policy the settings describe: the user's and the project's rules, the mode."""
+        from tui_assist.core.permissions import Permissions
+        from tui_assist.paths import config_file
+
+        permissions = Permissions.load(
+            settings.workdir,
+            user_allow=settings.permissions.allow,
+            user_deny=settings.permissions.deny,
+            user_file=config_file(),
+        )
+        self.notes.extend(permissions.warnings)
+        return ApprovalPolicy(
+            settings.approval.default,
+            settings.approval.rules,
+            mode=self._mode or settings.mode,
+            permissions=permissions,
+            notify=self.notes.append,
+            trust_sandbox=self._trust_sandbox,
+        )
+
+    # -- loading -------------------------------------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        """Whether `load` has finished."""
+        return self._ready.is_set()
+
+    async def wait_ready(self) -> None:
+        """Wait until `load` has finished."""
+        await self._ready.wait()
+
+    @property
+    def mcp(self) -> McpManager | None:
+        """The `McpManager` of the configured MCP servers (None when none are configured)."""
+        return self._mcp
+
+    async def load(self) -> None:
+        """Validate the settings, build the provider, the tools and the store (in threads where slow).
+
+        Never raises for a part that can't be built: it records why (`config_problem`,
+        `provider_problem`, `store_error`, `notes`) and the host decides what that means.
+        """
+        await asyncio.to_thread(self._validate)
+        await self._load_provider()
+        if self._toolbox_factory is None:
+            from tui_assist.tools.sandbox import choose_sandbox
+
+            s = self.settings
+            choice = await asyncio.to_thread(choose_sandbox, s.sandbox, network=s.sandbox_network)
+            self.sandbox_description = choice.description
+            if choice.warning:
+                self.notes.append(choice.warning)
+            extra = await self._start_mcp()
+            self._toolbox_factory = await asyncio.to_thread(self._make_toolbox_factory, extra, choice.sandbox)
+        if self._use_store:
+            await self._open_store()
+        self._ready.set()
+
+    async def _load_provider(self) -> None:
+        if self.config_problem is not None:
+            self.provider_problem = self.config_problem
+            return
+        try:
+            if self._provider_factory is not None:
+                provider = self._provider_factory()
+            else:
+                from tui_assist.session.factory import make_provider
+
+                provider = await asyncio.to_thread(make_provider, self.settings)
+        except SetupError as exc:
+            self.missing_credentials = isinstance(exc, MissingCredentials)
+            self.provider_problem = str(exc)
+            return
+        except Exception as exc:
+            log.exception("provider failed to load")
+            self.provider_problem = f"the provider could not be started: {exc}"
+            return
+        self.provider = provider
+        self.model = provider.model
+
+    def _make_toolbox_factory(
+        self, extra: Callable[[], Sequence[Tool]] | None, sandbox: Sandbox | None
+    ) -> ToolboxFactory:
+        from tui_assist.session.factory import make_toolbox_factory
+
+        try:
+            return make_toolbox_factory(self.settings, extra, sandbox)
+        except Exception as exc:  # a broken tool must not keep the chat from opening
+            log.exception("tools unavailable")
+            self.notes.append(f"tools are unavailable ({exc}); the model gets no tools")
+            workdir = self.settings.workdir
+            return lambda: EmptyToolbox(workdir)
+
+    async def _start_mcp(self) -> Callable[[], Sequence[Tool]] | None:
+        """Start the configured MCP servers (if any); their tools join every toolbox."""
+        from tui_assist.session.factory import make_mcp
+
+        try:
+            self._mcp = manager = make_mcp(self.settings)
+            if manager is None:
+                return None
+            await manager.start()
+            for status in manager.status():
+                if status.state in ("failed", "crashed"):
+                    why = status.error or "it did not start"
+                    self.notes.append(f"MCP server {status.name} did not start: {why}; its tools are off")
+            return manager.current_tools
+        except Exception as exc:
+            log.exception("MCP servers failed to start")
+            self.notes.append(f"MCP tools are unavailable: {exc}")
+            return None
+
+    async def _open_store(self) -> None:
+        from tui_assist.session.factory import open_store
+
+        try:
+            self.store = await open_store(self.settings)
+        except SetupError as exc:
+            self.store_error = exc
+        except Exception as exc:
+            log.exception("cannot open the store")
+            self.store_error = SetupError(f"cannot open the history: {exc}")
+        if self.store is None:
+            self.notes.append(f"history is not saved: {self.store_error}")
+            return
+        self._owns_store = True
+        if self.settings.checkpoints:
+            from tui_assist.paths import data_dir
+            from tui_assist.session.rewind import TurnCheckpoints
+
+            self.checkpoints = TurnCheckpoints(
+                self.store, data_dir(self.settings.data_dir), self.settings.workdir
+            )
+            self.checkpoints.warm_up()
+        if self.store.recovered:
+            self.notes.append(
+                f"{len(self.store.recovered)} turn(s) cut by an earlier crash were stored as cancelled"
+            )
+
+    async def aclose(self) -> None:
+        """Release what `load` opened: MCP servers, the provider's connections, the store."""
+        for closer in (
+            self.checkpoints.aclose if self.checkpoints is not None else None,
+            self._mcp.aclose if self._mcp is not None else None,
+            self.provider.aclose if self.provider is not None else None,
+            self.store.close if self.store is not None and self._owns_store else None,
+        ):
+            if closer is None:
+                continue
+            try:
+                await closer()
+            except Exception:
+                log.exception("error while closing the session")
+
+    # -- the model -----------------------------------------------------------------------------
+
+    def set_model(self, model: str) -> None:
+        """Use `model` for the following turns (the provider's requests, the meter, the status).
+
+        Raises:
+            SetupError: when there is no provider to switch.
+        """
+        self._need_provider().model = model
+        self.model = model
+
+    def known_models(self) -> list[str]:
+        """The models to offer: the one in use, the configured one, then those with a price."""
+        models = [self.model]
+        if self._settings is not None:
+            models += [self._settings.resolved_model, *self._settings.prices]
+        return list(dict.fromkeys(models))
+
+    # -- what a call needs ---------------------------------------------------------------------
+
+    def _need_provider(self) -> Provider:
+        if self.provider is None:
+            raise SetupError(self.provider_problem or "no provider is configured")
+        return self.provider
+
+    def _need_store(self) -> Store:
+        if self.store is None:
+            raise self.store_error or SetupError("no stored conversations: the store is not open")
+        return self.store
