@@ -6,8 +6,6 @@ turns, so they live apart from them; `MainScreen` builds on this class.
 
 from __future__ import annotations
 
-import time
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +23,7 @@ from tui_assist.ui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from tui_assist.session.chat import ChatSession
+    from tui_assist.ui.slash_commands import SlashCommands
 
 
 class FlowActions(Screen[None]):
@@ -35,6 +34,13 @@ class FlowActions(Screen[None]):
     """A grounded run awaiting approval (f8 approves it)."""
     _flow_running: bool
     _turn_worker: Worker[None] | None
+
+    if TYPE_CHECKING:
+
+        @property
+        def slash(self) -> SlashCommands:
+            """The slash commands (the main screen's)."""
+            ...
 
     # -- widgets ---------------------------------------------------------------------------------
 
@@ -224,17 +230,8 @@ class FlowActions(Screen[None]):
             self.notify(f"MCP {status.summary}", severity="error" if failed else "information", timeout=4)
 
     def action_export_markdown(self) -> None:
-        text = self.session.export_markdown()
-        folder = data_dir(self.session.settings.data_dir) / "exports"
-        stamp = datetime.fromtimestamp(time.time()).strftime("%Y%m%d-%H%M%S")
-        path = folder / f"conversation-{stamp}.md"
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            self.notify(f"Cannot export: {exc}", severity="error")
-            return
-        self.notify(f"Exported to {path}", timeout=4)
+        """The palette's export: what `/export md` writes (the stored turns, rounds included)."""
+        self.slash.run("/export md")
 
 
 def grounded_markdown(state: Any, *, approvable: bool) -> str:

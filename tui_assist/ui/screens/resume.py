@@ -24,6 +24,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from tui_assist.core.text import clip, plural
+from tui_assist.session.chat import TITLE_LIMIT
 
 if TYPE_CHECKING:
     from tui_assist.store.db import Store
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 PAGE = 50
 _MATCH = re.compile(r"\[([^\[\]]*)\]")
 PREVIEW_TURNS = 2
-TITLE_LIMIT = 80
 
 
 @dataclass(frozen=True, slots=True)
