@@ -3,7 +3,8 @@
 Rules are strings, kept in two files under `[permissions]` (`allow = [...]`, `deny = [...]`): the
 user's `config.toml` and the project's `<workdir>/.tui-assist/settings.toml`. Answers of "allow
 for this session" are rules too, kept in memory. Every rule remembers where it came from, so
-`/permissions` can list it and remove it from its own file.
+`/permissions` can list it and remove it from its own file (`core/rule_files.py` reads and edits
+the files).
 
 - `bash(PATTERN)`: shell commands whose normalised text matches the glob (`fnmatch`, `*` matches
   anything); a pattern ending in ` *` also matches its prefix alone (`bash(ls *)` allows `ls`).
@@ -12,27 +13,34 @@ for this session" are rules too, kept in memory. Every rule remembers where it c
 - `mcp__SERVER` / `mcp__SERVER__TOOL`: the tools of an MCP server, or one of them.
 - any other tool name: every call of that tool.
 
-Deny beats allow. A shell command is parsed with a real parser (`bashlex`), never split with a
-regex: `a && b`, `a; b`, `a | b`, `$(...)`, backticks, subshells, loops, process substitutions and
-the commands inside `sudo`/`env`/`timeout`/`bash -c`/`eval` are each a *simple command*. A command is
-allowed by rules only when every simple command in it is allowed and it redirects output to no
-file; a deny rule that matches any one of them denies it. A command the parser cannot read is
-never allowed by a rule (the user sees it), and deny patterns are then matched on its whole text.
+Deny beats allow. A shell command is parsed with a real parser (`bashlex`, in
+`core/shell_words.py`), never split with a regex: `a && b`, `a; b`, `a | b`, `$(...)`, backticks,
+subshells, loops, process substitutions and the commands inside `sudo`/`env`/`timeout`/`bash -c`/
+`eval` are each a *simple command*. A command is allowed by rules only when every simple command in
+it is allowed and it redirects output to no file; a deny rule that matches any one of them denies
+it. A command the parser cannot read is never allowed by a rule (the user sees it), and deny
+patterns are then matched on its whole text.
 """
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
-import functools
 import os
 import re
-import tempfile
-import tomllib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Literal
+
+from tui_assist.core.rule_files import (
+    PermissionsError,
+    RuleEffect,
+    edit_rules_file,
+    project_settings_path,
+    read_rules_file,
+    rule_strings,
+)
+from tui_assist.core.shell_words import INTERPRETERS, WRAPPERS, CommandAnalysis, analyse_command
 
 if TYPE_CHECKING:
     from tui_assist.core.observer import ToolApproval
@@ -55,7 +63,6 @@ __all__ = [
     "propose_bash_rule",
 ]
 
-RuleEffect = Literal["allow", "deny"]
 RuleKind = Literal["bash", "edit", "mcp", "tool"]
 
 BASH_TOOL = "bash"
@@ -64,9 +71,6 @@ EDITOR_TOOL = "str_replace_based_edit_tool"
 EDITOR_WRITES = frozenset({"create", "str_replace", "insert"})
 PROTECTED_DIRS = (".tui-assist", ".git")
 """Workdir folders whose files decide what runs: never written without a dialog."""
-
-PROJECT_DIR = ".tui-assist"
-PROJECT_FILE = "settings.toml"
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _MCP_PREFIX = "mcp__"
@@ -82,22 +86,10 @@ _SUBCOMMAND_PROGRAMS = frozenset(
 """Programs whose second word names what they do: the proposed rule keeps it (`git status *`)."""
 _MODULE_RUNNERS = frozenset({"python", "python3", "npx", "uvx", "pnpx", "bunx"})
 """`python -m X`, `npx X`: the proposed rule keeps the module or package too."""
-_WRAPPERS = frozenset(
-    {"sudo", "doas", "env", "nohup", "nice", "timeout", "stdbuf", "xargs", "command", "exec"}
-)
-"""Programs that run the rest of their words as a command: that command is checked as well."""
-_INTERPRETERS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
-"""`bash -c STRING` runs STRING: it is parsed and checked as well."""
-_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
-_WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 
 
 class RuleError(ValueError):
     """A rule string that does not follow the rule syntax; the message says why."""
-
-
-class PermissionsError(Exception):
-    """A rules file cannot be read or written; the message is one line for users."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,172 +180,6 @@ def canonical_rule(text: str) -> str:
     return Rule.parse(text, "allow", SESSION_SOURCE).text
 
 
-# --------------------------------------------------------------------------- shell commands
-
-
-@dataclass(frozen=True, slots=True)
-class CommandAnalysis:
-    """A shell command as the rules see it."""
-
-    commands: tuple[str, ...]
-    """Every simple command, normalised: its words (quotes removed) joined by one space."""
-    writes: tuple[str, ...] = ()
-    """Files that output redirections write to (`> out.txt`): no rule allows those."""
-    parsed: bool = True
-    """False when the parser could not read the command (`commands` is then the whole text)."""
-
-
-@functools.lru_cache(maxsize=512)
-def analyse_command(command: str) -> CommandAnalysis:
-    """Split a shell command into its simple commands with a real bash parser.
-
-    Args:
-        command: Bash source, possibly compound and multi-line.
-
-    Returns:
-        The simple commands and written files; `parsed=False` (with the whole text, whitespace
-        collapsed) when the command cannot be parsed or holds what the parser does not see into
-        (such as `$(...)` inside an unquoted here-document).
-    """
-    whole = " ".join(command.split())
-    try:
-        found = _Walker().command(command)
-    except Exception:  # bashlex raises several types (ParsingError, NotImplementedError, ...)
-        return CommandAnalysis((whole,), parsed=False)
-    if found is None or not found.commands:
-        return CommandAnalysis((whole,), parsed=False)
-    return found
-
-
-class _Unreadable(Exception):
-    """A construct whose effect the parser does not expose."""
-
-
-class _Walker:
-    """Collects simple commands and written files from bashlex's tree."""
-
-    def __init__(self) -> None:
-        self.commands: list[str] = []
-        self.writes: list[str] = []
-        self.depth = 0
-
-    def command(self, source: str) -> CommandAnalysis | None:
-        parse = _bashlex_parse()
-
-        self.depth += 1
-        if self.depth > 8:
-            raise _Unreadable("nested too deep")
-        # A final newline lets the parser find a here-document's closing word on the last line.
-        for tree in parse(source if source.endswith("\n") else source + "\n"):
-            self._visit(tree, source)
-        self.depth -= 1
-        return CommandAnalysis(tuple(dict.fromkeys(self.commands)), tuple(dict.fromkeys(self.writes)))
-
-    def _visit(self, node: Any, source: str) -> None:
-        kind: str = node.kind
-        if kind == "command":
-            self._simple(node, source)
-            return
-        if kind == "redirect":
-            self._redirect(node, source)
-            return
-        if kind in ("commandsubstitution", "processsubstitution"):
-            self._visit(node.command, source)
-            return
-        for child in _children(node):
-            self._visit(child, source)
-
-    def _simple(self, node: Any, source: str) -> None:
-        words: list[str] = []
-        for part in node.parts:
-            if part.kind in ("word", "assignment"):
-                words.append(part.word)
-                for child in getattr(part, "parts", []):
-                    self._visit(child, source)
-            elif part.kind == "redirect":
-                self._redirect(part, source)
-            else:
-                self._visit(part, source)
-        if words:
-            self.commands.append(" ".join(words))
-            self._inner(words)
-
-    def _inner(self, words: list[str]) -> None:
-        """Also check the command a wrapper (`sudo`, `timeout`, `bash -c`, `eval`) runs."""
-        program = os.path.basename(words[0]) if "=" not in words[0] else ""
-        rest = words[1:]
-        if program == "eval" and rest:
-            self.command(" ".join(rest))
-        elif program in _INTERPRETERS and "-c" in rest[:-1]:
-            self.command(rest[rest.index("-c") + 1])
-        elif program in _WRAPPERS:
-            index = 0
-            while index < len(rest) and (
-                rest[index].startswith("-") or (program == "env" and "=" in rest[index])
-            ):
-                index += 1
-            if program == "timeout" and index < len(rest):
-                index += 1  # the duration
-            if index < len(rest):
-                inner = rest[index:]
-                self.commands.append(" ".join(inner))
-                self._inner(inner)
-
-    def _redirect(self, node: Any, source: str) -> None:
-        heredoc = getattr(node, "heredoc", None)
-        if heredoc is not None:
-            delimiter = source[node.output.pos[0] : node.output.pos[1]]
-            quoted = any(q in delimiter for q in ("'", '"', "\\"))
-            if not quoted and ("$(" in heredoc.value or "`" in heredoc.value):
-                raise _Unreadable("command substitution in a here-document")
-            return
-        target = getattr(node, "output", None)
-        if node.type in _WRITE_REDIRECTS and target is not None and not isinstance(target, int):
-            for child in getattr(target, "parts", []):
-                self._visit(child, source)
-            name: str = target.word
-            if name not in _HARMLESS_TARGETS and not name.isdigit() and name != "-":
-                self.writes.append(name)
-        elif target is not None and not isinstance(target, int):
-            for child in getattr(target, "parts", []):
-                self._visit(child, source)
-
-
-@functools.cache
-def _bashlex_parse() -> Callable[[str], list[Any]]:
-    """The `parse` of bashlex, imported on first use (0.2 s, not paid at startup), with one fix.
-
-    bashlex 0.18 compares a here-document's closing line with the delimiter *as written*, so
-    `<<'EOF'` (the usual way to write a file from a shell) never ends and fails to parse. Bash
-    removes the quotes first; the patched step does too. (Whether the delimiter was quoted, which
-    decides if the body is expanded, is read from the source by `_Walker._redirect`.)
-    """
-    import bashlex  # pyright: ignore[reportMissingTypeStubs]
-    import bashlex.heredoc  # pyright: ignore[reportMissingTypeStubs]
-
-    module = cast(Any, bashlex.heredoc)
-    original = cast(Callable[..., Any], module.makeheredoc)
-
-    def makeheredoc(tokenizer: Any, redirnode: Any, lineno: int, killleading: bool) -> Any:
-        word: str = redirnode.output.word
-        redirnode.output.word = word.replace("'", "").replace('"', "").replace("\\", "")
-        return original(tokenizer, redirnode, lineno, killleading)
-
-    module.makeheredoc = makeheredoc
-    return cast(Callable[[str], list[Any]], cast(Any, bashlex).parse)
-
-
-def _children(node: Any) -> Iterable[Any]:
-    for attribute in ("parts", "list", "redirects"):
-        value = getattr(node, attribute, None)
-        if isinstance(value, list):
-            yield from cast(list[Any], value)
-    for attribute in ("command", "output"):
-        value = getattr(node, attribute, None)
-        if value is not None and hasattr(value, "kind"):
-            yield value
-
-
 def propose_bash_rule(simple: str) -> str:
     """The rule `p` proposes for one simple command: its first words, then ` *`.
 
@@ -369,14 +195,14 @@ def propose_bash_rule(simple: str) -> str:
     """
     words = simple.split(" ")
     program = os.path.basename(words[0])
-    if program in _INTERPRETERS or program == "eval" or "=" in words[0]:
+    if program in INTERPRETERS or program == "eval" or "=" in words[0]:
         return f"{BASH_TOOL}({simple})"
     keep = 1
     if len(words) > 1:
         second = words[1]
-        if program in _SUBCOMMAND_PROGRAMS | _WRAPPERS and not second.startswith("-"):
+        if program in _SUBCOMMAND_PROGRAMS | WRAPPERS and not second.startswith("-"):
             keep = 2
-        elif program in _SUBCOMMAND_PROGRAMS | _WRAPPERS:
+        elif program in _SUBCOMMAND_PROGRAMS | WRAPPERS:
             return f"{BASH_TOOL}({simple})"  # `git -C dir push`: options first, so be exact
         elif program in _MODULE_RUNNERS:
             if second == "-m" and len(words) > 2:
@@ -387,11 +213,6 @@ def propose_bash_rule(simple: str) -> str:
 
 
 # --------------------------------------------------------------------------- the rule set
-
-
-def project_settings_path(workdir: Path) -> Path:
-    """`<workdir>/.tui-assist/settings.toml`: the project's rules file."""
-    return workdir / PROJECT_DIR / PROJECT_FILE
 
 
 @dataclass(slots=True)
@@ -435,14 +256,14 @@ class Permissions:
         if permissions.project_file is not None and permissions.project_file.is_file():
             path = permissions.project_file
             try:
-                data = tomllib.loads(path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-                permissions.warnings.append(f"{path}: cannot read it ({exc}); its rules are ignored")
+                data = read_rules_file(path)
+            except PermissionsError as exc:
+                permissions.warnings.append(f"{exc}; its rules are ignored")
             else:
                 project = RuleSource(PROJECT_SOURCE, path)
                 for effect in ("allow", "deny"):
                     permissions.extend(
-                        _string_list(data, effect, path, permissions.warnings), effect, project
+                        rule_strings(data, effect, path, permissions.warnings), effect, project
                     )
         return permissions
 
@@ -574,7 +395,7 @@ class Permissions:
             raise PermissionsError("there is no project folder to save rules in")
         source = RuleSource(PROJECT_SOURCE, self.project_file)
         added = [Rule.parse(text, effect, source) for text in texts]
-        _edit_rules_file(self.project_file, effect, add=[rule.text for rule in added])
+        edit_rules_file(self.project_file, effect, add=[rule.text for rule in added])
         self.rules.extend(rule for rule in added if not self._has(rule))
         return added
 
@@ -585,7 +406,7 @@ class Permissions:
             PermissionsError: when its file cannot be read or written.
         """
         if rule.source.path is not None:
-            _edit_rules_file(rule.source.path, rule.effect, remove=rule.written or rule.text)
+            edit_rules_file(rule.source.path, rule.effect, remove=rule.written or rule.text)
         self.rules = [r for r in self.rules if r != rule]
 
     def _has(self, rule: Rule) -> bool:
@@ -617,77 +438,3 @@ def _matches_tool(rule: Rule, request: ToolApproval) -> bool:
     return request.tool == qualified or (
         rule.mcp_tool is None and request.tool.startswith(qualified + _SEPARATOR)
     )
-
-
-def _string_list(data: Mapping[str, Any], effect: str, path: Path, warnings: list[str]) -> list[str]:
-    section = data.get("permissions", {})
-    if not isinstance(section, dict):
-        warnings.append(f"{path}: [permissions] is not a table; ignored")
-        return []
-    value = cast(dict[str, Any], section).get(effect, [])
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in cast(list[Any], value)):
-        warnings.append(f"{path}: permissions.{effect} is not a list of strings; ignored")
-        return []
-    return cast(list[str], value)
-
-
-def _edit_rules_file(
-    path: Path, effect: RuleEffect, *, add: Sequence[str] = (), remove: str | None = None
-) -> None:
-    """Add rules to (or remove one from) `[permissions] EFFECT` of a TOML file, keeping the rest.
-
-    tomlkit edits the document in place, so comments, order and formatting of everything else
-    survive; the new text replaces the file atomically (a crash leaves the old or the new file).
-    """
-    import tomlkit  # only when rules are saved or removed
-    from tomlkit.exceptions import TOMLKitError
-
-    try:
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
-        document = tomlkit.parse(text)
-    except (OSError, UnicodeDecodeError, TOMLKitError) as exc:
-        raise PermissionsError(f"cannot read {path}: {exc}") from exc
-    section: Any = cast(dict[str, Any], document).get("permissions")
-    if section is None:
-        if not add:
-            return
-        section = tomlkit.table()
-        document["permissions"] = section
-    if not isinstance(section, dict):
-        raise PermissionsError(f"cannot edit {path}: [permissions] is not a table")
-    values: Any = cast(dict[str, Any], section).get(effect)
-    if values is None:
-        if not add:
-            return
-        values = tomlkit.array()
-        section[effect] = values
-    if not isinstance(values, list):
-        raise PermissionsError(f"cannot edit {path}: permissions.{effect} is not a list")
-    items = cast(list[Any], values)
-    for rule in add:
-        if rule not in items:
-            items.append(rule)
-    if remove is not None:
-        while remove in items:
-            items.remove(remove)
-    _write_atomically(path, tomlkit.dumps(document))
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(temporary, mode)
-            os.replace(temporary, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
-    except OSError as exc:
-        raise PermissionsError(f"cannot write {path}: {exc}") from exc

@@ -7,34 +7,19 @@ symlink created in between by another tool cannot redirect the write).
 Files are read and written as raw UTF-8 bytes, never through universal-newline text mode, so
 an edit leaves `\r\n` line endings and a missing final newline exactly as they were.
 
-The editor handles regular files only. What a path names is checked with `lstat` before anything
-is opened, because opening a FIFO blocks until a writer appears (forever, in an uninterruptible
-worker thread) and reading a device such as `/dev/zero` never ends. Files are opened with
-`O_NONBLOCK | O_NOFOLLOW` and checked again with `fstat`, in case the name was swapped in between,
-and a read stops at `max_file_bytes + 1` bytes whatever size `stat` reported.
-
-Writes replace the file instead of writing into it: the new content goes to a fresh temporary
-file in the same directory, which is then renamed over the old name. Writing into the existing
-inode would write through a hard link, and bash (once approved) can make a hard link in the
-workdir to any file outside it (`ln ../outside/x x`); a replacement gives the name in the workdir
-a new inode and leaves every other link alone. Refusing files with several links would also be
-safe, but would make ordinary hard-linked trees (`cp -al` backups, package stores) uneditable.
-The replacement keeps the old file's permission bits (and its owner, where permitted), and a
-crash mid-write leaves the old content whole rather than half a file.
+The editor handles regular files only, reads at most `max_file_bytes`, and writes by replacing
+the file (never into its inode, so a hard link out of the workdir is not written through): that
+file access lives in `tui_assist.tools.safe_io`, whose docstring says why each check is there.
 
 Paths longer than the system allows are refused when the input is parsed, so an over-long path
-is an input error the model reads rather than an `OSError` in the approval summary; parent
-folders are created one level at a time, so a very deep path cannot exhaust the recursion limit.
+is an input error the model reads rather than an `OSError` in the approval summary.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import difflib
 import os
-import secrets
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -44,6 +29,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tui_assist.core.model import ToolSpec
 from tui_assist.core.tooling import ToolContext, ToolInputError, ToolOutput
 from tui_assist.tools.base import PathOutsideWorkdir, confine, describe_validation_error
+from tui_assist.tools.safe_io import (
+    EditError,
+    make_directories,
+    path_limits,
+    read_text,
+    replace_file,
+    writable_target,
+)
 
 TOOL_NAME = "str_replace_based_edit_tool"
 COMMANDS = ("view", "create", "str_replace", "insert")
@@ -51,15 +44,6 @@ _SNIPPET_CONTEXT = 4
 """Lines shown around an edit in its result, so the model sees what the file now says."""
 MAX_FILE_BYTES = 10 * 1024 * 1024
 """The largest file the editor reads by default; bigger files are refused before reading."""
-_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
-_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-_READ_CHUNK = 1 << 20
-_DEFAULT_NAME_MAX = 255
-_DEFAULT_PATH_MAX = 4096
-
-
-class _EditError(Exception):
-    """An edit that cannot be made; the message goes back to the model."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -185,13 +169,13 @@ def _replace_once(text: str, old: str, new: str, display: str) -> tuple[str, int
         starts.append(index)
         index = text.find(old, index + 1)
     if not starts:
-        raise _EditError(
+        raise EditError(
             f"old_str was not found in {display}; no change was made. It must match the file "
             "exactly, including whitespace and indentation (view the file to check)."
         )
     if len(starts) > 1:
         lines = ", ".join(str(text.count("\n", 0, start) + 1) for start in starts)
-        raise _EditError(
+        raise EditError(
             f"old_str occurs {len(starts)} times in {display} (at lines {lines}); no change was made. "
             "Include more surrounding context so that it matches exactly once."
         )
@@ -202,7 +186,7 @@ def _replace_once(text: str, old: str, new: str, display: str) -> tuple[str, int
 def _insert_after(text: str, line: int, insert: str, display: str) -> str:
     lines = _split_lines(text)
     if line > len(lines):
-        raise _EditError(
+        raise EditError(
             f"insert_line {line} is past the end of {display}, which has {len(lines)} lines; "
             f"use a number from 0 (top) to {len(lines)} (end)."
         )
@@ -221,164 +205,6 @@ def _unified_diff(before: str, after: str, display: str) -> str:
         tofile=f"b/{display}",
     )
     return "".join(line if line.endswith("\n") else line + "\n" for line in diff).rstrip("\n")
-
-
-# ---------------------------------------------------------------------------------------------
-# File access: regular files only, bounded reads, writes by replacement (see the module docstring).
-
-
-def _lstat(path: Path) -> os.stat_result | None:
-    """The path's own status (a symlink is not followed), or None when nothing is there."""
-    try:
-        return os.lstat(path)
-    except FileNotFoundError:
-        return None
-
-
-def _kind(mode: int) -> str:
-    kinds = (
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISLNK, "a symbolic link"),
-    )
-    return next((name for is_kind, name in kinds if is_kind(mode)), "a special file")
-
-
-def _require_regular(info: os.stat_result, display: str) -> None:
-    if stat.S_ISDIR(info.st_mode):
-        raise _EditError(f"{display} is a directory, not a file")
-    if not stat.S_ISREG(info.st_mode):
-        raise _EditError(
-            f"{display} is {_kind(info.st_mode)}, not a regular file; "
-            "the editor only handles regular files and did not open it"
-        )
-
-
-def _too_large(display: str, max_bytes: int, size: int | None = None) -> _EditError:
-    actual = f"{size:,} bytes" if size is not None else "larger than that"
-    return _EditError(
-        f"{display} is {actual}; the editor handles files up to {max_bytes:,} bytes. "
-        "Use bash (head, sed -n, grep) to work with it."
-    )
-
-
-def _read_at_most(fd: int, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    remaining = limit
-    while remaining > 0:
-        chunk = os.read(fd, min(remaining, _READ_CHUNK))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
-
-
-def _read_bytes(path: Path, display: str, max_bytes: int) -> bytes:
-    """The content of a regular file of at most `max_bytes`; anything else is refused unopened."""
-    info = _lstat(path)
-    if info is None:
-        raise _EditError(f"{display} does not exist")
-    _require_regular(info, display)
-    if info.st_size > max_bytes:
-        raise _too_large(display, max_bytes, info.st_size)
-    fd = os.open(path, _READ_FLAGS)
-    try:
-        # The name may have been replaced since `lstat`; what was opened is what counts.
-        opened = os.fstat(fd)
-        _require_regular(opened, display)
-        data = _read_at_most(fd, max_bytes + 1)
-    finally:
-        os.close(fd)
-    if len(data) > max_bytes:
-        raise _too_large(display, max_bytes)
-    return data
-
-
-def _writable_target(path: Path, display: str) -> bool:
-    """Check that `path` can be written by replacement; return whether a file is there now."""
-    info = _lstat(path)
-    if info is None:
-        return False
-    if stat.S_ISDIR(info.st_mode):
-        raise _EditError(f"{display} is a directory; cannot write a file there")
-    _require_regular(info, display)
-    # Replacing needs only the directory to be writable; keep the file's own protection.
-    if not os.access(path, os.W_OK, follow_symlinks=False):
-        raise _EditError(f"{display} is read-only; no change was made")
-    return True
-
-
-def _replace_file(path: Path, data: bytes, display: str) -> bool:
-    """Write `data` to a new file beside `path` and rename it over `path`.
-
-    Never writes into an existing inode, so a hard link to a file outside the workdir is broken
-    rather than written through; see the module docstring.
-
-    Returns:
-        Whether a file was replaced (False: a new one was created).
-    """
-    existed = _writable_target(path, display)
-    old = os.lstat(path) if existed else None
-    temporary = path.parent / f".tui-assist-{secrets.token_hex(8)}.tmp"
-    fd = os.open(temporary, _TEMP_FLAGS, 0o666)
-    try:
-        try:
-            if old is not None:
-                new = os.fstat(fd)
-                if (new.st_uid, new.st_gid) != (old.st_uid, old.st_gid):
-                    with contextlib.suppress(PermissionError):
-                        os.fchown(fd, old.st_uid, old.st_gid)
-                os.fchmod(fd, stat.S_IMODE(old.st_mode))
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-    return existed
-
-
-def _make_directories(root: Path, directory: Path) -> None:
-    """Create `directory` and its missing parents below `root`, one level at a time.
-
-    Iterative on purpose: `Path.mkdir(parents=True)` recurses once per missing level, so a path
-    a thousand levels deep raises `RecursionError`.
-    """
-    current = root
-    for part in directory.relative_to(root).parts:
-        current = current / part
-        try:
-            os.mkdir(current)
-        except FileExistsError:
-            if not stat.S_ISDIR(os.lstat(current).st_mode):
-                raise _EditError(f"{current.relative_to(root)} exists and is not a directory") from None
-
-
-def _path_limit(directory: Path, name: str, fallback: int) -> int:
-    try:
-        limit = os.pathconf(directory, name)
-    except (OSError, ValueError):
-        return fallback
-    return limit if limit > 0 else fallback
-
-
-def _read_text(path: Path, display: str, max_bytes: int) -> str:
-    data = _read_bytes(path, display, max_bytes)
-    if b"\x00" in data[:8192]:
-        raise _EditError(f"{display} looks like a binary file; the editor only handles text")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise _EditError(
-            f"{display} is not valid UTF-8 text ({error.reason} at byte {error.start})"
-        ) from error
 
 
 def _snippet(text: str, first_line: int, line_count: int) -> str:
@@ -444,8 +270,7 @@ class TextEditorTool:
         self._max_output_chars = max_output_chars
         self._max_file_bytes = max_file_bytes
         # Read once: the limits of the workdir's filesystem, for refusing over-long paths in `parse`.
-        self._name_max = _path_limit(self._root, "PC_NAME_MAX", _DEFAULT_NAME_MAX)
-        self._path_max = _path_limit(self._root, "PC_PATH_MAX", _DEFAULT_PATH_MAX)
+        self._name_max, self._path_max = path_limits(self._root)
         self._spec = ToolSpec(
             name=TOOL_NAME,
             description=_DESCRIPTION,
@@ -542,23 +367,23 @@ class TextEditorTool:
                 return f"view {display} (lines {start} to {'end' if end == -1 else end})"
             case CreateArgs(path=path, display=display, file_text=text):
                 try:
-                    existed = _writable_target(path, display)
-                except (_EditError, OSError) as error:
+                    existed = writable_target(path, display)
+                except (EditError, OSError) as error:
                     return f"create {display} (this call will fail: {_reason(error)})"
                 overwrite = " (overwrites the existing file)" if existed else ""
                 return f"create {display}{overwrite}\n{text}"
             case StrReplaceArgs(path=path, display=display, old_str=old, new_str=new):
                 try:
-                    before = _read_text(path, display, self._max_file_bytes)
+                    before = read_text(path, display, self._max_file_bytes)
                     after, _ = _replace_once(before, old, new, display)
-                except (_EditError, OSError) as error:
+                except (EditError, OSError) as error:
                     return f"str_replace {display} (this call will fail: {_reason(error)})"
                 return f"str_replace {display}\n{_unified_diff(before, after, display)}"
             case InsertArgs(path=path, display=display, insert_line=line, insert_text=text):
                 try:
-                    before = _read_text(path, display, self._max_file_bytes)
+                    before = read_text(path, display, self._max_file_bytes)
                     after = _insert_after(before, line, text, display)
-                except (_EditError, OSError) as error:
+                except (EditError, OSError) as error:
                     return f"insert {display} (this call will fail: {_reason(error)})"
                 return f"insert {display} after line {line}\n{_unified_diff(before, after, display)}"
 
@@ -575,7 +400,7 @@ class TextEditorTool:
         """
         try:
             return await asyncio.to_thread(self._execute, args)
-        except (_EditError, PathOutsideWorkdir, OSError) as error:
+        except (EditError, PathOutsideWorkdir, OSError) as error:
             return ToolOutput(_reason(error), is_error=True)
 
     # -----------------------------------------------------------------------------------------
@@ -610,21 +435,21 @@ class TextEditorTool:
             case ViewArgs():
                 return ToolOutput(self._view(path, args))
             case CreateArgs(display=display, file_text=text):
-                _writable_target(path, display)
-                _make_directories(self._root, path.parent)
-                existed = _replace_file(path, text.encode("utf-8"), display)
+                writable_target(path, display)
+                make_directories(self._root, path.parent)
+                existed = replace_file(path, text.encode("utf-8"), display)
                 verb = "overwrote" if existed else "created"
                 return ToolOutput(f"File {verb}: {display} ({len(_split_lines(text))} lines)")
             case StrReplaceArgs(display=display, old_str=old, new_str=new):
-                before = _read_text(path, display, self._max_file_bytes)
+                before = read_text(path, display, self._max_file_bytes)
                 after, line = _replace_once(before, old, new, display)
-                _replace_file(path, after.encode("utf-8"), display)
+                replace_file(path, after.encode("utf-8"), display)
                 snippet = _snippet(after, line, len(_split_lines(new)))
                 return ToolOutput(f"Edited {display}. The edited region now reads:\n{snippet}")
             case InsertArgs(display=display, insert_line=line, insert_text=text):
-                before = _read_text(path, display, self._max_file_bytes)
+                before = read_text(path, display, self._max_file_bytes)
                 after = _insert_after(before, line, text, display)
-                _replace_file(path, after.encode("utf-8"), display)
+                replace_file(path, after.encode("utf-8"), display)
                 count = len(_split_lines(text if text.endswith("\n") else text + "\n"))
                 snippet = _snippet(after, line + 1, count)
                 return ToolOutput(
@@ -635,9 +460,9 @@ class TextEditorTool:
     def _view(self, path: Path, args: ViewArgs) -> str:
         if path.is_dir():
             if args.view_range is not None:
-                raise _EditError("view_range applies to files, not directories")
+                raise EditError("view_range applies to files, not directories")
             return self._list_directory(path, args.display)
-        text = _read_text(path, args.display, self._max_file_bytes)
+        text = read_text(path, args.display, self._max_file_bytes)
         lines = _split_lines(text)
         if not lines:
             return f"{args.display} is empty."
@@ -645,7 +470,7 @@ class TextEditorTool:
         if args.view_range is not None:
             first, end = args.view_range
             if first > len(lines):
-                raise _EditError(
+                raise EditError(
                     f"view_range starts at line {first}, but {args.display} has {len(lines)} lines"
                 )
             last = len(lines) if end == -1 else min(end, len(lines))

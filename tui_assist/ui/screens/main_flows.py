@@ -1,76 +1,23 @@
-"""The main screen's base: its widgets, and its flow, MCP and export actions (the palette's).
+"""The main screen's flow, MCP and export actions (the palette's).
 
 They share the screen's state (the session, the conversation, the status bar) but not its chat
-turns, so they live apart from them; `MainScreen` builds on this class.
+turns, so they live apart from them; `MainScreen` builds on this class, as on the other parts.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual import work
-from textual.screen import Screen
-from textual.worker import Worker, WorkerState
 
 from tui_assist.paths import data_dir
 from tui_assist.ui.bridge import TextualObserver
-from tui_assist.ui.widgets.agent_tree import AgentTree
-from tui_assist.ui.widgets.conversation import Conversation
-from tui_assist.ui.widgets.flow_panel import FlowPanel
-from tui_assist.ui.widgets.prompt import Prompt
-from tui_assist.ui.widgets.status_bar import StatusBar
-
-if TYPE_CHECKING:
-    from tui_assist.session.chat import ChatSession
-    from tui_assist.ui.slash_commands import SlashCommands
+from tui_assist.ui.screens.main_base import MainScreenBase
 
 
-class FlowActions(Screen[None]):
-    """The chat screen's widgets; grounded questions and held runs, MCP servers, the export."""
-
-    session: ChatSession
-    held_run_id: str | None
-    """A grounded run awaiting approval (f8 approves it)."""
-    _flow_running: bool
-    _turn_worker: Worker[None] | None
-
-    if TYPE_CHECKING:
-
-        @property
-        def slash(self) -> SlashCommands:
-            """The slash commands (the main screen's)."""
-            ...
-
-    # -- widgets ---------------------------------------------------------------------------------
-
-    @property
-    def conversation(self) -> Conversation:
-        return self.query_one(Conversation)
-
-    @property
-    def agent_tree(self) -> AgentTree:
-        return self.query_one(AgentTree)
-
-    @property
-    def flow(self) -> FlowPanel:
-        return self.query_one(FlowPanel)
-
-    @property
-    def status(self) -> StatusBar:
-        return self.query_one(StatusBar)
-
-    @property
-    def prompt(self) -> Prompt:
-        return self.query_one(Prompt)
-
-    @property
-    def running(self) -> bool:
-        """Whether a turn (or a flow run) is under way."""
-        return self._turn_worker is not None and self._turn_worker.state in (
-            WorkerState.PENDING,
-            WorkerState.RUNNING,
-        )
+class FlowActions(MainScreenBase):
+    """Grounded questions and held runs, MCP servers, the export."""
 
     # -- flows ---------------------------------------------------------------------------------------
 
