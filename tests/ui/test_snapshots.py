@@ -7,6 +7,7 @@ Update on purpose with `pytest tests/ui --snapshot-update`, then look at the rep
 from __future__ import annotations
 
 import time as time_module
+from pathlib import Path
 
 import pytest
 from textual.widgets import Static
@@ -164,7 +165,7 @@ def fixed_store_clock(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 30)], ids=["80x24", "100x30"])
-def test_resume_picker(snap_compare, fixed_clock, fixed_store_clock, tmp_path, size) -> None:
+def test_resume_picker(snap_compare, fixed_clock, fixed_store_clock, size) -> None:
     """The newest conversation highlighted, turn counts, dates, and the highlighted one's preview."""
     script = [
         "Use `git rebase -i`.",
@@ -174,7 +175,7 @@ def test_resume_picker(snap_compare, fixed_clock, fixed_store_clock, tmp_path, s
     app = TuiAssistApp(
         settings(),
         provider_factory=lambda: ScriptedProvider(script),
-        toolbox_factory=lambda: FakeToolbox(tmp_path),
+        toolbox_factory=lambda: FakeToolbox(Path("/work/project")),  # the prompt (and its tokens) fixed
     )
 
     async def open_picker(pilot) -> None:
