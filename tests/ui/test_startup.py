@@ -17,7 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_neither_the_sdk_nor_pydantic_loads_before_the_first_frame(monkeypatch, tmp_path) -> None:
-    """The SDK (seconds to import) and settings validation (pydantic) load after the first frame."""
+    """The SDK (seconds to import) and settings validation (pydantic) load after the first frame.
+
+    So do the permission rules (with their shell parser) and compaction.
+    """
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
@@ -28,10 +31,11 @@ def test_neither_the_sdk_nor_pydantic_loads_before_the_first_frame(monkeypatch, 
         import tui_assist.ui.app as app_module
         from tui_assist.ui.screens.main import MainScreen
         assert "anthropic" not in sys.modules, "importing the app imported anthropic"
+        LATE = {"anthropic", "pydantic", "tui_assist.core.permissions", "tui_assist.session.context"}
         seen = {}
         original = MainScreen._after_first_frame
         def after_first_frame(self):
-            seen["at_first_paint"] = sorted({"anthropic", "pydantic"} & set(sys.modules))
+            seen["at_first_paint"] = sorted(LATE & set(sys.modules))
             original(self)
         MainScreen._after_first_frame = after_first_frame
         async def main():
@@ -41,7 +45,7 @@ def test_neither_the_sdk_nor_pydantic_loads_before_the_first_frame(monkeypatch, 
                 await asyncio.wait_for(app.session.wait_ready(), 30)
                 await app.workers.wait_for_complete()
                 await pilot.pause()
-                seen["after_load"] = sorted({"anthropic", "pydantic"} & set(sys.modules))
+                seen["after_load"] = sorted(LATE & set(sys.modules))
                 seen["provider"] = type(app.session.provider).__name__
                 seen["problem"] = app.session.provider_problem
         asyncio.run(main())
@@ -53,7 +57,8 @@ def test_neither_the_sdk_nor_pydantic_loads_before_the_first_frame(monkeypatch, 
     )
     assert out.returncode == 0, out.stderr
     assert "'at_first_paint': []" in out.stdout
-    assert "'after_load': ['anthropic', 'pydantic']" in out.stdout
+    # Compaction loads with the first turn.
+    assert "'after_load': ['anthropic', 'pydantic', 'tui_assist.core.permissions']" in out.stdout
     assert "'provider': 'AnthropicProvider'" in out.stdout
 
 

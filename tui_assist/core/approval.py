@@ -27,11 +27,16 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from tui_assist.core.observer import SandboxUse, ToolApproval, TurnObserver
-from tui_assist.core.permissions import BASH_TOOL, Permissions, PermissionsError, RuleError, analyse_command
-from tui_assist.core.tooling import Tool
+
+if TYPE_CHECKING:
+    from tui_assist.core.permissions import Permissions
+    from tui_assist.core.tooling import Tool
+
+# `core.permissions` (the rules and the shell parser behind them) is imported where a call is
+# checked, not here: every session builds a policy before the TUI paints its first screen.
 
 __all__ = [
     "MODES",
@@ -179,11 +184,20 @@ class ApprovalPolicy:
         self.rules: dict[str, FallbackAction] = dict(rules or {})
         self.mode: ApprovalMode = mode
         """The current mode: the status bar shows it, `next_mode()` cycles it."""
-        self.permissions = permissions if permissions is not None else Permissions()
+        self._permissions = permissions
         self._notify = notify
         self._cycle: tuple[ApprovalMode, ...] = MODES if mode == "bypass" else MODES[:3]
         self.refused: list[Refusal] = []
         """Every call refused so far, in order (hosts report them: `ask --json` `denied_calls`)."""
+
+    @property
+    def permissions(self) -> Permissions:
+        """The permission rules (none when the policy was built without them)."""
+        if self._permissions is None:
+            from tui_assist.core.permissions import Permissions
+
+            self._permissions = Permissions()
+        return self._permissions
 
     def next_mode(self) -> ApprovalMode:
         """Switch to the next mode and return it.
@@ -283,6 +297,8 @@ class ApprovalPolicy:
                 return ApprovalOutcome(False, "the user", f"Denied: {reason}.", asked=True)
 
     def _remember(self, proposal: tuple[str, ...], *, save: bool) -> None:
+        from tui_assist.core.permissions import PermissionsError, RuleError
+
         if not proposal:
             return
         try:
@@ -299,6 +315,8 @@ class ApprovalPolicy:
             self._say(f"could not remember {', '.join(proposal)}: {exc}")
 
     def _reason(self, request: ToolApproval) -> str:
+        from tui_assist.core.permissions import BASH_TOOL, analyse_command
+
         if request.sandbox == "escape":
             return "asks to run outside the sandbox: full access to your files and the network"
         if request.tool != BASH_TOOL:
@@ -323,6 +341,8 @@ class ApprovalPolicy:
 
 def _readable_command(request: ToolApproval) -> bool:
     """Whether the parser can read the call's command (one that cannot is never run unasked)."""
+    from tui_assist.core.permissions import analyse_command
+
     command = request.input.get("command")
     if not isinstance(command, str) or not command.strip():
         return True  # `restart` alone

@@ -26,7 +26,6 @@ from tui_assist.core.nodes import new_id
 from tui_assist.core.observer import FanOutObserver, NullObserver, RecordingObserver
 from tui_assist.core.text import estimate_tokens
 from tui_assist.session.config_source import ConfigSource
-from tui_assist.session.context import CompactionReport, ContextKeeper
 from tui_assist.session.factory import EmptyToolbox
 from tui_assist.session.instructions import Instructions, InstructionsLoader
 from tui_assist.session.meter import Meter, price_for
@@ -40,6 +39,7 @@ if TYPE_CHECKING:
     from tui_assist.core.tooling import ToolboxFactory
     from tui_assist.core.turn import TurnResult, TurnStrategy
     from tui_assist.session.config import Price, Settings
+    from tui_assist.session.context import CompactionReport, ContextKeeper
     from tui_assist.session.mentions import Attachments
     from tui_assist.session.prompt_history import PromptHistory
     from tui_assist.store.db import Store
@@ -114,8 +114,7 @@ class ChatSession(SessionParts):
         self._running: asyncio.Task[TurnResult] | None = None
         self._instructions: InstructionsLoader | None = None
         self._prompt_history: PromptHistory | None = None
-        self.context = ContextKeeper(window=lambda: self.context_window, save=self._save_summary)
-        """Keeps the conversation's requests inside the model's context window (see `session/context.py`)."""
+        self._context: ContextKeeper | None = None
 
     # -- the next turn -------------------------------------------------------------------------
 
@@ -182,6 +181,19 @@ class ChatSession(SessionParts):
         return self._prompt_history
 
     # -- context and cost ----------------------------------------------------------------------
+
+    @property
+    def context(self) -> ContextKeeper:
+        """Keeps the conversation's requests inside the model's context window (see `session/context.py`).
+
+        Built at first use: compaction and the model port behind it are not needed to paint the
+        first screen.
+        """
+        if self._context is None:
+            from tui_assist.session.context import ContextKeeper
+
+            self._context = ContextKeeper(window=lambda: self.context_window, save=self._save_summary)
+        return self._context
 
     @property
     def context_window(self) -> int:
