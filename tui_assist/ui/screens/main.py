@@ -34,6 +34,7 @@ from tui_assist.ui.screens.main_turns import TurnActions
 from tui_assist.ui.setup_help import provider_notice
 from tui_assist.ui.widgets.conversation import Conversation
 from tui_assist.ui.widgets.flow_panel import FlowPanel
+from tui_assist.ui.widgets.footer import KeysFooter
 from tui_assist.ui.widgets.node_inspector import NodeInspector
 from tui_assist.ui.widgets.prompt import Prompt, PromptBox
 from tui_assist.ui.widgets.status_bar import StatusBar
@@ -133,7 +134,7 @@ class MainScreen(TurnActions, ConversationActions, FlowActions):
                     yield FlowPanel(self.log_model, id="flow")
                 yield NodeInspector(id="inspector")
         yield StatusBar(id="status")
-        yield Footer()
+        yield KeysFooter()
 
     # -- first frame, loading, start ------------------------------------------------------------
 

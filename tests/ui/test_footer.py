@@ -1,0 +1,61 @@
+"""The main screen's footer rebuilds once for a burst of binding changes, and shows the last."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer, Input
+
+from tui_assist.ui.widgets.footer import KeysFooter
+
+
+class FooterApp(App[None]):
+    BINDINGS = [Binding("f7", "send", "Send"), Binding("f8", "stop", "Stop")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.running = False
+
+    def compose(self) -> ComposeResult:
+        yield Input()
+        yield KeysFooter()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("send", "stop"):
+            return (action == "stop") == self.running  # False hides the key
+        return True
+
+
+def shown(app: App[None]) -> set[str]:
+    return {key.description for key in app.query("FooterKey").results() if key.display}
+
+
+async def test_a_burst_of_binding_changes_rebuilds_the_footer_once_with_the_last(monkeypatch) -> None:
+    rebuilds: list[int] = []
+    recompose = Footer.recompose
+
+    async def counted(self: Footer) -> None:
+        rebuilds.append(1)
+        await recompose(self)
+
+    monkeypatch.setattr(Footer, "recompose", counted)
+    app = FooterApp()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        assert "Send" in shown(app) and "Stop" not in shown(app)
+        rebuilds.clear()
+
+        for running in (True, False, True):  # three changes before the next frame
+            app.running = running
+            app.screen.refresh_bindings()
+        await pilot.pause()
+        await pilot.pause()
+
+        assert len(rebuilds) == 1
+        assert "Stop" in shown(app) and "Send" not in shown(app)
+
+        app.running = False  # a later change still reaches the footer
+        app.screen.refresh_bindings()
+        await pilot.pause()
+        await pilot.pause()
+        assert "Send" in shown(app) and "Stop" not in shown(app)
