@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Input
+from textual.widgets._footer import FooterKey
 
 from tui_assist.ui.widgets.footer import KeysFooter
 
@@ -27,7 +28,7 @@ class FooterApp(App[None]):
 
 
 def shown(app: App[None]) -> set[str]:
-    return {key.description for key in app.query("FooterKey").results() if key.display}
+    return {key.description for key in app.query(FooterKey).results(FooterKey) if key.display}
 
 
 async def test_a_burst_of_binding_changes_rebuilds_the_footer_once_with_the_last(monkeypatch) -> None:
