@@ -192,7 +192,7 @@ class ApprovalPolicy:
 
     @property
     def permissions(self) -> Permissions:
-        """The permission rules (none when the policy was built without them)."""
+        """The permission rules (an empty set when the policy was built without them)."""
         if self._permissions is None:
             from tui_assist.core.permissions import Permissions
 
