@@ -108,6 +108,7 @@ class MainScreen(TurnActions, ConversationActions, FlowActions):
         self.start = start or StartOptions()
         # The state the parts share or own (declared, with what it means, on each part).
         self._slash: SlashCommands | None = None
+        self._tree = None
         self._queued = []
         self._last_turn_failed = False
         self._quit_armed = False

@@ -51,6 +51,8 @@ class MainScreenBase(Screen[None]):
     _flow_roots: set[str]
     """Roots of flow runs: their events go to the tree and flow panel, not the conversation."""
     _slash: SlashCommands | None
+    _tree: AgentTree | None
+    """The agent tree once mounted (kept: most events reach it, and a query walks every widget)."""
 
     # -- widgets --------------------------------------------------------------------------------
 
@@ -75,25 +77,16 @@ class MainScreenBase(Screen[None]):
     def agent_tree(self) -> AgentTree:
         """The agent tree, mounted on first use: until the first turn only its title shows (and
         Textual's `Tree` is not even imported before the first frame)."""
-        from tui_assist.ui.widgets.agent_tree import AgentTree
+        if self._tree is None:
+            from tui_assist.ui.widgets.agent_tree import AgentTree
 
-        trees = self.query(AgentTree)
-        if trees:
-            return trees.first()
-        tree = AgentTree(self.log_model, id="tree")
-        self.query_one("#side").mount(tree, after="#tree-title")
-        return tree
-
-    def _mounted_tree(self) -> AgentTree | None:
-        from tui_assist.ui.widgets.agent_tree import AgentTree
-
-        trees = self.query(AgentTree)
-        return trees.first() if trees else None
+            self._tree = AgentTree(self.log_model, id="tree")
+            self.query_one("#side").mount(self._tree, after="#tree-title")
+        return self._tree
 
     def _clear_tree(self) -> None:
-        tree = self._mounted_tree()
-        if tree is not None:
-            tree.clear_turns()
+        if self._tree is not None:
+            self._tree.clear_turns()
 
     @property
     def flow(self) -> FlowPanel:

@@ -126,9 +126,8 @@ class TurnActions(MainScreenBase):
             self.call_later(self.refresh_bindings)
 
     def _on_tick(self) -> None:
-        tree = self._mounted_tree()
-        if tree is not None:
-            tree.tick()
+        if self._tree is not None:
+            self._tree.tick()
         self.flow.changed()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
