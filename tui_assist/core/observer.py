@@ -62,11 +62,6 @@ class ApprovalDecision:
         """Refuse the call; the host stops the turn (in the TUI: escape)."""
         return cls("stop")
 
-    @property
-    def allows(self) -> bool:
-        """Whether the call may run."""
-        return self.kind in ("allow_once", "allow_session", "allow_pattern")
-
 
 @dataclass(frozen=True, slots=True)
 class ToolApproval:

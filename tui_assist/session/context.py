@@ -153,7 +153,6 @@ class ContextKeeper:
         self.summary: HistorySummary | None = None
         self.tokens: int | None = None
         """Input tokens of the conversation's last request (measured, or estimated after a compaction)."""
-        self.last_report: CompactionReport | None = None
         self._summary_messages: tuple[Message, ...] = ()
         self._trimmed_until = 0
         self._run_cuts: dict[int, tuple[Message, int]] = {}
@@ -179,7 +178,6 @@ class ContextKeeper:
         self._cut_cache.clear()
         self._last = None
         self.tokens = None
-        self.last_report = None
         if history:
             view = self._view(ModelRequest(system="", messages=tuple(history), stable_prefix=len(history)))
             self.tokens = math.ceil(self._scale * message_tokens(view.messages))
@@ -433,7 +431,6 @@ class ContextKeeper:
                 await self._keep(self.summary)
             self.compactions += 1
             self.tokens = size
-            self.last_report = report
             node.finish(outcome=stage, output=report.notice)
             return report
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -157,7 +157,6 @@ class RewindResult:
     deleted: tuple[str, ...] = ()
     kept: tuple[KeptFile, ...] = ()
     turns: tuple[str, ...] = ()
-    notes: list[str] = field(default_factory=lambda: list[str]())
 
 
 async def turn_changes(store: Store, data_dir: Path, turn_id: str) -> list[FileChange] | None:

@@ -37,11 +37,12 @@ import signal
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, BinaryIO
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from tui_assist.core.model import ToolSpec
+from tui_assist.core.observer import SandboxUse
 from tui_assist.core.text import truncate_middle, truncation_marker
 from tui_assist.core.tooling import ToolContext, ToolOutput
 from tui_assist.tools.base import validate_input
@@ -488,12 +489,7 @@ class BashTool:
         """The persistent shell behind this tool (sandboxed when the tool has a sandbox)."""
         return self._session
 
-    @property
-    def sandbox(self) -> Sandbox | None:
-        """The OS sandbox commands run in, if any."""
-        return self._sandbox
-
-    def sandbox_use(self, args: BashArgs) -> Literal["off", "sandboxed", "escape"]:
+    def sandbox_use(self, args: BashArgs) -> SandboxUse:
         """How this call runs, for the approval policy.
 
         Args:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tui_assist.core.conversation import Message, ToolResultBlock, ToolUseBlock, Usage
+from tui_assist.core.conversation import Message, ToolResultBlock, ToolUseBlock
 from tui_assist.core.model import ModelRequest, Provider, ToolSpec
-from tui_assist.core.observer import TurnObserver
+from tui_assist.core.observer import NodeSink, TurnObserver
 from tui_assist.flows.docs.corpus import Corpus, Task
 from tui_assist.flows.docs.policies import ADAPTIVE_LIMITS, Limits
 from tui_assist.flows.docs.runtime import DocsRuntime, LoopState, PolicyResult, Proposal
@@ -72,17 +72,6 @@ MODEL_TOOLS: tuple[ToolSpec, ...] = (
 """The tools offered to the model: its only way to propose decisions."""
 
 
-class _SilentSink:
-    def text(self, delta: str) -> None:
-        pass
-
-    def retrying(self, attempt: int, error: str) -> None:
-        pass
-
-    def usage(self, usage: Usage, model: str) -> None:
-        pass
-
-
 @dataclass
 class ModelDecider:
     """A policy backed by a provider: each reply's single tool call is the proposal.
@@ -137,7 +126,7 @@ class ModelDecider:
         request = ModelRequest(
             system=self.system, messages=tuple(self.messages), tools=MODEL_TOOLS, max_tokens=self.max_tokens
         )
-        response = await self.provider.complete(request, _SilentSink())
+        response = await self.provider.complete(request, NodeSink(None, None))  # silent
         self.messages.append(response.message)
         uses = response.message.tool_uses
         if len(uses) != 1:

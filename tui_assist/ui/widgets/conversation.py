@@ -352,7 +352,6 @@ class Conversation(VerticalScroll):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._by_turn: dict[str, TurnView] = {}
         self._current: TurnView | None = None
         self._selected: ConversationEntry | None = None
         """The message cursor; shown and offered to the copy key only while the pane has focus."""
@@ -522,7 +521,6 @@ class Conversation(VerticalScroll):
             if view is None or view.turn_id is not None:
                 return
             view.apply(event)
-            self._by_turn[event.node_id] = view
             return
         if view is not None and view.turn_id is not None:
             view.apply(event)
@@ -533,8 +531,6 @@ class Conversation(VerticalScroll):
         excess = len(turns) - MAX_TURN_VIEWS
         if excess > 0:
             for old in turns[:excess]:
-                if isinstance(old, TurnView) and old.turn_id:
-                    self._by_turn.pop(old.turn_id, None)
                 old.remove()
         if not self._compaction_queued:
             self._compaction_queued = True
@@ -559,12 +555,7 @@ class Conversation(VerticalScroll):
                 return view.answer
         return ""
 
-    @property
-    def current(self) -> TurnView | None:
-        return self._current
-
     def clear_all(self) -> None:
-        self._by_turn.clear()
         self._current = None
         self._selected = None
         self.remove_children()
