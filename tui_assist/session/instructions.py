@@ -78,14 +78,15 @@ class InstructionsLoader:
     def load(self) -> Instructions:
         """The current instructions (the cached ones when no file changed)."""
         paths = candidate_files(self.workdir, self.user_dir)
-        stamp = tuple(_stamp(path) for path in paths)
+        stamp = tuple(file_stamp(path) for path in paths)
         if stamp != self._stamp:
             self._loaded = _read(paths, self.max_chars)
             self._stamp = stamp
         return self._loaded
 
 
-def _stamp(path: Path) -> tuple[str, int, int]:
+def file_stamp(path: Path) -> tuple[str, int, int]:
+    """What tells a file's change without reading it: path, mtime and size (-1 when absent)."""
     try:
         info = path.stat()
     except OSError:

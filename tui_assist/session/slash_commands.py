@@ -20,13 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, Literal, TypeVar
 
+from tui_assist.core.rule_files import PROJECT_DIR
+from tui_assist.session.instructions import file_stamp
+
 log = logging.getLogger(__name__)
 
 H = TypeVar("H")
 
 CommandSource = Literal["built-in", "project", "user"]
 
-PROJECT_COMMANDS_DIR = Path(".tui-assist") / "commands"
+PROJECT_COMMANDS_DIR = Path(PROJECT_DIR) / "commands"
 """Under the workdir."""
 USER_COMMANDS_DIR = "commands"
 """Under the user config dir."""
@@ -235,7 +238,7 @@ class CustomCommandLoader:
         files: list[tuple[Path, CommandSource]] = [
             (path, source) for folder, source in self.folders for path in _command_files(folder)
         ]
-        stamp = tuple(_stamp(path) for path, _ in files)
+        stamp = tuple(file_stamp(path) for path, _ in files)
         if stamp != self._stamp:
             self._loaded = self._read(files)
             self._stamp = stamp
@@ -266,11 +269,3 @@ def _command_files(folder: Path) -> list[Path]:
         return sorted(p for p in folder.iterdir() if p.suffix == ".md" and p.is_file())
     except OSError:  # no such folder (the usual case), or not readable
         return []
-
-
-def _stamp(path: Path) -> tuple[str, int, int]:
-    try:
-        info = path.stat()
-    except OSError:
-        return (str(path), -1, -1)
-    return (str(path), info.st_mtime_ns, info.st_size)
