@@ -315,16 +315,13 @@ class ApprovalPolicy:
             self._say(f"could not remember {', '.join(proposal)}: {exc}")
 
     def _reason(self, request: ToolApproval) -> str:
-        from tui_assist.core.permissions import BASH_TOOL, analyse_command
+        from tui_assist.core.permissions import bash_analysis
 
         if request.sandbox == "escape":
             return "asks to run outside the sandbox: full access to your files and the network"
-        if request.tool != BASH_TOOL:
+        analysis = bash_analysis(request)
+        if analysis is None or not analysis.commands:
             return ""
-        command = request.input.get("command")
-        if not isinstance(command, str) or not command.strip():
-            return ""
-        analysis = analyse_command(command)
         if not analysis.parsed:
             return "too complex to check against your rules: read it carefully"
         if analysis.writes:
@@ -341,9 +338,7 @@ class ApprovalPolicy:
 
 def _readable_command(request: ToolApproval) -> bool:
     """Whether the parser can read the call's command (one that cannot is never run unasked)."""
-    from tui_assist.core.permissions import analyse_command
+    from tui_assist.core.permissions import bash_analysis
 
-    command = request.input.get("command")
-    if not isinstance(command, str) or not command.strip():
-        return True  # `restart` alone
-    return analyse_command(command).parsed
+    analysis = bash_analysis(request)  # only the shell runs sandboxed; `restart` alone has no command
+    return analysis is None or analysis.parsed

@@ -21,7 +21,8 @@ from typing import Final
 
 from tui_assist.core.agent import ToolCallRecord
 from tui_assist.core.budget import BudgetTracker
-from tui_assist.core.conversation import Message, TextBlock, ToolResultBlock, Usage
+from tui_assist.core.compaction import is_tool_results
+from tui_assist.core.conversation import Message, TextBlock, Usage
 from tui_assist.core.events import UsageRecorded, Verdict, VerdictReached
 from tui_assist.core.model import ModelRequest, Provider
 from tui_assist.core.nodes import NodeScope
@@ -90,7 +91,7 @@ def clean_pairs(history: Sequence[Message]) -> list[tuple[str, str]]:
     answer = ""
     for message in history:
         if message.role == "user":
-            if any(isinstance(b, ToolResultBlock) for b in message.content) or not message.text.strip():
+            if is_tool_results(message) or not message.text.strip():
                 continue
             if prompt is not None:
                 pairs.append((prompt, answer))

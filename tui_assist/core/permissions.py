@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from tui_assist.core.rule_files import (
+    PROJECT_DIR,
     PermissionsError,
     RuleEffect,
     edit_rules_file,
@@ -69,7 +70,7 @@ BASH_TOOL = "bash"
 EDITOR_TOOL = "str_replace_based_edit_tool"
 """The contract names of the two built-in tools the rules understand."""
 EDITOR_WRITES = frozenset({"create", "str_replace", "insert"})
-PROTECTED_DIRS = (".tui-assist", ".git")
+PROTECTED_DIRS = (PROJECT_DIR, ".git")
 """Workdir folders whose files decide what runs: never written without a dialog."""
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -282,7 +283,7 @@ class Permissions:
         denies = [rule for rule in self.rules if rule.effect == "deny"]
         if not denies:
             return None
-        analysis = _bash_analysis(request)
+        analysis = bash_analysis(request)
         for rule in denies:
             if rule.kind == "bash" and analysis is not None:
                 for simple in analysis.commands:
@@ -301,7 +302,7 @@ class Permissions:
         every simple command in it matches an allow rule; the rule returned is the first one.
         """
         allows = [rule for rule in self.rules if rule.effect == "allow"]
-        analysis = _bash_analysis(request)
+        analysis = bash_analysis(request)
         for rule in allows:
             if rule.kind == "tool" and rule.target == request.tool and (analysis is None or analysis.parsed):
                 return rule
@@ -321,7 +322,7 @@ class Permissions:
 
     def uncovered(self, request: ToolApproval) -> tuple[str, ...]:
         """The simple commands of a shell call that no allow rule matches."""
-        analysis = _bash_analysis(request)
+        analysis = bash_analysis(request)
         if analysis is None or not analysis.parsed:
             return ()
         allows = [rule for rule in self.rules if rule.effect == "allow" and rule.kind == "bash"]
@@ -354,7 +355,7 @@ class Permissions:
             Empty when nothing sensible can be proposed (an unparsable command, a write to a
             protected folder).
         """
-        analysis = _bash_analysis(request)
+        analysis = bash_analysis(request)
         if analysis is not None:
             if not analysis.parsed:
                 return ()
@@ -415,7 +416,8 @@ class Permissions:
         )
 
 
-def _bash_analysis(request: ToolApproval) -> CommandAnalysis | None:
+def bash_analysis(request: ToolApproval) -> CommandAnalysis | None:
+    """A bash call's command as the rules see it (an empty one has no commands); None for other tools."""
     if request.tool != BASH_TOOL:
         return None
     command = request.input.get("command")
