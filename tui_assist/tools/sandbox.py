@@ -34,8 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from tui_assist.core.rule_files import PROJECT_DIR
+
 __all__ = [
-    "SANDBOX_MODES",
     "BwrapProbe",
     "Sandbox",
     "SandboxChoice",
@@ -45,10 +46,8 @@ __all__ = [
 ]
 
 SandboxMode = Literal["workspace-write", "off"]
-SANDBOX_MODES: tuple[SandboxMode, ...] = ("workspace-write", "off")
 
 _PROBE_TIMEOUT = 10.0
-_PROTECTED_DIR = ".tui-assist"
 _PROTECTED_GIT = (".git/hooks", ".git/config")
 
 
@@ -130,7 +129,7 @@ class Sandbox:
         """
         root = workdir.resolve()
         args = [self.bwrap, *_isolation_args(network=self.network), "--bind", str(root), str(root)]
-        protected = root / _PROTECTED_DIR
+        protected = root / PROJECT_DIR
         try:
             protected.mkdir(exist_ok=True)
         except OSError:
