@@ -32,14 +32,7 @@ class ConversationActions(MainScreenBase):
             self.notify("Cancel the running turn first (escape).", severity="warning")
             return
         self.session.new_conversation()
-        self.status.context = None
-        self.failed_prompt = None
-        self._show_meter()
-        self.conversation.clear_all()
-        self._clear_tree()
-        self._show_fresh(True)
-        self.flow.show_turn(None)
-        self.query_one(NodeInspector).show(None)
+        self._show_empty_conversation()
         self.notify("New conversation.", timeout=1.5)
 
     def action_resume_conversation(self, query: str = "") -> None:
@@ -62,13 +55,8 @@ class ConversationActions(MainScreenBase):
     async def resume(self, conversation_id: str) -> None:
         await self._redraw(conversation_id)
 
-    async def _redraw(self, conversation_id: str) -> bool:
-        """Open a stored conversation and redraw its newest turns; False when it can't be."""
-        try:
-            turns = await self.session.resume(conversation_id)
-        except Exception as exc:
-            self.notify(f"Cannot resume: {exc}", severity="error")
-            return False
+    def _show_empty_conversation(self) -> None:
+        """Empty every view of the conversation, and show the session's meter and context fill."""
         self.status.context = self.session.context_fill
         self.failed_prompt = None
         self._show_meter()
@@ -77,6 +65,15 @@ class ConversationActions(MainScreenBase):
         self._show_fresh(True)
         self.flow.show_turn(None)
         self.query_one(NodeInspector).show(None)
+
+    async def _redraw(self, conversation_id: str) -> bool:
+        """Open a stored conversation and redraw its newest turns; False when it can't be."""
+        try:
+            turns = await self.session.resume(conversation_id)
+        except Exception as exc:
+            self.notify(f"Cannot resume: {exc}", severity="error")
+            return False
+        self._show_empty_conversation()
         for turn in turns:
             if turn.events:
                 # Replay the stored event log through the same path live events take, so the
