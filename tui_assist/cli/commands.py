@@ -10,6 +10,7 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 from tui_assist.cli.errors import EXIT_OK
+from tui_assist.cli.parser import UsageError, command_name
 from tui_assist.session.factory import NoHistory, make_provider, open_store
 
 if TYPE_CHECKING:
@@ -48,14 +49,14 @@ async def history_or_stats(args: argparse.Namespace, settings: Settings) -> int:
     from tui_assist.store import commands
 
     if getattr(args, "limit", 1) < 1:
-        raise _usage("--limit must be at least 1")
+        raise UsageError("", "--limit must be at least 1")
     if args.command == "history" and args.history_command == "search" and not args.query.strip():
-        raise _usage("the search query is empty (give the words to find)")
+        raise UsageError("", "the search query is empty (give the words to find)")
     try:
         store = await open_store(settings, create=False)
     except NoHistory as exc:
         return _no_history(args, str(exc))
-    err = PrefixedErrors(_command(args))
+    err = PrefixedErrors(command_name(args))
     try:
         if args.command == "stats":
             code = await commands.stats(store, as_json=args.json, out=sys.stdout)
@@ -79,10 +80,8 @@ async def history_or_stats(args: argparse.Namespace, settings: Settings) -> int:
 
 def _no_history(args: argparse.Namespace, message: str) -> int:
     """A data dir with no history: lists are empty, a conversation asked for by id is unknown."""
-    from tui_assist.cli.parser import UsageError
-
     if args.command == "history" and args.history_command in ("show", "export"):
-        raise UsageError(_command(args), f"no conversation {args.id!r}: {message}")
+        raise UsageError(command_name(args), f"no conversation {args.id!r}: {message}")
     if getattr(args, "json", False):
         print("[]")
     else:
@@ -90,24 +89,12 @@ def _no_history(args: argparse.Namespace, message: str) -> int:
     return EXIT_OK
 
 
-def _command(args: argparse.Namespace) -> str:
-    from tui_assist.cli.parser import command_name
-
-    return command_name(args)
-
-
-def _usage(message: str) -> Exception:
-    from tui_assist.cli.parser import UsageError
-
-    return UsageError("", message)
-
-
 async def bench(args: argparse.Namespace, settings: Settings) -> int:
     """`bench docs` and `bench helpdesk`."""
     from tui_assist.flows.docs.commands import bench_docs
     from tui_assist.flows.helpdesk.commands import bench_helpdesk
 
-    err = PrefixedErrors(_command(args))
+    err = PrefixedErrors(command_name(args))
     provider_factory = functools.partial(make_provider, settings)
     if args.bench_command == "docs":
         return await bench_docs(
@@ -130,7 +117,7 @@ async def flow(args: argparse.Namespace, settings: Settings) -> int:
     from tui_assist.flows.grounded import commands
 
     store = await open_store(settings)
-    err = PrefixedErrors(_command(args))
+    err = PrefixedErrors(command_name(args))
     try:
         if args.flow_command == "grounded":
             return await commands.flow_grounded(

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tui_assist.cli.errors import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE, error_line
-from tui_assist.cli.parser import UsageError, command_name, parse
+from tui_assist.cli.parser import GLOBAL_FLAGS, UsageError, command_name, parse
 from tui_assist.session.config_source import ConfigError, ConfigSource, checked_workdir
 from tui_assist.session.factory import DataDirError, SetupError
 
@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tui_assist")
 
-_SETTING_FLAGS = ("provider", "model", "base_url", "rounds", "theme", "workdir", "data_dir", "script", "mode")
+_SETTING_FLAGS = tuple(flag for flag in GLOBAL_FLAGS if flag != "refine")
+"""The global flags that set a setting of the same name (`--refine` is a switch: only on counts)."""
 
 
 def config_from_args(args: argparse.Namespace) -> ConfigSource:
