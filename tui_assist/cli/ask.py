@@ -9,6 +9,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
+from tui_assist.cli.commands import PrefixedErrors
 from tui_assist.cli.errors import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK
 from tui_assist.session.config_source import ConfigError
 from tui_assist.session.factory import SetupError
@@ -107,6 +108,7 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
 
     warnings = [*session.notes, *outcome.warnings]
     result = outcome.result
+    err = PrefixedErrors("ask")
     if args.json:
         instructions = [str(file.path) for file in session.instructions.files]
         denied = session.approvals.refused
@@ -115,26 +117,23 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
         print(result.answer)
     if outcome.attachments is not None and not args.json:
         for attached in outcome.attachments.attached:
-            print(f"tui-assist: ask: {attached.describe()}", file=sys.stderr)
+            print(attached.describe(), file=err)
     for warning in warnings:
-        print(f"tui-assist: ask: warning: {warning}", file=sys.stderr)
+        print(f"warning: {warning}", file=err)
     for denied_call in session.approvals.refused:
         print(
-            f"tui-assist: ask: denied {denied_call.tool} ({denied_call.why}): {denied_call.summary} "
+            f"denied {denied_call.tool} ({denied_call.why}): {denied_call.summary} "
             "(re-run with --yes, or add an allow rule to [permissions] in config.toml)",
-            file=sys.stderr,
+            file=err,
         )
     if result.outcome == "unverified" and not args.json:
-        print(
-            f"tui-assist: ask: unverified: the critic did not pass any of {len(result.rounds)} rounds",
-            file=sys.stderr,
-        )
+        print(f"unverified: the critic did not pass any of {len(result.rounds)} rounds", file=err)
     if result.outcome == "error":
-        print(f"tui-assist: ask: {result.error}", file=sys.stderr)
+        print(result.error, file=err)
         return EXIT_FAILED
     if result.outcome == "cancelled":
         if not args.json:
-            print("tui-assist: ask: cancelled", file=sys.stderr)
+            print("cancelled", file=err)
         return EXIT_CANCELLED
     return EXIT_FAILED if not outcome.saved else EXIT_OK
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import TYPE_CHECKING
 
+from tui_assist.cli.commands import PrefixedErrors
 from tui_assist.cli.errors import EXIT_OK
 from tui_assist.session.config_source import ConfigError
 from tui_assist.session.factory import NoHistory, open_store
@@ -48,7 +48,7 @@ async def rewind(args: argparse.Namespace, settings: Settings) -> int:
     else:
         _print(plan, result)
     if plan.problem and plan.scope != "conversation":
-        print(f"tui-assist: rewind: the files can't be rewound: {plan.problem}", file=sys.stderr)
+        print(f"the files can't be rewound: {plan.problem}", file=PrefixedErrors("rewind"))
     return EXIT_OK
 
 
