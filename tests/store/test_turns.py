@@ -206,6 +206,23 @@ async def test_latest_conversation_and_listing(store: Store) -> None:
         await store.resolve_conversation_id("zzzz-not-an-id")
 
 
+async def test_a_turn_id_resolves_from_itself_or_its_unique_prefix(store: Store) -> None:
+    conversation_id = await store.create_conversation(title="t", model="m", workdir="/w")
+    for turn_id in ("ab", "abc", "abd", "x_y"):
+        await commit_plain(store, conversation_id, turn_id, "p", "a")
+    assert await store.resolve_turn_id("ab") == "ab"  # exact, though "abc" and "abd" start with it
+    assert await store.resolve_turn_id("abc") == "abc"
+    assert await store.resolve_turn_id("x_") == "x_y"
+    for text, error in (
+        ("a", "more than one turn id starts with 'a'"),
+        ("zz", "no turn with id 'zz'"),
+        ("", "no turn with id ''"),
+        ("x%", "no turn with id 'x%'"),  # a LIKE wildcard matches only itself
+    ):
+        with pytest.raises(UnknownIdError, match=error):
+            await store.resolve_turn_id(text)
+
+
 async def test_turns_page_walks_a_conversation_in_pages(store: Store) -> None:
     conversation_id = await store.create_conversation(title="t", model="m", workdir="/w")
     for i in range(1, 26):

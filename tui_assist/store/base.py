@@ -43,6 +43,11 @@ def dumps_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def like_escaped(text: str) -> str:
+    """`text` for a `LIKE` pattern with a backslash escape: its %, _ and backslashes match themselves."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def usage_from_json(text: str) -> Usage:
     """A `Usage` from its stored JSON."""
     data: dict[str, Any] = json.loads(text)
@@ -95,6 +100,28 @@ class StoreBase:
                 with contextlib.suppress(sqlite3.Error):
                     await asyncio.shield(self._end("ROLLBACK"))
                 raise
+
+    async def _resolve_id(self, table: str, noun: str, text: str) -> str:
+        """The id in `table` that is `text` or, failing that, the only one starting with it.
+
+        Raises:
+            UnknownIdError: when no row, or more than one, matches ("no turn with id ...").
+        """
+        async with self._lock:
+            rows = list(
+                await self._db.execute_fetchall(
+                    f"SELECT id FROM {table} WHERE id = ? UNION ALL "
+                    f"SELECT id FROM {table} WHERE id LIKE ? ESCAPE '\\' AND id <> ? LIMIT 3",
+                    (text, like_escaped(text) + "%", text),
+                )
+            )
+        if rows and rows[0][0] == text:
+            return text
+        if not text or not rows:
+            raise UnknownIdError(f"no {noun} with id {text!r}")
+        if len(rows) > 1:
+            raise UnknownIdError(f"more than one {noun} id starts with {text!r}")
+        return str(rows[0][0])
 
     async def _end(self, statement: str) -> None:
         await self._db.execute(statement)

@@ -8,7 +8,7 @@ from typing import Any
 from tui_assist.core.compaction import HistorySummary
 from tui_assist.core.conversation import Message, Usage
 from tui_assist.core.nodes import new_id
-from tui_assist.store.base import RUNNING, StoreBase, UnknownIdError
+from tui_assist.store.base import RUNNING, StoreBase, UnknownIdError, like_escaped
 from tui_assist.store.rows import ConversationRow
 
 _CONVERSATION_COLUMNS = (
@@ -79,20 +79,7 @@ class ConversationsMixin(StoreBase):
         Raises:
             UnknownIdError: when no conversation, or more than one, matches.
         """
-        if await self.conversation_exists(text):
-            return text
-        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        async with self._lock:
-            rows = list(
-                await self._db.execute_fetchall(
-                    "SELECT id FROM conversations WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (escaped + "%",)
-                )
-            )
-        if not text or not rows:
-            raise UnknownIdError(f"no conversation with id {text!r}")
-        if len(rows) > 1:
-            raise UnknownIdError(f"more than one conversation id starts with {text!r}")
-        return str(rows[0][0])
+        return await self._resolve_id("conversations", "conversation", text)
 
     async def get_conversation(self, conversation_id: str) -> ConversationRow | None:
         """One conversation, or None if the id is unknown."""
@@ -150,7 +137,7 @@ class ConversationsMixin(StoreBase):
         sql = f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c"
         params: list[Any] = []
         if query:
-            escaped = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            escaped = like_escaped(query)
             sql += " WHERE c.title LIKE ? ESCAPE '\\' OR c.id LIKE ? ESCAPE '\\'"
             params += [f"%{escaped}%", f"{escaped}%"]
         sql += " ORDER BY c.updated_at DESC, c.rowid DESC LIMIT ? OFFSET ?"

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from tui_assist.store.base import StoreBase, StoreError, UnknownIdError, dumps_json
+from tui_assist.store.base import StoreBase, StoreError, UnknownIdError, dumps_json, like_escaped
 from tui_assist.store.rows import FlowRunRow
 
 
@@ -72,7 +72,7 @@ class FlowRunsMixin(StoreBase):
         Raises:
             UnknownIdError: when more than one run id starts with `run_id`.
         """
-        escaped = run_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        escaped = like_escaped(run_id)
         columns = (
             "SELECT r.run_id, r.flow, r.outcome, r.state, a.line, r.created_at, r.updated_at "
             "FROM flow_runs r LEFT JOIN flow_audit a ON a.run_id = r.run_id "

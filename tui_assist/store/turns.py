@@ -299,22 +299,7 @@ class TurnsMixin(StoreBase):
         Raises:
             UnknownIdError: when no turn, or more than one, matches.
         """
-        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        async with self._lock:
-            rows = list(
-                await self._db.execute_fetchall(
-                    "SELECT id FROM turns WHERE id = ? UNION ALL "
-                    "SELECT id FROM turns WHERE id LIKE ? ESCAPE '\\' AND id <> ? LIMIT 3",
-                    (text, escaped + "%", text),
-                )
-            )
-        if rows and rows[0][0] == text:
-            return text
-        if not text or not rows:
-            raise UnknownIdError(f"no turn with id {text!r}")
-        if len(rows) > 1:
-            raise UnknownIdError(f"more than one turn id starts with {text!r}")
-        return str(rows[0][0])
+        return await self._resolve_id("turns", "turn", text)
 
     async def turns_page(
         self,
