@@ -23,8 +23,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from tui_assist.core.observer import ApprovalDecision, ToolApproval
-
-EDITOR_TOOL = "str_replace_based_edit_tool"
+from tui_assist.core.permissions import EDITOR_TOOL
 
 
 def summary_content(summary: str) -> Content:
