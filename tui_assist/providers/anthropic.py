@@ -73,6 +73,7 @@ from tui_assist.providers.streaming import (
     response_within,
     retry_broken_stream,
     sdk_attempts,
+    sdk_timeout,
     tool_input_object,
 )
 
@@ -106,9 +107,6 @@ _NOT_RETRYABLE_STREAM_ERRORS: Final = frozenset(
     }
 )
 """SSE `error` types that a fresh attempt cannot fix; any other mid-stream error is retried."""
-
-_CONNECT_TIMEOUT: Final = 5.0
-"""Seconds to open a connection (the SDK's own default): an unreachable host is retried soon."""
 
 _MALFORMED_STREAM: Final = (ValueError, LookupError, TypeError, AttributeError, RuntimeError)
 """What the SDK raises assembling events it cannot place: undecodable data or tool-input JSON
@@ -194,9 +192,7 @@ class AnthropicProvider:
                     api_key=self._api_key,
                     base_url=self._base_url,
                     max_retries=self._max_retries,
-                    timeout=httpx2.Timeout(
-                        self.stream_idle_timeout, connect=min(_CONNECT_TIMEOUT, self.stream_idle_timeout)
-                    ),
+                    timeout=sdk_timeout(self.stream_idle_timeout),
                 )
             except anthropic.AnthropicError as e:
                 if not anthropic_credentials_available():

@@ -38,7 +38,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
-import httpx2
 import openai
 from openai import AsyncOpenAI
 from openai.types.chat import (
@@ -70,6 +69,7 @@ from tui_assist.providers.streaming import (
     response_within,
     retry_broken_stream,
     sdk_attempts,
+    sdk_timeout,
     tool_input_object,
 )
 
@@ -96,9 +96,6 @@ _NO_TOOLS = re.compile(
     re.IGNORECASE,
 )
 """What servers say when the model or server has no native tool calling (Ollama, vLLM, llama.cpp)."""
-
-_CONNECT_TIMEOUT: Final = 5.0
-"""Seconds to open a connection (the SDK's own default): an unreachable server is retried soon."""
 
 
 class OpenAICompatProvider:
@@ -169,9 +166,7 @@ class OpenAICompatProvider:
                     api_key=key,
                     base_url=self._base_url,
                     max_retries=self._max_retries,
-                    timeout=httpx2.Timeout(
-                        self.stream_idle_timeout, connect=min(_CONNECT_TIMEOUT, self.stream_idle_timeout)
-                    ),
+                    timeout=sdk_timeout(self.stream_idle_timeout),
                 )
             except openai.OpenAIError as e:
                 raise ProviderError(one_line(f"OpenAI-compatible client: {e}")) from e

@@ -19,7 +19,9 @@ import asyncio
 import json
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar, cast
+from typing import Any, Final, TypeVar, cast
+
+import httpx2
 
 from tui_assist.core.model import ContextOverflow, ProviderError, StreamSink
 from tui_assist.core.text import clip, exc_text, one_line, plural
@@ -182,3 +184,12 @@ def context_overflow(line: str, message: str, *, code: str | None = None) -> Con
     if found is not None:
         limit = _int(found.group(1))
     return ContextOverflow(line, tokens=tokens, limit=limit)
+
+
+CONNECT_TIMEOUT: Final = 5.0
+"""Seconds to open a connection (the SDKs' own default): an unreachable server is retried soon."""
+
+
+def sdk_timeout(stream_idle_timeout: float) -> httpx2.Timeout:
+    """The SDK client's timeouts: a read (a stream gone quiet) after the idle one, a connection within 5 s."""
+    return httpx2.Timeout(stream_idle_timeout, connect=min(CONNECT_TIMEOUT, stream_idle_timeout))
