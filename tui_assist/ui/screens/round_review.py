@@ -329,7 +329,7 @@ class RoundReviewScreen(Screen[None]):
     # -- building the sections -----------------------------------------------------------------
 
     def _sections(self, round_record: NodeRecord, previous: NodeRecord | None) -> list[Widget]:
-        generator = next((c for c in round_record.children if c.kind == "generate"), None)
+        generator = self._generator(round_record)
         sections: list[Widget] = [
             _section(
                 "What the generator saw", StreamingMarkdown(self._seen(round_record, previous), finished=True)
@@ -421,7 +421,7 @@ class RoundReviewScreen(Screen[None]):
             return ""
         if generator.output:
             return generator.output
-        segment = next((s for s in reversed(generator.segments) if s.text.strip()), None)
+        segment = _last_text(generator)
         return segment.text if segment is not None else ""
 
     def _work(
@@ -434,9 +434,7 @@ class RoundReviewScreen(Screen[None]):
     ) -> list[Widget]:
         """What the generator wrote and ran, in order (its final answer is shown apart)."""
         log = self.node_log
-        answer_segment = None
-        if generator is not None:
-            answer_segment = next((s for s in reversed(generator.segments) if s.text.strip()), None)
+        answer_segment = _last_text(generator) if generator is not None else None
         widgets: list[Widget] = []
         for item in log.subtree_timeline(round_record.node_id):
             record = log.nodes.get(item.node_id)
@@ -529,3 +527,8 @@ class RoundReviewScreen(Screen[None]):
 
     def action_close_review(self) -> None:
         self.dismiss(None)
+
+
+def _last_text(generator: NodeRecord) -> TextSegment | None:
+    """The generator's last text that is not blank: its answer when the node has no output."""
+    return next((s for s in reversed(generator.segments) if s.text.strip()), None)
