@@ -25,6 +25,8 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
 
+from table import print_rows  # bench/table.py (the script's folder is on sys.path)
+
 from tui_assist.session.checkpoints import Checkpoints, TurnSnapshots
 
 
@@ -134,12 +136,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15, help="runs of each small-change figure")
     parser.add_argument("--first-runs", type=int, default=3, help="runs of the first snapshot")
     args = parser.parse_args()
-    rows = asyncio.run(bench(args.files, args.runs, args.first_runs))
-    width = max(len(name) for name, _ in rows)
-    print(f"{'measure':<{width}}  value")
-    print(f"{'-' * width}  {'-' * 40}")
-    for name, value in rows:
-        print(f"{name:<{width}}  {value}")
+    print_rows(asyncio.run(bench(args.files, args.runs, args.first_runs)))
 
 
 if __name__ == "__main__":

@@ -34,6 +34,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from table import print_rows  # bench/table.py (the script's folder is on sys.path)
+
 from tui_assist.session.mentions import FuzzyMatcher, list_candidates  # noqa: E402
 
 QUERIES = [
@@ -211,12 +213,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temporary tree")
     parser.add_argument("--quality", action="store_true", help="compare the ranking with scoring every match")
     args = parser.parse_args()
-    rows = bench(args.files, args.keep, args.quality)
-    width = max(len(name) for name, _ in rows)
-    print(f"{'measure':<{width}}  value")
-    print(f"{'-' * width}  {'-' * 40}")
-    for name, value in rows:
-        print(f"{name:<{width}}  {value}")
+    print_rows(bench(args.files, args.keep, args.quality))
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from table import print_rows  # bench/table.py (the script's folder is on sys.path)
+
 from tui_assist.core.agent import ToolCallRecord
 from tui_assist.core.conversation import Message, Usage
 from tui_assist.core.events import (
@@ -187,12 +189,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=10_000)
     parser.add_argument("--page", type=int, default=50)
     args = parser.parse_args()
-    rows = asyncio.run(bench(args.turns, args.page))
-    width = max(len(name) for name, _ in rows)
-    print(f"{'measure':<{width}}  value")
-    print(f"{'-' * width}  {'-' * 40}")
-    for name, value in rows:
-        print(f"{name:<{width}}  {value}")
+    print_rows(asyncio.run(bench(args.turns, args.page)))
 
 
 if __name__ == "__main__":
