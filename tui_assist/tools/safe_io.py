@@ -34,6 +34,7 @@ __all__ = [
     "EditError",
     "make_directories",
     "path_limits",
+    "read_at_most",
     "read_bytes",
     "read_text",
     "replace_file",
@@ -88,7 +89,8 @@ def _too_large(display: str, max_bytes: int, size: int | None = None) -> EditErr
     )
 
 
-def _read_at_most(fd: int, limit: int) -> bytes:
+def read_at_most(fd: int, limit: int) -> bytes:
+    """Up to `limit` bytes from `fd`, read in chunks until it ends."""
     chunks: list[bytes] = []
     remaining = limit
     while remaining > 0:
@@ -126,7 +128,7 @@ def read_bytes(path: Path, display: str, max_bytes: int) -> bytes:
         # The name may have been replaced since `lstat`; what was opened is what counts.
         opened = os.fstat(fd)
         _require_regular(opened, display)
-        data = _read_at_most(fd, max_bytes + 1)
+        data = read_at_most(fd, max_bytes + 1)
     finally:
         os.close(fd)
     if len(data) > max_bytes:

@@ -31,7 +31,6 @@ import codecs
 import html
 import os
 import stat
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -39,6 +38,7 @@ from typing import Literal
 from tui_assist.core.text import truncation_marker
 from tui_assist.session.mentions.listing import MAX_DEPTH, MAX_ENTRIES, git_files, walk_tree, with_parent_dirs
 from tui_assist.session.mentions.syntax import find_mentions, format_mention
+from tui_assist.tools.safe_io import read_at_most
 
 MAX_FILE_CHARS = 50_000
 """Characters of one file attached at most; the rest is cut with a marker."""
@@ -222,7 +222,7 @@ def _file_block(path: Path, label: str, limit: int) -> tuple[str, Attached] | Re
             return Refused(label, "special", f"not a regular file ({_file_type(info)})")
         # UTF-8 takes at most 4 bytes a character: this many bytes hold `limit` characters.
         wanted = min(info.st_size, 4 * limit + 4)
-        data = b"".join(_read(descriptor, wanted))
+        data = read_at_most(descriptor, wanted)
     except OSError as error:
         return Refused(label, "unreadable", error.strerror or str(error))
     finally:
@@ -248,15 +248,6 @@ def _file_block(path: Path, label: str, limit: int) -> tuple[str, Attached] | Re
         body += "\n"
     block = f'<file path="{html.escape(label)}">\n{body}</file>'
     return block, Attached(label, "file", len(kept), omitted)
-
-
-def _read(descriptor: int, wanted: int) -> Iterator[bytes]:
-    while wanted > 0:
-        chunk = os.read(descriptor, min(wanted, 1 << 20))
-        if not chunk:
-            return
-        wanted -= len(chunk)
-        yield chunk
 
 
 def _directory_block(path: Path, label: str, max_entries: int, budget: int) -> tuple[str, Attached]:
