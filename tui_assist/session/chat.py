@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from tui_assist.session.context import CompactionReport, ContextKeeper
     from tui_assist.session.mentions import Attachments
     from tui_assist.session.prompt_history import PromptHistory
+    from tui_assist.session.slash_commands import CustomCommandLoader, CustomCommands
     from tui_assist.store.db import Store
 
 log = logging.getLogger(__name__)
@@ -115,6 +116,7 @@ class ChatSession(SessionParts):
         self._instructions: InstructionsLoader | None = None
         self._prompt_history: PromptHistory | None = None
         self._context: ContextKeeper | None = None
+        self._commands: CustomCommandLoader | None = None
 
     # -- the next turn -------------------------------------------------------------------------
 
@@ -168,6 +170,18 @@ class ChatSession(SessionParts):
         """The project instructions as they are on disk now (what the next turn will be given)."""
         self.instructions = self._instructions_loader().load()
         return self.instructions
+
+    def custom_commands(self) -> CustomCommands:
+        """The custom commands on disk now, the project's and the user's (re-read when one changed)."""
+        from tui_assist.session.slash_commands import CustomCommandLoader
+
+        workdir = self.settings.workdir if self.ready else self.preview.workdir
+        if self._commands is None or self._commands.workdir != workdir:
+            from tui_assist.paths import config_dir
+            from tui_assist.session.commands import SLASH
+
+            self._commands = CustomCommandLoader(workdir, config_dir(), reserved=SLASH.names)
+        return self._commands.load()
 
     @property
     def prompt_history(self) -> PromptHistory:
