@@ -33,8 +33,6 @@ class KeyBinding:
     """The stable binding id (kebab-case), as `[keymap]` names it."""
     key: str
     """The default key(s), Textual's spelling (`ctrl+r`, `f4`)."""
-    action: str
-    """The screen's action it runs (`toggle_refine` runs `action_toggle_refine`)."""
     label: str
     """The footer's and `/help`'s word for it."""
     show: bool = True
@@ -54,7 +52,9 @@ class Command:
     args: str = ""
     """How its arguments are written (`[on|off]`, `N`), for `/help` and completion."""
     slash: bool = True
-    """Whether it can be typed as `/NAME`."""
+    """Whether it can be typed as `/NAME` (a host handler registered under `name` runs it)."""
+    action: str = ""
+    """The screen action its key and palette entry run (`toggle_refine`, `app.choose_theme`)."""
     keys: tuple[KeyBinding, ...] = ()
     palette: str = ""
     """Its palette title (`area: verb`); empty: not in the palette."""
@@ -72,14 +72,16 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "new",
         "Start a new conversation",
-        keys=(KeyBinding("new-conversation", "ctrl+n", "new_conversation", "New", show=False),),
+        action="new_conversation",
+        keys=(KeyBinding("new-conversation", "ctrl+n", "New", show=False),),
         palette="session: new conversation",
     ),
     Command(
         "resume",
         "Open a stored conversation (the picker, filtered by QUERY)",
         "[QUERY]",
-        keys=(KeyBinding("resume-conversation", "ctrl+o", "resume_conversation", "Resume"),),
+        action="resume_conversation",
+        keys=(KeyBinding("resume-conversation", "ctrl+o", "Resume"),),
         palette="session: resume",
     ),
     Command("model", "Switch the model for the following turns; without NAME, list the models", "[NAME]"),
@@ -87,7 +89,8 @@ COMMANDS: tuple[Command, ...] = (
         "refine",
         "Turn Refine mode on or off (no argument: toggle)",
         "[on|off]",
-        keys=(KeyBinding("toggle-refine", "ctrl+r", "toggle_refine", "Refine", priority=True),),
+        action="toggle_refine",
+        keys=(KeyBinding("toggle-refine", "ctrl+r", "Refine", priority=True),),
         palette="refine: toggle",
         headless=True,
     ),
@@ -97,6 +100,7 @@ COMMANDS: tuple[Command, ...] = (
         "export",
         "Write the conversation to a file (Markdown or JSON)",
         "[md|json] [PATH]",
+        action="export_markdown",
         palette="session: export markdown",
     ),
     Command(
@@ -105,14 +109,21 @@ COMMANDS: tuple[Command, ...] = (
         "[INSTRUCTIONS]",
         headless=True,
     ),
-    Command("theme", "Switch the theme; without NAME, list the themes", "[NAME]", palette="theme: choose"),
+    Command(
+        "theme",
+        "Switch the theme; without NAME, list the themes",
+        "[NAME]",
+        action="app.choose_theme",
+        palette="theme: choose",
+    ),
     Command("permissions", "The approval mode and every allow/deny rule with its source", "[remove N]"),
     Command("rename", "Rename the conversation", "NAME"),
     Command("memory", "List the loaded instruction files (AGENTS.md); /memory N opens one in $EDITOR", "[N]"),
     Command(
         "rewind",
         "Go back to before a turn: its files, the conversation, or both",
-        keys=(KeyBinding("rewind-escape", "escape", "idle_escape", "Rewind", priority=True, show=False),),
+        action="idle_escape",
+        keys=(KeyBinding("rewind-escape", "escape", "Rewind", priority=True, show=False),),
     ),
     Command("quit", "Quit tui-assist"),
     # Keys and palette entries that are not typed as commands.
@@ -120,71 +131,79 @@ COMMANDS: tuple[Command, ...] = (
         "cancel",
         "Cancel the running turn",
         slash=False,
-        keys=(KeyBinding("cancel-turn", "escape", "cancel_turn", "Cancel turn", priority=True),),
+        action="cancel_turn",
+        keys=(KeyBinding("cancel-turn", "escape", "Cancel turn", priority=True),),
         palette="turn: cancel",
     ),
     Command(
         "mode",
         "Cycle the approval mode: default -> accept-edits -> plan",
         slash=False,
-        keys=(KeyBinding("cycle-mode", "shift+tab", "cycle_mode", "Mode", priority=True, show=False),),
+        action="cycle_mode",
+        keys=(KeyBinding("cycle-mode", "shift+tab", "Mode", priority=True, show=False),),
     ),
     Command(
         "tree",
         "Show or hide the agent tree",
         slash=False,
-        keys=(KeyBinding("toggle-tree", "f2", "toggle_tree", "Tree"),),
+        action="toggle_tree",
+        keys=(KeyBinding("toggle-tree", "f2", "Tree"),),
         palette="panels: toggle tree",
     ),
     Command(
         "flow",
         "Show or hide the flow panel",
         slash=False,
-        keys=(KeyBinding("toggle-flow", "f3", "toggle_flow", "Flow"),),
+        action="toggle_flow",
+        keys=(KeyBinding("toggle-flow", "f3", "Flow"),),
         palette="panels: toggle flow",
     ),
     Command(
         "review",
         "Open the latest round's transcript",
         slash=False,
-        keys=(
-            KeyBinding(
-                "review-round", "f4", "review_round", "Review", tooltip="Review the latest refine round"
-            ),
-        ),
+        action="review_round",
+        keys=(KeyBinding("review-round", "f4", "Review", tooltip="Review the latest refine round"),),
         palette="round: review latest",
     ),
     Command(
         "copy",
         "Copy the selected message, else the last answer",
         slash=False,
+        action="copy_answer",
         keys=(
             KeyBinding(
                 "copy-answer",
                 "f5",
-                "copy_answer",
                 "Copy",
                 tooltip="Copy the message selected in the conversation (up/down there), else the last answer",
             ),
         ),
     ),
-    Command("copy-last", "Copy the last answer to the clipboard", slash=False, palette="answer: copy last"),
+    Command(
+        "copy-last",
+        "Copy the last answer to the clipboard",
+        slash=False,
+        action="copy_answer(True)",
+        palette="answer: copy last",
+    ),
     Command(
         "find",
         "Search the conversation",
         slash=False,
-        keys=(KeyBinding("find", "ctrl+f", "find", "Find", show=False),),
+        action="find",
+        keys=(KeyBinding("find", "ctrl+f", "Find", show=False),),
     ),
     Command(
         "retry",
         "Send the prompt that failed again",
         slash=False,
         # Priority: the prompt (a TextArea) binds f6 itself; this one is enabled only after a failure.
+        action="retry_turn",
         keys=(
             KeyBinding(
                 "retry-turn",
                 "f6",
-                "retry_turn",
                 "Retry",
                 priority=True,
                 tooltip="Send the prompt that failed again",
@@ -195,18 +214,38 @@ COMMANDS: tuple[Command, ...] = (
         "grounded",
         "Answer a question from a folder of documents, with citations",
         slash=False,
+        action="ask_grounded",
         palette="flow: grounded question",
     ),
     Command(
         "approve-flow",
         "Release the held grounded run",
         slash=False,
-        keys=(KeyBinding("approve-flow", "f8", "approve_flow", "Approve held run"),),
+        action="approve_flow",
+        keys=(KeyBinding("approve-flow", "f8", "Approve held run"),),
         palette="flow: approve held run",
     ),
-    Command("explore", "Open the Workflow Explorer", slash=False, palette="flow: explore help-desk patterns"),
-    Command("mcp", "MCP servers, their state and their tools", slash=False, palette="mcp: list servers"),
-    Command("mcp-restart", "Restart every configured MCP server", slash=False, palette="mcp: restart server"),
+    Command(
+        "explore",
+        "Open the Workflow Explorer",
+        slash=False,
+        action="app.open_explorer",
+        palette="flow: explore help-desk patterns",
+    ),
+    Command(
+        "mcp",
+        "MCP servers, their state and their tools",
+        slash=False,
+        action="list_mcp",
+        palette="mcp: list servers",
+    ),
+    Command(
+        "mcp-restart",
+        "Restart every configured MCP server",
+        slash=False,
+        action="restart_mcp",
+        palette="mcp: restart server",
+    ),
 )
 """Every command, in the order `/help`, the completion list and the palette show them."""
 
@@ -240,10 +279,7 @@ async def run_headless(controller: TurnController, name: str, args: str) -> str:
     session = controller.session
     match name:
         case "refine":
-            wanted = args.lower()
-            if wanted not in ("", "on", "off"):
-                raise CommandError("usage: /refine [on|off]")
-            session.refine = not session.refine if wanted == "" else wanted == "on"
+            session.refine = parse_refine(args, session.refine)
             return f"Refine {'ON' if session.refine else 'OFF'} (≤{session.rounds} rounds)"
         case "rounds":
             session.rounds = parse_rounds(args)
@@ -254,6 +290,18 @@ async def run_headless(controller: TurnController, name: str, args: str) -> str:
             return await compact(controller, args)
         case _:
             raise CommandError(f"/{name} needs the chat screen")
+
+
+def parse_refine(args: str, current: bool) -> bool:
+    """Whether Refine is on after `/refine [on|off]` (no argument toggles `current`).
+
+    Raises:
+        CommandError: for any other argument.
+    """
+    wanted = args.lower()
+    if wanted not in ("", "on", "off"):
+        raise CommandError("usage: /refine [on|off]")
+    return not current if wanted == "" else wanted == "on"
 
 
 def parse_rounds(args: str) -> int:

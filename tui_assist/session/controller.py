@@ -40,12 +40,9 @@ if TYPE_CHECKING:
 class Host(Protocol):
     """What a host implements for its controller: show what happens, answer what is asked."""
 
-    def on_event(self, event: TurnEvent) -> None:
-        """A core event of the running turn, as it happens."""
-        ...
-
-    async def approve(self, request: ToolApproval) -> ApprovalDecision:
-        """Ask the person whether a tool call may run (awaited by the turn)."""
+    @property
+    def turn_observer(self) -> TurnObserver:
+        """Where a turn's core events go as they happen, and who is asked to approve a tool call."""
         ...
 
     def turn_started(self, prompt: str, strategy: str) -> None:
@@ -237,7 +234,7 @@ class TurnController:
         For any model work the host starts itself (a flow run, `/compact`), so its spend is
         counted too.
         """
-        return _MeteredHost(self)
+        return _MeteredObserver(self)
 
     def count_usage(self, event: UsageRecorded) -> None:
         """Add one model call's usage to the session's meter (at its model's price)."""
@@ -247,17 +244,17 @@ class TurnController:
         self.host.meter_changed()
 
 
-class _MeteredHost:
+class _MeteredObserver:
     """The observer a turn reports to: the host's, with the meter fed on the way."""
 
     def __init__(self, controller: TurnController) -> None:
         self._controller = controller
-        self._host = controller.host
+        self._observer = controller.host.turn_observer
 
     def on_event(self, event: TurnEvent) -> None:
         if isinstance(event, UsageRecorded):
             self._controller.count_usage(event)
-        self._host.on_event(event)
+        self._observer.on_event(event)
 
     async def approve(self, request: ToolApproval) -> ApprovalDecision:
-        return await self._host.approve(request)
+        return await self._observer.approve(request)

@@ -14,7 +14,7 @@ from tui_assist.core.events import (
     TurnEvent,
     VerdictReached,
 )
-from tui_assist.core.observer import ApprovalDecision, ToolApproval
+from tui_assist.core.observer import ApprovalDecision, ToolApproval, TurnObserver
 
 if TYPE_CHECKING:
     from tui_assist.session.controller import TurnController, TurnEnded
@@ -64,15 +64,23 @@ class HeadlessObserver:
 class HeadlessHost(HeadlessObserver):
     """A controller's host with no screen: it keeps how the turn ended, and what a command said."""
 
-    def __init__(self, *, progress: bool, out: TextIO | None = None) -> None:
-        """Print progress lines to `out` (stderr) when `progress`."""
+    def __init__(
+        self, *, progress: bool, out: TextIO | None = None, observer: TurnObserver | None = None
+    ) -> None:
+        """Print progress lines to `out` (stderr) when `progress`; or report to `observer` instead."""
         super().__init__(progress=progress, out=out)
+        self._observer = observer
         self.controller: TurnController | None = None
         """Set by whoever builds the controller: headless commands run through it."""
         self.ended: TurnEnded | None = None
         """How the last turn ended (None until one did)."""
         self.command_output: str | None = None
         """What the last command said (Markdown), when the prompt was one."""
+
+    @property
+    def turn_observer(self) -> TurnObserver:
+        """The observer given, else itself: progress lines, and no questions asked."""
+        return self._observer or self
 
     def turn_started(self, prompt: str, strategy: str) -> None:
         """Nothing to show before the turn's own events."""
