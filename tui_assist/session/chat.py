@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tui_assist.core.approval import ApprovalMode, ApprovalPolicy
-from tui_assist.core.conversation import Conversation, ToolUseBlock, Usage
-from tui_assist.core.events import UsageRecorded
+from tui_assist.core.conversation import Conversation, ToolUseBlock
 from tui_assist.core.interrupted import interrupted_history
 from tui_assist.core.nodes import new_id
 from tui_assist.core.observer import FanOutObserver, NullObserver, RecordingObserver
 from tui_assist.core.text import estimate_tokens
+from tui_assist.core.tree import NodeLog
 from tui_assist.session.config_source import ConfigSource
 from tui_assist.session.factory import EmptyToolbox
 from tui_assist.session.instructions import Instructions, InstructionsLoader
@@ -319,7 +319,7 @@ class ChatSession(SessionParts):
             from tui_assist.core.turn import TurnResult  # loaded with the strategies
 
             # What the cancelled calls spent, as far as the API reported it before the cut.
-            spent = sum((e.usage for e in log.events if isinstance(e, UsageRecorded)), Usage())
+            spent = NodeLog.of(log.events).usage(turn_id)
             result = TurnResult(
                 turn_id, strategy.name, prompt, "", "cancelled", spent, history, error="cancelled"
             )
