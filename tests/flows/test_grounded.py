@@ -644,7 +644,7 @@ async def test_flow_outcomes_are_counted_per_week(
         "no_relevant_documents": 1,
         "out_of_scope": 1,
     }
-    from tui_assist.store import commands as store_commands
+    from tui_assist.cli import history as store_commands
 
     out = io.StringIO()
     await store_commands.stats(store, out, as_json=True)

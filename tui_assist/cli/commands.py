@@ -46,7 +46,7 @@ class PrefixedErrors(io.StringIO):
 
 async def history_or_stats(args: argparse.Namespace, settings: Settings) -> int:
     """`history list|show|search|export` and `stats`: read-only, they never create a store."""
-    from tui_assist.store import commands
+    from tui_assist.cli import history as commands
 
     if getattr(args, "limit", 1) < 1:
         raise UsageError("", "--limit must be at least 1")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tui_assist.core.approval import ApprovalMode, ApprovalPolicy
-from tui_assist.core.conversation import Conversation, ToolUseBlock
+from tui_assist.core.conversation import Conversation
 from tui_assist.core.interrupted import interrupted_history
 from tui_assist.core.nodes import new_id
 from tui_assist.core.observer import FanOutObserver, NullObserver, RecordingObserver
@@ -484,21 +484,29 @@ class ChatSession(SessionParts):
         return turns
 
     def export_markdown(self) -> str:
-        """The conversation's history as a Markdown document."""
-        return export_markdown(self.conversation.messages, title=self.conversation_id or "conversation")
+        """The in-memory history as a Markdown document (what a session without a store exports)."""
+        from tui_assist.session.export import messages_markdown
 
+        return messages_markdown(self.conversation.messages, title=self.conversation_id or "conversation")
 
-def export_markdown(messages: Sequence[Message], *, title: str) -> str:
-    """The conversation as a Markdown document (prompts, answers, tool calls in brief)."""
-    lines = [f"# {title}", ""]
-    for message in messages:
-        if message.role == "user":
-            if message.text:
-                lines += ["## You", "", message.text, ""]
-            continue
-        for block in message.content:
-            if isinstance(block, ToolUseBlock):
-                lines += [f"> tool `{block.name}` {block.input}", ""]
-        if message.text:
-            lines += ["## Assistant", "", message.text, ""]
-    return "\n".join(lines)
+    async def export(self, fmt: str) -> str:
+        """The conversation as a document (`/export`): the stored turns, rounds included.
+
+        Args:
+            fmt: `md` or `json`.
+
+        Returns:
+            The document. Without a store, the in-memory history as Markdown.
+
+        Raises:
+            ExportError: for an unknown format, or JSON without the stored history.
+        """
+        from tui_assist.session.export import ExportError, export_chunks
+
+        if self.store is not None and self.conversation_id is not None:
+            conversation = await self.store.get_conversation(self.conversation_id)
+            if conversation is not None:
+                return "".join([piece async for piece in export_chunks(self.store, conversation, fmt)])
+        if fmt == "md":
+            return self.export_markdown()
+        raise ExportError("JSON export needs the stored history, which is not available")

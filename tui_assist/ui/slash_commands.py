@@ -14,7 +14,6 @@ conversation pane (`screen.conversation.add_notice`) or a toast (`screen.notify`
 
 from __future__ import annotations
 
-import io
 import os
 import shlex
 import subprocess
@@ -265,7 +264,7 @@ def cost_markdown(meter: Meter) -> str:
 
 @slash("export", "[md|json] [PATH]", "Write the conversation to a file (Markdown or JSON)")
 async def _export(screen: MainScreen, args: str) -> None:
-    from tui_assist.store.commands import history_export
+    from tui_assist.session.export import ExportError
 
     words = shlex.split(args) if args else []
     fmt = "md"
@@ -282,17 +281,13 @@ async def _export(screen: MainScreen, args: str) -> None:
     else:
         stamp = datetime.fromtimestamp(time.time()).strftime("%Y%m%d-%H%M%S")
         path = data_dir(session.settings.data_dir) / "exports" / f"conversation-{stamp}.{fmt}"
-    out, err = io.StringIO(), io.StringIO()
-    if session.store is not None and session.conversation_id is not None:
-        if await history_export(session.store, session.conversation_id, out, fmt=fmt, err=err) != 0:
-            raise CommandError(f"cannot export: {err.getvalue().strip()}")
-    elif fmt == "md":
-        out.write(session.export_markdown())
-    else:
-        raise CommandError("JSON export needs the stored history, which is not available")
+    try:
+        document = await session.export(fmt)
+    except ExportError as exc:
+        raise CommandError(str(exc)) from exc
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(out.getvalue(), encoding="utf-8")
+        path.write_text(document, encoding="utf-8")
     except OSError as exc:
         raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from exc
     screen.notify(f"Exported to {path}", timeout=4)
