@@ -58,17 +58,15 @@ from tui_assist.core.model import (
     StreamSink,
     ToolSpec,
 )
+from tui_assist.providers.errors import refused, retried_after, timed_out, unreachable
 from tui_assist.providers.profiles import NO_KEY_PLACEHOLDER, MaxTokensParam
 from tui_assist.providers.streaming import (
     StreamBroke,
     clip,
-    context_overflow,
     exc_text,
     one_line,
-    plural,
     response_within,
     retry_broken_stream,
-    sdk_attempts,
     sdk_timeout,
     tool_input_object,
 )
@@ -209,19 +207,12 @@ class OpenAICompatProvider:
             )
         except openai.APIStatusError as e:
             line = _status_error_line(e, client, self.model, has_tools=has_tools)
-            overflow = None
-            if e.status_code in (400, 413, 422):
-                overflow = context_overflow(line, _api_message(e), code=e.code)
-            raise overflow or ProviderError(line) from e
+            raise refused(line, _api_message(e), status=e.status_code, code=e.code) from e
         except openai.APITimeoutError as e:
-            attempts = sdk_attempts(e.request)
-            raise ProviderError(
-                f"{_server(client)} did not answer in time ({plural(attempts, 'attempt')})"
-            ) from e
+            raise timed_out(_server(client), e.request) from e
         except openai.APIConnectionError as e:
-            cause = exc_text(e.__cause__) if e.__cause__ is not None else e.message
             hint = " (is the server running?)" if _is_local(client) else ""
-            raise ProviderError(one_line(f"could not reach {_server(client)}: {cause}{hint}")) from e
+            raise unreachable(_server(client), e, e.message, hint=hint) from e
         except openai.OpenAIError as e:
             raise ProviderError(one_line(f"{_server(client)} error: {e}")) from e
         assembler = _Assembler(self.model)
@@ -240,7 +231,7 @@ class OpenAICompatProvider:
                 text = f"{etype}: {e.message}"
                 if etype in _NOT_RETRYABLE_STREAM_ERRORS:
                     line = one_line(f"{_server(client)} error mid-stream ({text})")
-                    raise context_overflow(line, e.message, code=e.code) or ProviderError(line) from e
+                    raise refused(line, e.message, code=e.code) from e
                 raise StreamBroke(text) from e
             except ValueError as e:
                 raise StreamBroke(f"malformed stream ({exc_text(e)})") from e
@@ -468,8 +459,7 @@ def _usage(chunk: ChatCompletionChunk) -> Usage:
 def _status_error_line(e: openai.APIStatusError, client: AsyncOpenAI, model: str, *, has_tools: bool) -> str:
     status = e.status_code
     message = _api_message(e)
-    attempts = sdk_attempts(e.response.request)
-    after = f" after {attempts} attempts" if attempts > 1 else ""
+    after = retried_after(e.response.request)
     where = _server(client)
     if has_tools and status in (400, 404, 422, 500, 501) and _NO_TOOLS.search(message):
         line = (
