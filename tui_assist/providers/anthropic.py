@@ -65,6 +65,7 @@ from tui_assist.providers.anthropic_info import (
 )
 from tui_assist.providers.errors import refused, retried_after, timed_out, unreachable
 from tui_assist.providers.streaming import (
+    SdkProvider,
     StreamBroke,
     exc_text,
     one_line,
@@ -124,7 +125,7 @@ class StreamParams(TypedDict, total=False):
     tools: list[ToolUnionParam]
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkProvider[AsyncAnthropic]):
     """A `Provider` for Claude through the `anthropic` SDK.
 
     Credentials and the endpoint come from the arguments, else from the SDK's own environment
@@ -164,17 +165,18 @@ class AnthropicProvider:
         stream_idle_timeout: float | None = None,
         client: AsyncAnthropic | None = None,
     ) -> None:
-        self.model = model
-        self.stream_retries = stream_retries
-        self.stream_backoff = stream_backoff
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=max_retries,
+            stream_retries=stream_retries,
+            stream_backoff=stream_backoff,
+            request_timeout=request_timeout,
+            stream_idle_timeout=stream_idle_timeout,
+            client=client,
+        )
         self.prompt_caching = prompt_caching
-        self.request_timeout = request_timeout
-        self.stream_idle_timeout = request_timeout if stream_idle_timeout is None else stream_idle_timeout
-        self._api_key = api_key
-        self._base_url = base_url
-        self._max_retries = max_retries
-        self._client = client
-        self._owns_client = client is None
 
     @property
     def client(self) -> AsyncAnthropic:
@@ -301,12 +303,6 @@ class AnthropicProvider:
         except anthropic.AnthropicError as e:
             raise ProviderError(one_line(f"Anthropic API could not count tokens: {exc_text(e)}")) from e
         return counted.input_tokens
-
-    async def aclose(self) -> None:
-        """Close the client this provider created (an injected client is left to its owner)."""
-        if self._client is not None and self._owns_client:
-            await self._client.close()
-            self._client = None
 
 
 # --------------------------------------------------------------------------- request

@@ -61,6 +61,7 @@ from tui_assist.core.model import (
 from tui_assist.providers.errors import refused, retried_after, timed_out, unreachable
 from tui_assist.providers.profiles import NO_KEY_PLACEHOLDER, MaxTokensParam
 from tui_assist.providers.streaming import (
+    SdkProvider,
     StreamBroke,
     clip,
     exc_text,
@@ -96,7 +97,7 @@ _NO_TOOLS = re.compile(
 """What servers say when the model or server has no native tool calling (Ollama, vLLM, llama.cpp)."""
 
 
-class OpenAICompatProvider:
+class OpenAICompatProvider(SdkProvider[AsyncOpenAI]):
     """A `Provider` for any OpenAI-compatible Chat Completions server, through the `openai` SDK.
 
     The client is created on first use, so constructing a provider never fails.
@@ -137,18 +138,19 @@ class OpenAICompatProvider:
         include_usage: bool = True,
         client: AsyncOpenAI | None = None,
     ) -> None:
-        self.model = model
-        self.stream_retries = stream_retries
-        self.stream_backoff = stream_backoff
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=max_retries,
+            stream_retries=stream_retries,
+            stream_backoff=stream_backoff,
+            request_timeout=request_timeout,
+            stream_idle_timeout=stream_idle_timeout,
+            client=client,
+        )
         self.max_tokens_param: MaxTokensParam = max_tokens_param
         self.include_usage = include_usage
-        self.request_timeout = request_timeout
-        self.stream_idle_timeout = request_timeout if stream_idle_timeout is None else stream_idle_timeout
-        self._base_url = base_url
-        self._api_key = api_key
-        self._max_retries = max_retries
-        self._client = client
-        self._owns_client = client is None
 
     @property
     def client(self) -> AsyncOpenAI:
@@ -236,12 +238,6 @@ class OpenAICompatProvider:
             except ValueError as e:
                 raise StreamBroke(f"malformed stream ({exc_text(e)})") from e
         return assembler.finish()
-
-    async def aclose(self) -> None:
-        """Close the client this provider created (an injected client is left to its owner)."""
-        if self._client is not None and self._owns_client:
-            await self._client.close()
-            self._client = None
 
 
 # --------------------------------------------------------------------------- request

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, TypeVar, cast
+from typing import Any, Final, Generic, Protocol, TypeVar, cast
 
 import httpx2
 
@@ -26,6 +26,7 @@ from tui_assist.core.model import ProviderError, StreamSink
 from tui_assist.core.text import clip, exc_text, one_line, plural
 
 __all__ = [
+    "SdkProvider",
     "StreamBroke",
     "clip",
     "exc_text",
@@ -131,3 +132,48 @@ CONNECT_TIMEOUT: Final = 5.0
 def sdk_timeout(stream_idle_timeout: float) -> httpx2.Timeout:
     """The SDK client's timeouts: a read (a stream gone quiet) after the idle one, a connection within 5 s."""
     return httpx2.Timeout(stream_idle_timeout, connect=min(CONNECT_TIMEOUT, stream_idle_timeout))
+
+
+class _Closable(Protocol):
+    async def close(self) -> None: ...
+
+
+ClientT = TypeVar("ClientT", bound=_Closable)
+
+
+class SdkProvider(Generic[ClientT]):
+    """What every SDK-backed provider holds: its settings, its lazily made client, closing it.
+
+    Subclasses make the client (`client`, on first use, so constructing a provider never fails)
+    and run each call through `retry_broken_stream` with these settings.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        max_retries: int,
+        stream_retries: int,
+        stream_backoff: float,
+        request_timeout: float,
+        stream_idle_timeout: float | None,
+        client: ClientT | None,
+    ) -> None:
+        self.model = model
+        self.stream_retries = stream_retries
+        self.stream_backoff = stream_backoff
+        self.request_timeout = request_timeout
+        self.stream_idle_timeout = request_timeout if stream_idle_timeout is None else stream_idle_timeout
+        self._api_key = api_key
+        self._base_url = base_url
+        self._max_retries = max_retries
+        self._client: ClientT | None = client
+        self._owns_client = client is None
+
+    async def aclose(self) -> None:
+        """Close the client this provider created (an injected client is left to its owner)."""
+        if self._client is not None and self._owns_client:
+            await self._client.close()
+            self._client = None
