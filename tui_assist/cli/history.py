@@ -26,8 +26,10 @@ def _when(ts: float) -> str:
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
 
 
-def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=2)
+def _json_or_none(out: TextIO, rows: list[dict[str, Any]] | None, nothing: str) -> int:
+    """Print the rows as a JSON array, or (None: text asked for, and there is nothing) say so."""
+    print(json.dumps(rows, ensure_ascii=False, indent=2) if rows is not None else nothing, file=out)
+    return EXIT_OK
 
 
 async def _resolve(store: Store, conversation_id: str, err: TextIO) -> ConversationRow | None:
@@ -62,12 +64,10 @@ async def history_list(
         The exit code (0).
     """
     rows = await store.list_conversations(limit, offset, query)
-    if as_json:
-        print(_dump([conversation_dict(c) for c in rows]), file=out)
-        return EXIT_OK
-    if not rows:
-        print("No conversations yet.", file=out)
-        return EXIT_OK
+    if as_json or not rows:
+        return _json_or_none(
+            out, [conversation_dict(c) for c in rows] if as_json else None, "No conversations yet."
+        )
     print(f"{'ID':<16}  {'UPDATED':<16}  {'TURNS':>5}  TITLE", file=out)
     for c in rows:
         print(f"{c.id:<16}  {_when(c.updated_at):<16}  {c.turn_count:>5}  {clip(c.title, 60)}", file=out)
@@ -134,12 +134,8 @@ async def history_search(
         The exit code (0, with or without hits).
     """
     hits = await store.search(query, limit)
-    if as_json:
-        print(_dump([_hit_dict(h) for h in hits]), file=out)
-        return EXIT_OK
-    if not hits:
-        print("No matches.", file=out)
-        return EXIT_OK
+    if as_json or not hits:
+        return _json_or_none(out, [_hit_dict(h) for h in hits] if as_json else None, "No matches.")
     for h in hits:
         print(
             f"{h.conversation_id}  #{h.seq}  {_when(h.started_at)}  {h.outcome}  "
@@ -209,12 +205,8 @@ async def stats(store: Store, out: TextIO, *, as_json: bool = False) -> int:
         The exit code (0).
     """
     weeks = await store.stats()
-    if as_json:
-        print(_dump([_week_dict(w) for w in weeks]), file=out)
-        return EXIT_OK
-    if not weeks:
-        print("No turns yet.", file=out)
-        return EXIT_OK
+    if as_json or not weeks:
+        return _json_or_none(out, [_week_dict(w) for w in weeks] if as_json else None, "No turns yet.")
     outcomes = sorted({name for w in weeks for name in w.outcomes})
     header = ["WEEK", "TURNS", *(o.upper() for o in outcomes), "IN", "OUT", "CACHE_W", "CACHE_R", "TOOLS"]
     table = [header]
@@ -232,13 +224,7 @@ async def stats(store: Store, out: TextIO, *, as_json: bool = False) -> int:
                 str(w.tool_calls),
             ]
         )
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    for row in table:
-        cells = [
-            row[0].ljust(widths[0]),
-            *(cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)),
-        ]
-        print("  ".join(cells).rstrip(), file=out)
+    _print_table(table, out)
     _flow_table(weeks, out)
     return EXIT_OK
 
@@ -253,8 +239,13 @@ def _flow_table(weeks: list[WeekStats], out: TextIO) -> None:
     table += [
         [w.week, str(w.flow_runs), *(str(w.flow_outcomes.get(o, 0)) for o in outcomes)] for w in flow_weeks
     ]
-    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     print(file=out)
+    _print_table(table, out)
+
+
+def _print_table(table: list[list[str]], out: TextIO) -> None:
+    """Rows of cells in columns: the first left-aligned (the week), the others right-aligned."""
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     for row in table:
         cells = [row[0].ljust(widths[0]), *(c.rjust(n) for c, n in zip(row[1:], widths[1:], strict=True))]
         print("  ".join(cells).rstrip(), file=out)
