@@ -16,7 +16,6 @@ to the guard to compact further and retried once.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, cast
@@ -25,14 +24,9 @@ from tui_assist.core.approval import ApprovalPolicy, approval_request
 from tui_assist.core.budget import BudgetExhausted, BudgetTracker
 from tui_assist.core.context import ContextGuard
 from tui_assist.core.conversation import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
-from tui_assist.core.events import (
-    NodeKind,
-    ToolCallFinished,
-    ToolCallStarted,
-    UsageRecorded,
-)
+from tui_assist.core.events import NodeKind, UsageRecorded
 from tui_assist.core.model import ContextOverflow, ModelRequest, ModelResponse, Provider, ProviderError
-from tui_assist.core.nodes import NodeScope, new_id
+from tui_assist.core.nodes import NodeScope, ToolCallScope
 from tui_assist.core.observer import NodeSink, TurnObserver
 from tui_assist.core.prompts import SUBAGENT_SYSTEM_SUFFIX
 from tui_assist.core.text import plural
@@ -208,34 +202,24 @@ class _AgentRun:
 
     async def _call(self, use: ToolUseBlock) -> ToolResultBlock:
         rt = self.rt
-        tool_node = new_id()
-        rt.observer.on_event(
-            ToolCallStarted(
-                node_id=tool_node, parent_id=self.node_id, call_id=use.id, name=use.name, input=use.input
-            )
-        )
-        started = time.monotonic()
-        output = ToolOutput("cancelled", is_error=True)
+        scope = ToolCallScope(rt.observer, self.node_id, use.id, use.name, use.input)
         try:
-            output = await self._execute(use, tool_node)
+            with scope:
+                output = await self._execute(use, scope.node_id)
+                scope.finish(output.content, is_error=output.is_error)
         finally:
-            duration = time.monotonic() - started
-            rt.observer.on_event(
-                ToolCallFinished(
-                    node_id=tool_node,
-                    call_id=use.id,
-                    name=use.name,
-                    output=output.content,
-                    is_error=output.is_error,
-                    duration=duration,
-                )
-            )
             rt.evidence.append(
                 ToolCallRecord(
-                    tool_node, self.node_id, use.name, use.input, output.content, output.is_error, duration
+                    scope.node_id,
+                    self.node_id,
+                    use.name,
+                    use.input,
+                    scope.output,
+                    scope.is_error,
+                    scope.duration,
                 )
             )
-        return ToolResultBlock(use.id, output.content, output.is_error)
+        return ToolResultBlock(use.id, scope.output, scope.is_error)
 
     async def _execute(self, use: ToolUseBlock, tool_node: str) -> ToolOutput:
         tool = self.tools.get(use.name)

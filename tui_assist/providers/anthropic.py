@@ -46,7 +46,6 @@ from anthropic.types import Usage as ApiUsage
 from tui_assist.core.conversation import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from tui_assist.core.model import (
     DEFAULT_REQUEST_TIMEOUT,
-    ContextOverflow,
     ModelRequest,
     ModelResponse,
     ProviderError,
@@ -64,15 +63,14 @@ from tui_assist.providers.anthropic_info import (
     anthropic_credentials_available,
     supports_native_tools,
 )
+from tui_assist.providers.errors import refused, retried_after, timed_out, unreachable
 from tui_assist.providers.streaming import (
+    SdkProvider,
     StreamBroke,
-    context_overflow,
     exc_text,
     one_line,
-    plural,
     response_within,
     retry_broken_stream,
-    sdk_attempts,
     sdk_timeout,
     tool_input_object,
 )
@@ -127,7 +125,7 @@ class StreamParams(TypedDict, total=False):
     tools: list[ToolUnionParam]
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkProvider[AsyncAnthropic]):
     """A `Provider` for Claude through the `anthropic` SDK.
 
     Credentials and the endpoint come from the arguments, else from the SDK's own environment
@@ -167,17 +165,18 @@ class AnthropicProvider:
         stream_idle_timeout: float | None = None,
         client: AsyncAnthropic | None = None,
     ) -> None:
-        self.model = model
-        self.stream_retries = stream_retries
-        self.stream_backoff = stream_backoff
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=max_retries,
+            stream_retries=stream_retries,
+            stream_backoff=stream_backoff,
+            request_timeout=request_timeout,
+            stream_idle_timeout=stream_idle_timeout,
+            client=client,
+        )
         self.prompt_caching = prompt_caching
-        self.request_timeout = request_timeout
-        self.stream_idle_timeout = request_timeout if stream_idle_timeout is None else stream_idle_timeout
-        self._api_key = api_key
-        self._base_url = base_url
-        self._max_retries = max_retries
-        self._client = client
-        self._owns_client = client is None
 
     @property
     def client(self) -> AsyncAnthropic:
@@ -252,7 +251,7 @@ class AnthropicProvider:
                         text = f"{etype}: {e.api_message or e.message}"
                         if etype in _NOT_RETRYABLE_STREAM_ERRORS:
                             line = one_line(f"Anthropic API error mid-stream ({text})")
-                            raise context_overflow(line, text) or ProviderError(line) from e
+                            raise refused(line, text) from e
                         raise StreamBroke(text) from e
                     except httpx2.TimeoutException as e:
                         raise StreamBroke(
@@ -272,13 +271,9 @@ class AnthropicProvider:
         except anthropic.APIStatusError as e:
             raise _status_error(e) from e
         except anthropic.APITimeoutError as e:
-            attempts = sdk_attempts(e.request)
-            raise ProviderError(
-                f"Anthropic API at {_url(client)} did not answer in time ({plural(attempts, 'attempt')})"
-            ) from e
+            raise timed_out(f"Anthropic API at {_url(client)}", e.request) from e
         except anthropic.APIConnectionError as e:
-            cause = exc_text(e.__cause__) if e.__cause__ is not None else e.message
-            raise ProviderError(one_line(f"could not reach Anthropic API at {_url(client)}: {cause}")) from e
+            raise unreachable(f"Anthropic API at {_url(client)}", e, e.message) from e
         except anthropic.AnthropicError as e:
             raise ProviderError(one_line(f"Anthropic API error: {e}")) from e
         except TypeError as e:
@@ -308,12 +303,6 @@ class AnthropicProvider:
         except anthropic.AnthropicError as e:
             raise ProviderError(one_line(f"Anthropic API could not count tokens: {exc_text(e)}")) from e
         return counted.input_tokens
-
-    async def aclose(self) -> None:
-        """Close the client this provider created (an injected client is left to its owner)."""
-        if self._client is not None and self._owns_client:
-            await self._client.close()
-            self._client = None
 
 
 # --------------------------------------------------------------------------- request
@@ -484,22 +473,14 @@ def _usage(usage: ApiUsage) -> Usage:
 
 def _status_error(e: anthropic.APIStatusError) -> ProviderError:
     """The error for a failed status: `ContextOverflow` when the request is too long for the model."""
-    line = _status_error_line(e)
-    if e.status_code == 413:  # more bytes than a request may carry: a shorter history fixes it too
-        return ContextOverflow(line)
-    if e.status_code == 400:
-        overflow = context_overflow(line, e.api_message or e.message)
-        if overflow is not None:
-            return overflow
-    return ProviderError(line)
+    return refused(_status_error_line(e), e.api_message or e.message, status=e.status_code)
 
 
 def _status_error_line(e: anthropic.APIStatusError) -> str:
     status = e.status_code
     etype = e.type or "error"
     message = e.api_message or e.message
-    attempts = sdk_attempts(e.response.request)
-    after = f" after {attempts} attempts" if attempts > 1 else ""
+    after = retried_after(e.response.request)
     if status == 401:
         line = f"authentication failed: check ANTHROPIC_API_KEY (Anthropic API 401 {etype}: {message})"
     elif status == 529 or etype == "overloaded_error":

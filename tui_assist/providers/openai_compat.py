@@ -58,17 +58,16 @@ from tui_assist.core.model import (
     StreamSink,
     ToolSpec,
 )
+from tui_assist.providers.errors import refused, retried_after, timed_out, unreachable
 from tui_assist.providers.profiles import NO_KEY_PLACEHOLDER, MaxTokensParam
 from tui_assist.providers.streaming import (
+    SdkProvider,
     StreamBroke,
     clip,
-    context_overflow,
     exc_text,
     one_line,
-    plural,
     response_within,
     retry_broken_stream,
-    sdk_attempts,
     sdk_timeout,
     tool_input_object,
 )
@@ -98,7 +97,7 @@ _NO_TOOLS = re.compile(
 """What servers say when the model or server has no native tool calling (Ollama, vLLM, llama.cpp)."""
 
 
-class OpenAICompatProvider:
+class OpenAICompatProvider(SdkProvider[AsyncOpenAI]):
     """A `Provider` for any OpenAI-compatible Chat Completions server, through the `openai` SDK.
 
     The client is created on first use, so constructing a provider never fails.
@@ -139,18 +138,19 @@ class OpenAICompatProvider:
         include_usage: bool = True,
         client: AsyncOpenAI | None = None,
     ) -> None:
-        self.model = model
-        self.stream_retries = stream_retries
-        self.stream_backoff = stream_backoff
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=max_retries,
+            stream_retries=stream_retries,
+            stream_backoff=stream_backoff,
+            request_timeout=request_timeout,
+            stream_idle_timeout=stream_idle_timeout,
+            client=client,
+        )
         self.max_tokens_param: MaxTokensParam = max_tokens_param
         self.include_usage = include_usage
-        self.request_timeout = request_timeout
-        self.stream_idle_timeout = request_timeout if stream_idle_timeout is None else stream_idle_timeout
-        self._base_url = base_url
-        self._api_key = api_key
-        self._max_retries = max_retries
-        self._client = client
-        self._owns_client = client is None
 
     @property
     def client(self) -> AsyncOpenAI:
@@ -209,19 +209,12 @@ class OpenAICompatProvider:
             )
         except openai.APIStatusError as e:
             line = _status_error_line(e, client, self.model, has_tools=has_tools)
-            overflow = None
-            if e.status_code in (400, 413, 422):
-                overflow = context_overflow(line, _api_message(e), code=e.code)
-            raise overflow or ProviderError(line) from e
+            raise refused(line, _api_message(e), status=e.status_code, code=e.code) from e
         except openai.APITimeoutError as e:
-            attempts = sdk_attempts(e.request)
-            raise ProviderError(
-                f"{_server(client)} did not answer in time ({plural(attempts, 'attempt')})"
-            ) from e
+            raise timed_out(_server(client), e.request) from e
         except openai.APIConnectionError as e:
-            cause = exc_text(e.__cause__) if e.__cause__ is not None else e.message
             hint = " (is the server running?)" if _is_local(client) else ""
-            raise ProviderError(one_line(f"could not reach {_server(client)}: {cause}{hint}")) from e
+            raise unreachable(_server(client), e, e.message, hint=hint) from e
         except openai.OpenAIError as e:
             raise ProviderError(one_line(f"{_server(client)} error: {e}")) from e
         assembler = _Assembler(self.model)
@@ -240,17 +233,11 @@ class OpenAICompatProvider:
                 text = f"{etype}: {e.message}"
                 if etype in _NOT_RETRYABLE_STREAM_ERRORS:
                     line = one_line(f"{_server(client)} error mid-stream ({text})")
-                    raise context_overflow(line, e.message, code=e.code) or ProviderError(line) from e
+                    raise refused(line, e.message, code=e.code) from e
                 raise StreamBroke(text) from e
             except ValueError as e:
                 raise StreamBroke(f"malformed stream ({exc_text(e)})") from e
         return assembler.finish()
-
-    async def aclose(self) -> None:
-        """Close the client this provider created (an injected client is left to its owner)."""
-        if self._client is not None and self._owns_client:
-            await self._client.close()
-            self._client = None
 
 
 # --------------------------------------------------------------------------- request
@@ -468,8 +455,7 @@ def _usage(chunk: ChatCompletionChunk) -> Usage:
 def _status_error_line(e: openai.APIStatusError, client: AsyncOpenAI, model: str, *, has_tools: bool) -> str:
     status = e.status_code
     message = _api_message(e)
-    attempts = sdk_attempts(e.response.request)
-    after = f" after {attempts} attempts" if attempts > 1 else ""
+    after = retried_after(e.response.request)
     where = _server(client)
     if has_tools and status in (400, 404, 422, 500, 501) and _NO_TOOLS.search(message):
         line = (

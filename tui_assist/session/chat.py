@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tui_assist.core.approval import ApprovalMode, ApprovalPolicy
-from tui_assist.core.conversation import Conversation, ToolUseBlock, Usage
-from tui_assist.core.events import UsageRecorded
+from tui_assist.core.conversation import Conversation
 from tui_assist.core.interrupted import interrupted_history
 from tui_assist.core.nodes import new_id
 from tui_assist.core.observer import FanOutObserver, NullObserver, RecordingObserver
 from tui_assist.core.text import estimate_tokens
+from tui_assist.core.tree import NodeLog
 from tui_assist.session.config_source import ConfigSource
 from tui_assist.session.factory import EmptyToolbox
 from tui_assist.session.instructions import Instructions, InstructionsLoader
@@ -334,7 +334,7 @@ class ChatSession(SessionParts):
             from tui_assist.core.turn import TurnResult  # loaded with the strategies
 
             # What the cancelled calls spent, as far as the API reported it before the cut.
-            spent = sum((e.usage for e in log.events if isinstance(e, UsageRecorded)), Usage())
+            spent = NodeLog.of(log.events).usage(turn_id)
             result = TurnResult(
                 turn_id, strategy.name, prompt, "", "cancelled", spent, history, error="cancelled"
             )
@@ -508,43 +508,33 @@ class ChatSession(SessionParts):
             turns.append(StoredTurn(row.prompt, row.strategy, row.answer, events))
         return turns
 
+    def export_markdown(self) -> str:
+        """The in-memory history as a Markdown document (what a session without a store exports)."""
+        from tui_assist.session.export import messages_markdown
+
+        return messages_markdown(self.conversation.messages, title=self.conversation_id or "conversation")
+
     async def export(self, fmt: str) -> str:
-        """The conversation as a document, `md` or `json`: the stored turns, rounds included.
+        """The conversation as a document (`/export`): the stored turns, rounds included.
+
+        Args:
+            fmt: `md` or `json`.
+
+        Returns:
+            The document. Without a store, the in-memory history as Markdown.
 
         Raises:
-            ValueError: when there is nothing to export, or JSON is asked without a store.
+            ExportError: for an unknown format, JSON without the stored history, or nothing yet
+                to export.
         """
+        from tui_assist.session.export import ExportError, export_chunks
+
         if self.conversation_id is None and not self.conversation.messages:
-            raise ValueError("nothing to export yet: this conversation has no turns")
-        if self.store is None or self.conversation_id is None:
-            if fmt != "md":
-                raise ValueError("JSON export needs the stored history, which is not available")
+            raise ExportError("nothing to export yet: this conversation has no turns")
+        if self.store is not None and self.conversation_id is not None:
+            conversation = await self.store.get_conversation(self.conversation_id)
+            if conversation is not None:
+                return "".join([piece async for piece in export_chunks(self.store, conversation, fmt)])
+        if fmt == "md":
             return self.export_markdown()
-        import io
-
-        from tui_assist.store.commands import history_export
-
-        out, err = io.StringIO(), io.StringIO()
-        if await history_export(self.store, self.conversation_id, out, fmt=fmt, err=err) != 0:
-            raise ValueError(f"cannot export: {err.getvalue().strip()}")
-        return out.getvalue()
-
-    def export_markdown(self) -> str:
-        """The conversation's history as a Markdown document."""
-        return export_markdown(self.conversation.messages, title=self.conversation_id or "conversation")
-
-
-def export_markdown(messages: Sequence[Message], *, title: str) -> str:
-    """The conversation as a Markdown document (prompts, answers, tool calls in brief)."""
-    lines = [f"# {title}", ""]
-    for message in messages:
-        if message.role == "user":
-            if message.text:
-                lines += ["## You", "", message.text, ""]
-            continue
-        for block in message.content:
-            if isinstance(block, ToolUseBlock):
-                lines += [f"> tool `{block.name}` {block.input}", ""]
-        if message.text:
-            lines += ["## Assistant", "", message.text, ""]
-    return "\n".join(lines)
+        raise ExportError("JSON export needs the stored history, which is not available")

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
+from tui_assist.core.text import token_count
 from tui_assist.session.config_source import ConfigError
 
 if TYPE_CHECKING:
@@ -429,7 +430,7 @@ def format_report(rows: Sequence[BenchRow], summary: Summary, *, source: str) ->
         f"{'tokens':>7} {'time':>6}",
     ]
     for r in rows:
-        tokens = _k(r.input_tokens + r.output_tokens)
+        tokens = token_count(r.input_tokens + r.output_tokens)
         result = "pass" if r.passed else "FAIL"
         lines.append(
             f"{r.task:<{width}}  {r.strategy:<8} {result:<6} {r.outcome:<16} {r.rounds:>3} "
@@ -442,9 +443,10 @@ def format_report(rows: Sequence[BenchRow], summary: Summary, *, source: str) ->
     ]
     for s in summary.strategies:
         cost = "n/a" if s.cost is None else f"${s.cost:.4f}"
+        tokens_in, tokens_out = token_count(s.input_tokens), token_count(s.output_tokens)
         lines.append(
-            f"{s.strategy:<8} {f'{s.passed}/{s.runs}':>9} {s.pass_rate:>5.0%}  {_k(s.input_tokens):>11} "
-            f"{_k(s.output_tokens):>12} {cost:>9} {s.seconds:>8.1f}s"
+            f"{s.strategy:<8} {f'{s.passed}/{s.runs}':>9} {s.pass_rate:>5.0%}  {tokens_in:>11} "
+            f"{tokens_out:>12} {cost:>9} {s.seconds:>8.1f}s"
         )
     strategies = {s.strategy for s in summary.strategies}
     if {"agent", "refine"} <= strategies:
@@ -454,10 +456,6 @@ def format_report(rows: Sequence[BenchRow], summary: Summary, *, source: str) ->
             f"broke {len(summary.broke)}{_names(summary.broke)}",
         ]
     return "\n".join(lines) + "\n"
-
-
-def _k(n: float) -> str:
-    return f"{n / 1000:.1f}k" if n >= 1000 else f"{n:.0f}"
 
 
 def _names(tasks: list[str]) -> str:

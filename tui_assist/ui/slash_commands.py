@@ -214,6 +214,8 @@ def _cost(screen: MainScreen, args: str) -> None:
 
 @handles("export")
 async def _export(screen: MainScreen, args: str) -> None:
+    from tui_assist.session.export import ExportError
+
     words = shlex.split(args) if args else []
     fmt = "md"
     if words and words[0] in ("md", "json"):
@@ -228,7 +230,7 @@ async def _export(screen: MainScreen, args: str) -> None:
         path = data_dir(session.settings.data_dir) / "exports" / f"conversation-{stamp}.{fmt}"
     try:
         document = await session.export(fmt)
-    except ValueError as exc:
+    except ExportError as exc:
         raise CommandError(str(exc)) from exc
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
