@@ -374,8 +374,6 @@ def test_rate_limited_runs_through_the_sdk_with_concurrency(
         (["--strategies", "agent,chain"], "unknown strategy 'chain'"),
         (["--strategies", "agent,agent"], "named twice"),
         (["--concurrency", "0"], "--concurrency must be at least 1"),
-        (["--data-dir", "x"], "--data-dir does not apply to bench strategies"),
-        (["--workdir", "x"], "--workdir does not apply to bench strategies"),
     ],
 )
 def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
