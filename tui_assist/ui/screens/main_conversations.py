@@ -61,6 +61,8 @@ class ConversationActions(MainScreenBase):
         self.failed_prompt = None
         self._show_meter()
         self.conversation.clear_all()
+        for turn_id in list(self.log_model.turns):  # f4, the tree and the flow panel read this log
+            self.log_model.forget(turn_id)
         self._clear_tree()
         self._show_fresh(True)
         self.flow.show_turn(None)
