@@ -79,6 +79,7 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
         SetupError: when the provider or the store can't be set up.
     """
     from tui_assist.session.chat import ChatSession
+    from tui_assist.session.slash_commands import expand_custom_command
     from tui_assist.store.db import UnknownIdError
 
     if args.yes and getattr(args, "mode", "bypass") != "bypass":
@@ -86,6 +87,7 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
     if not prompt.strip():
         raise ConfigError("the prompt is empty (pass the request as PROMPT, or '-' to read it from stdin)")
+    prompt = expand_custom_command(prompt, settings.workdir)
     # Headless, nothing can be asked: without --yes a side-effecting call runs only when a rule
     # of the user's allows it (a sandboxed shell is not enough).
     session = ChatSession(settings, mode="bypass" if args.yes else None, trust_sandbox=False)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Generic, Literal, TypeVar
 
 from tui_assist.core.rule_files import PROJECT_DIR
+from tui_assist.paths import config_dir
 from tui_assist.session.instructions import file_stamp
 
 log = logging.getLogger(__name__)
@@ -262,6 +263,24 @@ class CustomCommandLoader:
             except (OSError, ValueError) as exc:
                 problems.append(f"{path}: {exc}")
         return CustomCommands(commands, tuple(problems))
+
+
+def expand_custom_command(prompt: str, workdir: Path, user_config_dir: Path | None = None) -> str:
+    """`prompt` as it is sent: `/NAME ARGS` of a custom command expanded, as the TUI does.
+
+    For a host without a screen (`ask`): any other prompt, one starting with `/` included (it may
+    be a path, `/etc/hosts is wrong`), is sent as typed.
+
+    Args:
+        prompt: The prompt as given.
+        workdir: The project's folder (its `.tui-assist/commands/`).
+        user_config_dir: The user's config dir (its `commands/`); the platform's by default.
+    """
+    call = parse_slash(prompt)
+    if call is None or not _NAME.fullmatch(call.name):
+        return prompt
+    custom = CustomCommandLoader(workdir, user_config_dir or config_dir()).load().commands.get(call.name)
+    return custom.expand(call.args) if custom is not None else prompt
 
 
 def _command_files(folder: Path) -> list[Path]:
