@@ -23,7 +23,9 @@ Translation: neutral `tool_use` blocks become an assistant message's `tool_calls
 error result is prefixed with `Error:`). Tools are sent as JSON-schema function tools; Anthropic's
 versioned `native_type` is ignored. Streamed `tool_calls` deltas (an id and name first, then the
 arguments JSON in pieces, keyed by `index`) are assembled into `ToolUseBlock`s. Usage is asked
-for with `stream_options.include_usage`; servers that do not report it yield zero usage. The
+for with `stream_options.include_usage`; servers that do not report it yield zero usage. A call
+cancelled mid-stream reports (`StreamSink.usage`) the server's usage if a chunk carried it, else an
+estimate of what was sent and received, since servers tell usage only at the end. The
 cached share of the prompt (`prompt_tokens_details.cached_tokens`) is reported as cache reads,
 so `Usage.input_tokens` stays exclusive of cached tokens, as in the rest of the app.
 
@@ -32,6 +34,7 @@ Only this module imports `openai`; `tui_assist.providers.profiles` resolves endp
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -58,6 +61,7 @@ from tui_assist.core.model import (
     StreamSink,
     ToolSpec,
 )
+from tui_assist.core.text import estimate_tokens
 from tui_assist.providers.profiles import NO_KEY_PLACEHOLDER, MaxTokensParam
 from tui_assist.providers.streaming import (
     StreamBroke,
@@ -229,6 +233,11 @@ class OpenAICompatProvider:
             try:
                 async for chunk in stream:
                     assembler.add(chunk, sink)
+            except asyncio.CancelledError:
+                # The server has the request and may bill it: report what is known, since a
+                # server tells usage only in its last chunk.
+                sink.usage(assembler.usage_so_far(params), assembler.model)
+                raise
             except openai.APITimeoutError as e:
                 raise StreamBroke(f"no data from the server for {self.stream_idle_timeout:g} s") from e
             except openai.APIConnectionError as e:
@@ -361,12 +370,15 @@ class _Assembler:
         self.calls: dict[int, _PendingCall] = {}
         self.finish_reason: str | None = None
         self.usage = Usage()
+        self.reported = False
+        """Whether a chunk carried the server's usage."""
 
     def add(self, chunk: ChatCompletionChunk, sink: StreamSink) -> None:
         if chunk.model:
             self.model = chunk.model
         if chunk.usage is not None:
             self.usage = _usage(chunk)
+            self.reported = True
         for choice in chunk.choices:
             if choice.index != 0:
                 continue
@@ -404,6 +416,17 @@ class _Assembler:
                     return key
             return max(self.calls, default=-1) + 1
         return max(self.calls, default=0)
+
+    def usage_so_far(self, params: dict[str, Any]) -> Usage:
+        """The usage of a call cut short: the server's if a chunk carried it, else an estimate.
+
+        vLLM's continuous usage stats put it in every chunk; most servers send it only last.
+        """
+        if self.reported:
+            return self.usage
+        sent = json.dumps([params.get("messages"), params.get("tools")], ensure_ascii=False)
+        received = "".join(self.text) + "".join(a for call in self.calls.values() for a in call.arguments)
+        return Usage(input_tokens=estimate_tokens(sent), output_tokens=estimate_tokens(received))
 
     def finish(self) -> ModelResponse:
         if self.finish_reason is None:
