@@ -532,13 +532,28 @@ async def test_invalid_tool_json_is_retried(fake: FakeOpenAI, provider: OpenAICo
 async def test_invalid_tool_json_every_time_fails_clearly(
     fake: FakeOpenAI, provider: OpenAICompatProvider
 ) -> None:
-    fake.add(*[Reply([ToolCall("bash", "[1, 2]")]) for _ in range(3)])
+    fake.add(*[Reply([ToolCall("bash", '{"command": ')]) for _ in range(3)])
 
     with pytest.raises(ProviderError) as info:
         await provider.complete(ask(tools=[BASH]), RecordingSink())
 
     line = one_line(info.value)
-    assert "stream failed after 3 attempts" in line and "not a JSON object for 'bash'" in line
+    assert "stream failed after 3 attempts" in line and "invalid JSON arguments for tool 'bash'" in line
+
+
+async def test_tool_json_that_is_not_an_object_comes_back_empty_with_its_problem(
+    fake: FakeOpenAI, provider: OpenAICompatProvider
+) -> None:
+    fake.add(Reply([ToolCall("bash", "[1, 2]", id="call_bad")]))
+    sink = RecordingSink()
+
+    response = await provider.complete(ask(tools=[BASH]), sink)
+
+    assert response.message.tool_uses == [ToolUseBlock("call_bad", "bash", {})]
+    assert response.invalid_tool_inputs == {
+        "call_bad": "model sent tool arguments that are not a JSON object for 'bash': [1, 2]"
+    }
+    assert sink.retries == [] and len(fake.completions) == 1
 
 
 async def test_tool_call_cut_by_the_output_limit_fails_at_once(

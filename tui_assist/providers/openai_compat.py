@@ -8,8 +8,10 @@ mirrors `AnthropicProvider` in everything the core can see:
   408/409/429/5xx and connection errors itself (`max_retries`), honouring `retry-after`. Once a
   200 has arrived the SDK never retries; a stream that then breaks (a dropped connection, no
   data for `stream_idle_timeout`, an error payload mid-stream, a stream that ends without a
-  finish reason, tool arguments that are not a JSON object) is retried here from scratch, up to
-  `stream_retries` times, and the sink hears `retrying()` first.
+  finish reason, tool arguments that are not JSON) is retried here from scratch, up to
+  `stream_retries` times, and the sink hears `retrying()` first. Arguments that are JSON but not
+  an object are the model's mistake, not the stream's: the call comes back with `{}` and its
+  problem (`ModelResponse.invalid_tool_inputs`), for the agent loop to answer with an error.
 - A response that has not begun within `request_timeout` (the SDK's retries included) fails at
   once.
 - Whatever still fails becomes a `ProviderError` with one line a user can act on; a request the
@@ -432,6 +434,7 @@ class _Assembler:
         if self.finish_reason is None:
             raise StreamBroke("stream ended before the finish reason")
         blocks: list[Block] = []
+        invalid: dict[str, str] = {}
         text = "".join(self.text)
         if text:
             blocks.append(TextBlock(text))
@@ -439,27 +442,34 @@ class _Assembler:
             call = self.calls[index]
             if not call.name:
                 raise StreamBroke("a streamed tool call had no function name")
+            call_id = call.id or f"call_{n}"
             try:
-                arguments = _arguments(call)
+                arguments, problem = _arguments(call)
             except StreamBroke as e:
                 if self.finish_reason == "length":  # cut by the output limit: another try ends the same way
                     raise ProviderError(
                         one_line(f"the reply hit the output limit (max_tokens) inside a tool call: {e}")
                     ) from e
                 raise
-            blocks.append(ToolUseBlock(call.id or f"call_{n}", call.name, arguments))
+            if problem is not None:
+                invalid[call_id] = problem
+            blocks.append(ToolUseBlock(call_id, call.name, arguments))
         stop = _STOP_REASONS.get(self.finish_reason, self.finish_reason)
         if self.calls and stop == "end_turn":
             stop = "tool_use"  # some servers say `stop` after tool calls
         return ModelResponse(
-            message=Message("assistant", tuple(blocks)), stop_reason=stop, usage=self.usage, model=self.model
+            message=Message("assistant", tuple(blocks)),
+            stop_reason=stop,
+            usage=self.usage,
+            model=self.model,
+            invalid_tool_inputs=invalid,
         )
 
 
-def _arguments(call: _PendingCall) -> dict[str, Any]:
+def _arguments(call: _PendingCall) -> tuple[dict[str, Any], str | None]:
     raw = "".join(call.arguments).strip()
     if not raw:
-        return {}
+        return {}, None
     try:
         value: Any = json.loads(raw)
         if isinstance(value, str):  # some models double-encode the arguments
