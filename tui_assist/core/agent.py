@@ -131,6 +131,8 @@ class _AgentRun:
         answer = ""
         sink = NodeSink(rt.observer, self.node_id)
         empty_replies = 0
+        invalid_before = False
+        """Whether the previous reply had tool arguments that were not a JSON object."""
         while True:
             try:
                 rt.budget.before_model_request()
@@ -158,6 +160,11 @@ class _AgentRun:
                 sink.retrying(empty_replies, why)
                 continue
             empty_replies = 0
+            invalid = response.invalid_tool_inputs
+            if invalid and invalid_before:
+                # The model was told, and did it again: it won't correct itself this turn.
+                raise ProviderError(f"{next(iter(invalid.values()))}, again after being told")
+            invalid_before = bool(invalid)
             transcript.append(reply)
             added.append(reply)
             answer = reply.text or answer
@@ -175,7 +182,7 @@ class _AgentRun:
                 if stop is not None:
                     results.append(ToolResultBlock(use.id, f"Not run: {stop}.", is_error=True))
                 else:
-                    results.append(await self._call(use))
+                    results.append(await self._call(use, invalid.get(use.id)))
             tool_message = Message("user", tuple(results))
             transcript.append(tool_message)
             added.append(tool_message)
@@ -200,12 +207,19 @@ class _AgentRun:
             guard.measured(fitted.request, response.usage)
         return response
 
-    async def _call(self, use: ToolUseBlock) -> ToolResultBlock:
+    async def _call(self, use: ToolUseBlock, invalid_input: str | None = None) -> ToolResultBlock:
         rt = self.rt
         scope = ToolCallScope(rt.observer, self.node_id, use.id, use.name, use.input)
         try:
             with scope:
-                output = await self._execute(use, scope.node_id)
+                if invalid_input is not None:
+                    output = ToolOutput(
+                        f"Not run: the {invalid_input}. Call {use.name} again "
+                        "with its arguments as a JSON object, as its input schema says.",
+                        is_error=True,
+                    )
+                else:
+                    output = await self._execute(use, scope.node_id)
                 scope.finish(output.content, is_error=output.is_error)
         finally:
             rt.evidence.append(

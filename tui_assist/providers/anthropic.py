@@ -445,17 +445,22 @@ def _tool_param(spec: ToolSpec, *, native: bool, cache: bool) -> ToolUnionParam:
 
 def _to_response(final: ApiMessage) -> ModelResponse:
     blocks: list[Block] = []
+    invalid: dict[str, str] = {}
     for block in final.content:
         # Thinking, redacted thinking and server-tool blocks have no neutral form yet.
         if block.type == "text" and block.text:
             blocks.append(TextBlock(block.text))
         elif block.type == "tool_use":
-            blocks.append(ToolUseBlock(block.id, block.name, tool_input_object(block.name, block.input)))
+            arguments, problem = tool_input_object(block.name, block.input)
+            if problem is not None:
+                invalid[block.id] = problem
+            blocks.append(ToolUseBlock(block.id, block.name, arguments))
     return ModelResponse(
         message=Message("assistant", tuple(blocks)),
         stop_reason=final.stop_reason or "end_turn",
         usage=_usage(final.usage),
         model=final.model,
+        invalid_tool_inputs=invalid,
     )
 
 

@@ -8,8 +8,10 @@ mirrors `AnthropicProvider` in everything the core can see:
   408/409/429/5xx and connection errors itself (`max_retries`), honouring `retry-after`. Once a
   200 has arrived the SDK never retries; a stream that then breaks (a dropped connection, no
   data for `stream_idle_timeout`, an error payload mid-stream, a stream that ends without a
-  finish reason, tool arguments that are not a JSON object) is retried here from scratch, up to
-  `stream_retries` times, and the sink hears `retrying()` first.
+  finish reason, tool arguments that are not JSON) is retried here from scratch, up to
+  `stream_retries` times, and the sink hears `retrying()` first. Arguments that are JSON but not
+  an object are the model's mistake, not the stream's: the call comes back with `{}` and its
+  problem (`ModelResponse.invalid_tool_inputs`), for the agent loop to answer with an error.
 - A response that has not begun within `request_timeout` (the SDK's retries included) fails at
   once.
 - Whatever still fails becomes a `ProviderError` with one line a user can act on; a request the
@@ -23,7 +25,9 @@ Translation: neutral `tool_use` blocks become an assistant message's `tool_calls
 error result is prefixed with `Error:`). Tools are sent as JSON-schema function tools; Anthropic's
 versioned `native_type` is ignored. Streamed `tool_calls` deltas (an id and name first, then the
 arguments JSON in pieces, keyed by `index`) are assembled into `ToolUseBlock`s. Usage is asked
-for with `stream_options.include_usage`; servers that do not report it yield zero usage. The
+for with `stream_options.include_usage`; servers that do not report it yield zero usage. A call
+cancelled mid-stream reports (`StreamSink.usage`) the server's usage if a chunk carried it, else an
+estimate of what was sent and received, since servers tell usage only at the end. The
 cached share of the prompt (`prompt_tokens_details.cached_tokens`) is reported as cache reads,
 so `Usage.input_tokens` stays exclusive of cached tokens, as in the rest of the app.
 
@@ -32,6 +36,7 @@ Only this module imports `openai`; `tui_assist.providers.profiles` resolves endp
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -58,6 +63,7 @@ from tui_assist.core.model import (
     StreamSink,
     ToolSpec,
 )
+from tui_assist.core.text import estimate_tokens
 from tui_assist.providers.errors import refused, retried_after, timed_out, unreachable
 from tui_assist.providers.profiles import NO_KEY_PLACEHOLDER, MaxTokensParam
 from tui_assist.providers.streaming import (
@@ -222,6 +228,11 @@ class OpenAICompatProvider(SdkProvider[AsyncOpenAI]):
             try:
                 async for chunk in stream:
                     assembler.add(chunk, sink)
+            except asyncio.CancelledError:
+                # The server has the request and may bill it: report what is known, since a
+                # server tells usage only in its last chunk.
+                sink.usage(assembler.usage_so_far(params), assembler.model)
+                raise
             except openai.APITimeoutError as e:
                 raise StreamBroke(f"no data from the server for {self.stream_idle_timeout:g} s") from e
             except openai.APIConnectionError as e:
@@ -348,12 +359,15 @@ class _Assembler:
         self.calls: dict[int, _PendingCall] = {}
         self.finish_reason: str | None = None
         self.usage = Usage()
+        self.reported = False
+        """Whether a chunk carried the server's usage."""
 
     def add(self, chunk: ChatCompletionChunk, sink: StreamSink) -> None:
         if chunk.model:
             self.model = chunk.model
         if chunk.usage is not None:
             self.usage = _usage(chunk)
+            self.reported = True
         for choice in chunk.choices:
             if choice.index != 0:
                 continue
@@ -392,10 +406,22 @@ class _Assembler:
             return max(self.calls, default=-1) + 1
         return max(self.calls, default=0)
 
+    def usage_so_far(self, params: dict[str, Any]) -> Usage:
+        """The usage of a call cut short: the server's if a chunk carried it, else an estimate.
+
+        vLLM's continuous usage stats put it in every chunk; most servers send it only last.
+        """
+        if self.reported:
+            return self.usage
+        sent = json.dumps([params.get("messages"), params.get("tools")], ensure_ascii=False)
+        received = "".join(self.text) + "".join(a for call in self.calls.values() for a in call.arguments)
+        return Usage(input_tokens=estimate_tokens(sent), output_tokens=estimate_tokens(received))
+
     def finish(self) -> ModelResponse:
         if self.finish_reason is None:
             raise StreamBroke("stream ended before the finish reason")
         blocks: list[Block] = []
+        invalid: dict[str, str] = {}
         text = "".join(self.text)
         if text:
             blocks.append(TextBlock(text))
@@ -403,27 +429,34 @@ class _Assembler:
             call = self.calls[index]
             if not call.name:
                 raise StreamBroke("a streamed tool call had no function name")
+            call_id = call.id or f"call_{n}"
             try:
-                arguments = _arguments(call)
+                arguments, problem = _arguments(call)
             except StreamBroke as e:
                 if self.finish_reason == "length":  # cut by the output limit: another try ends the same way
                     raise ProviderError(
                         one_line(f"the reply hit the output limit (max_tokens) inside a tool call: {e}")
                     ) from e
                 raise
-            blocks.append(ToolUseBlock(call.id or f"call_{n}", call.name, arguments))
+            if problem is not None:
+                invalid[call_id] = problem
+            blocks.append(ToolUseBlock(call_id, call.name, arguments))
         stop = _STOP_REASONS.get(self.finish_reason, self.finish_reason)
         if self.calls and stop == "end_turn":
             stop = "tool_use"  # some servers say `stop` after tool calls
         return ModelResponse(
-            message=Message("assistant", tuple(blocks)), stop_reason=stop, usage=self.usage, model=self.model
+            message=Message("assistant", tuple(blocks)),
+            stop_reason=stop,
+            usage=self.usage,
+            model=self.model,
+            invalid_tool_inputs=invalid,
         )
 
 
-def _arguments(call: _PendingCall) -> dict[str, Any]:
+def _arguments(call: _PendingCall) -> tuple[dict[str, Any], str | None]:
     raw = "".join(call.arguments).strip()
     if not raw:
-        return {}
+        return {}, None
     try:
         value: Any = json.loads(raw)
         if isinstance(value, str):  # some models double-encode the arguments

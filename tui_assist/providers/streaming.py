@@ -102,27 +102,25 @@ async def response_within(seconds: float, start: Awaitable[T], *, what: str) -> 
         ) from exc
 
 
-def tool_input_object(tool: str, value: object) -> dict[str, Any]:
+def tool_input_object(tool: str, value: object) -> tuple[dict[str, Any], str | None]:
     """A streamed tool input, which the API and every tool expect to be a JSON object.
 
+    A value that is not one (`42`, a list, a string; an OpenAI-compatible server can send it) must
+    never enter the history as it is: the API would reject every later request. It becomes `{}`,
+    with a problem that the agent loop hands the model as the call's error result, so the model
+    can correct itself (`ModelResponse.invalid_tool_inputs`).
+
     Args:
-        tool: The tool's name, for the error.
+        tool: The tool's name, for the problem.
         value: The decoded input.
 
     Returns:
-        `value`, typed as an object.
-
-    Raises:
-        StreamBroke: when `value` is not an object (`42`, a list, a string): the model or the
-            server got it wrong, so the call is worth another attempt; such a call must never
-            enter the history, which the API would then reject on every later request.
+        `value` typed as an object and None, or `{}` and what was wrong (one line).
     """
     if not isinstance(value, dict):
         shown = json.dumps(value, ensure_ascii=False, default=str)
-        raise StreamBroke(
-            f"model sent tool arguments that are not a JSON object for {tool!r}: {clip(shown, 80)}"
-        )
-    return cast(dict[str, Any], value)
+        return {}, f"model sent tool arguments that are not a JSON object for {tool!r}: {clip(shown, 80)}"
+    return cast(dict[str, Any], value), None
 
 
 CONNECT_TIMEOUT: Final = 5.0

@@ -23,7 +23,6 @@ from tui_assist.core.conversation import Conversation
 from tui_assist.core.interrupted import interrupted_history
 from tui_assist.core.nodes import new_id
 from tui_assist.core.observer import FanOutObserver, NullObserver, RecordingObserver
-from tui_assist.core.text import estimate_tokens
 from tui_assist.core.tree import NodeLog
 from tui_assist.session.config_source import ConfigSource
 from tui_assist.session.factory import EmptyToolbox
@@ -152,11 +151,11 @@ class ChatSession(SessionParts):
         )
         if not self.refine:
             return AgentTurn(deps)
-        # The critic's whole input (context, task, evidence, answer) must fit the window too,
-        # beside its reply and the system prompt.
+        # The critic's whole request must fit the window too, beside its reply; `critic_message`
+        # takes the system prompt out of this room itself.
         from tui_assist.core.critic import CRITIC_MAX_TOKENS
 
-        room = self.context_window - CRITIC_MAX_TOKENS - estimate_tokens(s.critic_prompt)
+        room = self.context_window - CRITIC_MAX_TOKENS
         return RefineTurn(deps, max_rounds=self.rounds, critic_max_input_tokens=max(1_000, room))
 
     def _instructions_loader(self) -> InstructionsLoader:

@@ -102,14 +102,21 @@ class HeadlessHost(HeadlessObserver):
         """The meter is read at the end."""
 
     def run_command(self, call: SlashInput, text: str) -> Awaitable[None]:
-        """Run a command that needs no screen (see `session.commands.run_headless`)."""
-        return self._run_command(call)
+        """Run a built-in that needs no screen (see `session.commands.run_headless`).
 
-    async def _run_command(self, call: SlashInput) -> None:
-        from tui_assist.session.commands import run_headless
+        A `/` prompt that names no built-in (`/etc/hosts is wrong`) is sent as typed: a script
+        has no completion list to tell it apart from a command.
+        """
+        return self._run_command(call, text)
+
+    async def _run_command(self, call: SlashInput, text: str) -> None:
+        from tui_assist.session.commands import SLASH, run_headless
 
         assert self.controller is not None, "the controller sets itself as the host's"
-        self.command_output = await run_headless(self.controller, call.name, call.args)
+        if call.name in SLASH:
+            self.command_output = await run_headless(self.controller, call.name, call.args)
+        else:
+            await self.controller.run_prompt(text)
 
 
 def _short(data: dict[str, object]) -> str:

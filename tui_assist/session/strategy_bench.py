@@ -180,6 +180,8 @@ class BenchRow:
 
 
 RowCallback = Callable[[BenchRow], None]
+StartCallback = Callable[[str, str], None]
+"""Told (task name, strategy) as a run starts."""
 
 
 async def run_suite(
@@ -190,6 +192,7 @@ async def run_suite(
     rounds: int | None = None,
     concurrency: int = 1,
     on_row: RowCallback | None = None,
+    on_start: StartCallback | None = None,
 ) -> list[BenchRow]:
     """Run every (task, strategy) pair, at most `concurrency` at once.
 
@@ -200,6 +203,7 @@ async def run_suite(
         rounds: Refine's round budget; None: the settings' own.
         concurrency: How many runs may be in flight at once (one limiter for all).
         on_row: Called as each run finishes, in finishing order.
+        on_start: Called as each run starts (once it has its place under `concurrency`).
 
     Returns:
         The rows, in task order, then strategy order (not finishing order).
@@ -213,6 +217,8 @@ async def run_suite(
 
     async def limited(task: BenchTask, strategy: str) -> BenchRow:
         async with limiter:
+            if on_start is not None:
+                on_start(task.name, strategy)
             row = await run_task(task, strategy, settings, rounds=rounds)
         if on_row is not None:
             on_row(row)
@@ -466,33 +472,47 @@ def _names(tasks: list[str]) -> str:
 
 
 class Progress:
-    """Reports finished runs on stderr: a redrawn bar on a terminal, else one line per run."""
+    """Reports runs as they start and finish on stderr: a redrawn bar on a terminal, else lines."""
 
     def __init__(self, total: int, *, out: TextIO | None = None, bar: bool | None = None) -> None:
         self.total = total
+        self.started_count = 0
         self.done = 0
         self.passed = 0
+        self.running: list[str] = []
+        """`task strategy` of the runs under way, oldest first."""
         self._out = out or sys.stderr
         self._bar = self._out.isatty() if bar is None else bar
+
+    def started(self, task: str, strategy: str) -> None:
+        """Show one run starting."""
+        self.started_count += 1
+        self.running.append(f"{task} {strategy}")
+        if self._bar:
+            self._draw()
+        else:
+            self._line(f"started {task} {strategy} ({self.started_count}/{self.total})")
 
     def __call__(self, row: BenchRow) -> None:
         """Count one finished run and show it."""
         self.done += 1
         self.passed += row.passed
+        name = f"{row.task} {row.strategy}"
+        if name in self.running:
+            self.running.remove(name)
         verdict = "pass" if row.passed else "FAIL"
         if not self._bar:
-            print(
-                f"tui-assist: bench strategies: [{self.done}/{self.total}] {row.task} {row.strategy}: "
-                f"{verdict} ({row.outcome}, {row.seconds:.1f}s)",
-                file=self._out,
-                flush=True,
-            )
+            self._line(f"[{self.done}/{self.total}] {name}: {verdict} ({row.outcome}, {row.seconds:.1f}s)")
             return
+        self._draw(f"last: {name} {verdict}")
+
+    def _line(self, text: str) -> None:
+        print(f"tui-assist: bench strategies: {text}", file=self._out, flush=True)
+
+    def _draw(self, last: str = "") -> None:
         filled = round(20 * self.done / self.total) if self.total else 20
-        line = (
-            f"\r[{'#' * filled}{'.' * (20 - filled)}] {self.done}/{self.total} "
-            f"{self.passed} passed  last: {row.task} {row.strategy} {verdict}"
-        )
+        now = f"running: {', '.join(self.running)}" if self.running else last
+        line = f"\r[{'#' * filled}{'.' * (20 - filled)}] {self.done}/{self.total} {self.passed} passed  {now}"
         self._out.write(line[:79].ljust(79))
         if self.done == self.total:
             self._out.write("\n")

@@ -147,7 +147,13 @@ def _help(screen: MainScreen, args: str) -> None:
     problems = screen.session.custom_commands().problems
     if problems:
         lines += ["", "**Skipped command files**", ""] + [f"- `{p}`" for p in problems]
-    screen.conversation.add_notice("\n".join(lines))
+    conversation = screen.conversation
+    notice = conversation.add_notice("\n".join(lines))
+    # Taller than most screens: open it at its start (the commands), not at its end, where the
+    # pane's anchor to the bottom would leave it.
+    conversation.call_after_refresh(
+        conversation.scroll_to_widget, notice, animate=False, top=True, immediate=True
+    )
 
 
 def key_help(screen: MainScreen) -> list[tuple[str, str, str]]:

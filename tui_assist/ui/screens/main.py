@@ -576,6 +576,8 @@ class MainScreen(Screen[None]):
         self.controller.failed_prompt = None
         self._show_meter()
         self.conversation.clear_all()
+        for turn_id in list(self.log_model.turns):  # f4, the tree and the flow panel read this log
+            self.log_model.forget(turn_id)
         if self._tree is not None:
             self._tree.clear_turns()
         self._show_fresh(True)

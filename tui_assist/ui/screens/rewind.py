@@ -22,7 +22,8 @@ from tui_assist.core.text import clip
 from tui_assist.session.rewind import RewindPlan, RewindScope
 
 if TYPE_CHECKING:
-    from tui_assist.session.history import History
+    from tui_assist.session.checkpoints import FileChange
+    from tui_assist.session.history import History, TurnRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,26 +79,27 @@ class RewindScreen(ModalScreen[RewindChoice | None]):
 
     @work(exclusive=True, group="rewind")
     async def load_turns(self) -> None:
-        turns = await self.history.turns(self.conversation_id, 200)
-        options: list[Option] = []
-        for turn in reversed(turns):  # newest first: the usual way back is one step
+        turns = list(reversed(await self.history.turns(self.conversation_id, 200)))
+        # Newest first: the usual way back is one step.
+        for turn in turns:
             self._prompts[turn.id] = turn.prompt
-            changes = await self.history.turn_changes(turn.id)
-            if changes is None:
-                files = "no file snapshot"
-            elif not changes:
-                files = "no files changed"
-            else:
-                names = ", ".join(c.path for c in changes[:3])
-                files = f"{len(changes)} file(s): {names}" + (" …" if len(changes) > 3 else "")
-            label = Content.assemble(
-                (f"#{turn.seq} ", "bold"), clip(turn.prompt, 60), ("  " + files, "$foreground 60%")
-            )
-            options.append(Option(label, id=turn.id))
+        options = [Option(_turn_label(turn, "files …"), id=turn.id) for turn in turns]
         turn_list = self.query_one(OptionList)
         turn_list.add_options(options or [Option("No turns in this conversation yet.", disabled=True)])
         turn_list.highlighted = 0 if options else None
         turn_list.focus()
+        if turns:
+            self.fill_file_summaries(turns)
+
+    @work(exclusive=True, group="rewind-files")
+    async def fill_file_summaries(self, turns: list[TurnRow]) -> None:
+        """Each turn's changed files, after the list shows: they cost two git processes a turn."""
+        turn_list = self.query_one(OptionList)
+        for turn in turns:
+            turn_list.replace_option_prompt(
+                turn.id,
+                _turn_label(turn, _files_text(await self.history.turn_changes(turn.id))),
+            )
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option.id is not None:
@@ -136,6 +138,21 @@ class RewindScreen(ModalScreen[RewindChoice | None]):
         self.remove_class("-planning")
         self.query_one("#rewind-keys", Static).update("enter choose · escape close")
         self.query_one(OptionList).focus()
+
+
+def _files_text(changes: list[FileChange] | None) -> str:
+    if changes is None:
+        return "no file snapshot"
+    if not changes:
+        return "no files changed"
+    names = ", ".join(c.path for c in changes[:3])
+    return f"{len(changes)} file(s): {names}" + (" …" if len(changes) > 3 else "")
+
+
+def _turn_label(turn: TurnRow, files: str) -> Content:
+    return Content.assemble(
+        (f"#{turn.seq} ", "bold"), clip(turn.prompt, 60), ("  " + files, "$foreground 60%")
+    )
 
 
 def describe_plan(plan: RewindPlan) -> Content:

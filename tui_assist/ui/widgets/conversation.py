@@ -479,6 +479,9 @@ class Conversation(VerticalScroll):
         view = TurnView(prompt, strategy)
         self._current = view
         self._mount_child(view)
+        # A prompt sent brings the view back to the end, following the answer again even after
+        # the user (or /help) scrolled up and so released the anchor.
+        self.scroll_end(animate=False)
         # Mounted explicitly (not composed) so it comes before anything the turn mounts.
         view.start()
         return view

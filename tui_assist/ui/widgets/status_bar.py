@@ -26,10 +26,6 @@ def _home(path: Path) -> str:
         return str(path)
 
 
-_MODE_LABELS = {"default": "ask", "accept-edits": "edits", "plan": "plan", "bypass": "bypass"}
-"""The approval mode as the status bar says it (`default` asks before side-effecting calls)."""
-
-
 def _context(fill: float | None) -> tuple[tuple[str, str], ...]:
     """` ctx 34%`, coloured as it nears the point where the history is compacted."""
     if fill is None:
@@ -106,7 +102,7 @@ class StatusBar(Widget):
             " ",
             refine,
             " ",
-            (_MODE_LABELS.get(self.mode, self.mode), mode_style),
+            (self.mode, mode_style),  # spelled as `--mode` and `/help` spell it
             sandbox,
         )
         context = Content.assemble(*_context(self.context))
