@@ -153,7 +153,9 @@ async def _run_interruptible(session: ChatSession, prompt: str) -> TurnOutcome:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, interrupt)
     try:
-        return await session.run_turn(prompt, HeadlessObserver(progress=sys.stderr.isatty()))
+        observer = HeadlessObserver(progress=sys.stderr.isatty())
+        await session.prompt_hooks(prompt, observer)  # PromptRefused: one line, no model call
+        return await session.run_turn(prompt, observer)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)

@@ -115,6 +115,10 @@ class ChatSession(SessionParts):
         self._instructions: InstructionsLoader | None = None
         self._prompt_history: PromptHistory | None = None
         self._context: ContextKeeper | None = None
+        self._session_started: str | None = "startup"
+        """The `SessionStart` source still to run for this conversation (None: it ran)."""
+        self._prompt_context: tuple[str, str, list[TurnEvent]] | None = None
+        """What `UserPromptSubmit` hooks said for the next prompt: (prompt, context, their events)."""
 
     # -- the next turn -------------------------------------------------------------------------
 
@@ -147,6 +151,8 @@ class ChatSession(SessionParts):
             critic_prompt=s.critic_prompt,
             context=self.context,
         )
+        if self.hooks is not None:
+            deps.hooks = self.hooks
         if not self.refine:
             return AgentTurn(deps)
         # The critic's whole input (context, task, evidence, answer) must fit the window too,
@@ -193,7 +199,12 @@ class ChatSession(SessionParts):
             from tui_assist.session.context import ContextKeeper
 
             self._context = ContextKeeper(window=lambda: self.context_window, save=self._save_summary)
+            self._context.before_compact = self._pre_compact
         return self._context
+
+    async def _pre_compact(self, observer: TurnObserver, node_id: str, trigger: str) -> None:
+        if self.hooks is not None:
+            await self.hooks.pre_compact(observer, node_id, trigger)
 
     @property
     def context_window(self) -> int:
@@ -270,6 +281,44 @@ class ChatSession(SessionParts):
             return None
         return await asyncio.to_thread(expand_mentions, prompt, self.settings.workdir)
 
+    async def prompt_hooks(self, prompt: str, observer: TurnObserver) -> None:
+        """Run the `UserPromptSubmit` hooks for `prompt`, before the host runs it as a turn.
+
+        What they print is added to the message `run_turn(prompt)` sends.
+
+        Raises:
+            PromptRefused: when a hook refuses the prompt (exit 2); no turn may run for it.
+        """
+        self._prompt_context = None
+        if self.hooks is None or not self.hooks.of("UserPromptSubmit"):
+            return
+        self.hooks.session_id = self.conversation_id
+        self.hooks.turn_id = None
+        seen = RecordingObserver()  # the turn keeps their nodes too (its audit line counts them)
+        context = await self.hooks.prompt_submit(prompt, FanOutObserver(observer, seen))
+        self._prompt_context = (prompt, context, seen.events)
+
+    async def _hook_context(
+        self, prompt: str, sent: str, observer: TurnObserver, log: RecordingObserver, turn_id: str
+    ) -> str:
+        """`sent` with what the `SessionStart` (first turn) and `UserPromptSubmit` hooks said."""
+        from tui_assist.session.hooks import with_context
+
+        pending, self._prompt_context = self._prompt_context, None
+        if self.hooks is None:
+            return sent
+        if pending is not None and pending[0] == prompt:
+            log.events.extend(pending[2])
+        observer = FanOutObserver(observer, log)
+        self.hooks.session_id = self.conversation_id
+        self.hooks.turn_id = turn_id
+        if self._session_started is not None:
+            source, self._session_started = self._session_started, None
+            sent = with_context(sent, await self.hooks.session_start(observer, source), "SessionStart")
+        if pending is not None and pending[0] == prompt:
+            sent = with_context(sent, pending[1], "UserPromptSubmit")
+        return sent
+
     async def run_turn(
         self, prompt: str, observer: TurnObserver, *, attachments: Attachments | None = None
     ) -> TurnOutcome:
@@ -306,6 +355,7 @@ class ChatSession(SessionParts):
         checkpoints = self.checkpoints if stored else None
         checkpoint = await checkpoints.before(turn_id, warnings) if checkpoints else None
         log = RecordingObserver()
+        sent = await self._hook_context(prompt, sent, observer, log, turn_id)
         self._running = task = asyncio.create_task(
             strategy.run(self.conversation, sent, FanOutObserver(observer, log), turn_id=turn_id)
         )
@@ -330,6 +380,8 @@ class ChatSession(SessionParts):
             return TurnOutcome(result, self.conversation_id, saved, warnings, attachments, compacted)
         finally:
             self._running = None
+            if self.hooks is not None:
+                warnings.extend(self.hooks.take_warnings())
             if checkpoints is not None:  # whatever the outcome: a cut turn may have changed files
                 await asyncio.shield(checkpoints.after(checkpoint))
         result.prompt = prompt  # stored as typed; the message sent, files attached, is in the history
@@ -392,6 +444,7 @@ class ChatSession(SessionParts):
         self.context.reset()
         self.meter = Meter()
         self._title = None
+        self._session_started = "startup"
 
     async def rename(self, title: str) -> str:
         """Give the current conversation a title (`/rename NAME`).
@@ -440,6 +493,7 @@ class ChatSession(SessionParts):
         self.conversation_id = conversation_id
         self.context.reset(await store.load_summary(conversation_id), messages)
         self._title = None
+        self._session_started = "resume"
         # The meter shows what the conversation has spent so far, as stored turn by turn.
         row = await store.get_conversation(conversation_id)
         self.meter = Meter()

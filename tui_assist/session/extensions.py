@@ -1,0 +1,98 @@
+"""What the user and the project add to a session: hooks and custom sub-agents, and the trust gate.
+
+The user's own (config file, config dir) always apply. The project's (its settings.toml hooks,
+its agent files) apply only while `ProjectTrust` says the project is trusted with those files as
+they are; until then they are listed as *pending*, for the trust dialog or the headless warning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tui_assist.session.agents import AgentDefinition, agent_folders, load_agents, project_agent_files
+from tui_assist.session.hooks import HookDefinition, parse_hooks, project_hooks
+from tui_assist.session.trust import ProjectTrust, TrustStatus
+
+if TYPE_CHECKING:
+    from tui_assist.core.tooling import SubagentSpec
+    from tui_assist.session.config import Settings
+
+TRUST_HINT = "re-run with --trust-project to trust it, or open it in the TUI and choose trust"
+
+
+@dataclass(slots=True)
+class Extensions:
+    """The hooks and agents found, and whether the project's may run."""
+
+    workdir: Path
+    hooks: list[HookDefinition] = field(default_factory=lambda: list[HookDefinition]())
+    """User and project hooks, in that order."""
+    agents: list[AgentDefinition] = field(default_factory=lambda: list[AgentDefinition]())
+    project_files: list[Path] = field(default_factory=lambda: list[Path]())
+    """The project files trusting covers (its settings.toml when it has hooks, its agent files)."""
+    trust: TrustStatus = "trusted"
+    warnings: list[str] = field(default_factory=lambda: list[str]())
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the project's hooks and agents run."""
+        return self.trust == "trusted"
+
+    def active_hooks(self) -> list[HookDefinition]:
+        """The hooks that run: the user's, and the project's once trusted."""
+        return [h for h in self.hooks if h.source == "user" or self.trusted]
+
+    def active_agents(self) -> list[SubagentSpec]:
+        """The sub-agents the `agent` tool offers (a trusted project's win a shared name)."""
+        agents = [a for a in self.agents if not a.project or self.trusted]
+        by_name = {a.spec.name: a.spec for a in agents}
+        return list(by_name.values())
+
+    def pending(self) -> list[str]:
+        """What the project would run once trusted, one line each (empty when nothing waits)."""
+        if self.trusted:
+            return []
+        lines = [f"hook {h.describe()}" for h in self.hooks if h.source == "project"]
+        lines += [f"agent {a.spec.name}: {a.path}" for a in self.agents if a.project]
+        return lines
+
+    def untrusted_warning(self) -> str | None:
+        """The headless warning that the project's hooks and agents did not run, or None."""
+        if self.trusted or not self.project_files:
+            return None
+        why = "its files changed since you trusted it" if self.trust == "changed" else "it is not trusted"
+        return f"this project's hooks and agents did not run: {why} ({TRUST_HINT})"
+
+
+def load_extensions(settings: Settings, config_dir: Path, data_dir: Path) -> Extensions:
+    """The hooks and agents of the user and of the project in `settings.workdir`, and its trust.
+
+    `settings.trust_project` (`--trust-project`) trusts the project with its files as they are now.
+    """
+    workdir = settings.workdir
+    found = Extensions(workdir)
+    user_table = {event: [h.model_dump() for h in hooks] for event, hooks in settings.hooks.items()}
+    hooks, warnings = parse_hooks(user_table, "user", None)
+    found.hooks += hooks
+    found.warnings += warnings
+    hooks, warnings, settings_file = project_hooks(workdir)
+    found.hooks += hooks
+    found.warnings += warnings
+    agents, warnings = load_agents(agent_folders(workdir, config_dir))
+    found.agents = agents
+    found.warnings += warnings
+    found.project_files = [
+        *([settings_file] if settings_file else []),
+        *project_agent_files(workdir, config_dir),
+    ]
+    trust = ProjectTrust(data_dir)
+    found.trust = trust.status(workdir, found.project_files)
+    if found.trust != "trusted" and settings.trust_project:
+        if not trust.trust(workdir, found.project_files):
+            found.warnings.append(
+                f"the project trust could not be saved in {trust.path}: trusted for this run"
+            )
+        found.trust = "trusted"
+    return found
