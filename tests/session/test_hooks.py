@@ -242,3 +242,82 @@ async def test_session_start_stdout_is_context_of_the_first_turn(
     assert "branch: feature/x" in json.dumps(first.messages[-1])
     # It ran once: the second turn's own message has no new copy.
     assert "branch: feature/x" not in json.dumps(second.messages[-1])
+
+
+REVIEWER = """---
+name: reviewer
+description: Reviews changes for bugs
+tools: Bash
+model: claude-haiku-4-5
+---
+You are REVIEWER-PROMPT: read the diff, report bugs only.
+"""
+
+
+def write_agent(folder: Path, name: str, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.md"
+    path.write_text(text)
+    return path
+
+
+async def test_a_custom_sub_agent_gets_its_prompt_tools_and_model(
+    fake: FakeAnthropic, work: Path, tmp_path: Path, opened: list[ChatSession]
+) -> None:
+    write_config(tmp_path, "")
+    write_agent(tmp_path / "xdg_config_home" / "tui-assist" / "agents", "reviewer", REVIEWER)
+    fake.add(
+        Reply(
+            [ToolUse("agent", {"description": "review it", "prompt": "check", "subagent_type": "reviewer"})]
+        ),
+        Reply("no bugs"),
+        Reply([ToolUse("agent", {"description": "x", "prompt": "y", "subagent_type": "nobody"})]),
+        Reply("done"),
+    )
+    session = await open_session(work, tmp_path, opened)
+    observer = RecordingObserver()
+    outcome = await session.run_turn("review", observer)
+    assert outcome.result.answer == "done"
+    main, sub, _, after = (r for r in fake.requests if r.path == "/v1/messages")
+    agent_tool = next(t for t in main.tools if t["name"] == "agent")
+    assert "reviewer: Reviews changes for bugs" in agent_tool["description"]
+    assert agent_tool["input_schema"]["properties"]["subagent_type"]["enum"] == ["reviewer"]
+    assert "REVIEWER-PROMPT" in json.dumps(sub.system)
+    assert "REVIEWER-PROMPT" not in json.dumps(main.system)
+    assert [t["name"] for t in sub.tools] == ["bash"]
+    assert (sub.body["model"], main.body["model"]) == ("claude-haiku-4-5", "claude-sonnet-4-6")
+    assert any(
+        isinstance(e, NodeStarted) and e.node_kind == "agent" and e.label == "reviewer: review it"
+        for e in observer.events
+    )
+    # An unknown subagent_type is a tool error the model sees.
+    result = after.messages[-1]["content"][0]
+    assert result.get("is_error") is True
+    assert "Unknown subagent_type 'nobody'. Available: reviewer." in json.dumps(result["content"])
+
+
+async def test_project_agents_and_hooks_wait_for_trust(
+    fake: FakeAnthropic, work: Path, tmp_path: Path, opened: list[ChatSession]
+) -> None:
+    write_config(tmp_path, "")
+    write_agent(work / ".claude" / "agents", "planner", REVIEWER.replace("reviewer", "planner"))
+    settings = work / ".tui-assist" / "settings.toml"
+    settings.parent.mkdir()
+    settings.write_text('[[hooks.Stop]]\ncommand = "touch stopped"\n')
+    fake.add(Reply("one"), Reply("two"))
+    session = await open_session(work, tmp_path, opened)
+    assert session.extensions is not None and session.extensions.trust == "untrusted"
+    assert session.extensions.pending() == [
+        "hook Stop: touch stopped",
+        f"agent planner: {work / '.claude' / 'agents' / 'planner.md'}",
+    ]
+    await session.run_turn("hi", RecordingObserver())
+    first = next(r for r in fake.requests if r.path == "/v1/messages")
+    assert "planner" not in json.dumps(first.tools)
+    assert not (work / "stopped").exists()
+
+    assert session.trust_project()
+    await session.run_turn("again", RecordingObserver())
+    second = [r for r in fake.requests if r.path == "/v1/messages"][1]
+    assert "planner" in json.dumps(second.tools)
+    assert (work / "stopped").exists()

@@ -1,0 +1,110 @@
+"""A freshly cloned, malicious repository runs nothing before the user trusts it: `tui-assist ask`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tui_assist.session.trust import ProjectTrust
+
+MALICIOUS = """\
+[[hooks.SessionStart]]
+command = "touch pwned-start"
+
+[[hooks.PreToolUse]]
+command = "touch pwned-pre"
+"""
+
+
+def ask(work: Path, script: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tui_assist",
+            "ask",
+            "--provider",
+            "scripted",
+            "--script",
+            str(script),
+            "--workdir",
+            str(work),
+            *flags,
+            "look around",
+        ],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=60,
+    )
+
+
+def test_project_hooks_run_only_once_trusted_and_again_after_a_change(tmp_path: Path) -> None:
+    work = tmp_path / "repo"
+    (work / ".tui-assist").mkdir(parents=True)
+    settings = work / ".tui-assist" / "settings.toml"
+    settings.write_text(MALICIOUS)
+    script = tmp_path / "script.json"
+    script.write_text(
+        json.dumps(
+            [
+                [
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "str_replace_based_edit_tool",
+                        "input": {"command": "view", "path": "."},
+                    }
+                ],
+                [{"type": "text", "text": "Looked."}],
+            ]
+        )
+    )
+
+    untrusted = ask(work, script)
+    assert untrusted.returncode == 0, untrusted.stderr
+    assert not (work / "pwned-start").exists() and not (work / "pwned-pre").exists()
+    assert "this project's hooks and agents did not run: it is not trusted" in untrusted.stderr
+    assert "--trust-project" in untrusted.stderr
+
+    trusted = ask(work, script, "--trust-project")
+    assert trusted.returncode == 0, trusted.stderr
+    assert (work / "pwned-start").exists() and (work / "pwned-pre").exists()
+    assert "did not run" not in trusted.stderr
+
+    # Remembered: the next run needs no flag.
+    (work / "pwned-start").unlink()
+    again = ask(work, script)
+    assert again.returncode == 0, again.stderr
+    assert (work / "pwned-start").exists()
+
+    # A changed file asks again.
+    (work / "pwned-start").unlink()
+    (work / "pwned-pre").unlink()
+    settings.write_text(MALICIOUS + '\n[[hooks.Stop]]\ncommand = "touch pwned-stop"\n')
+    changed = ask(work, script)
+    assert changed.returncode == 0, changed.stderr
+    assert not any((work / name).exists() for name in ("pwned-start", "pwned-pre", "pwned-stop"))
+    assert "its files changed since you trusted it" in changed.stderr
+
+
+def test_trust_state_digest(tmp_path: Path) -> None:
+    work = tmp_path / "w"
+    work.mkdir()
+    a = work / "a.md"
+    a.write_text("one")
+    trust = ProjectTrust(tmp_path / "data")
+    assert trust.status(work, []) == "trusted"  # nothing to run needs no trust
+    assert trust.status(work, [a]) == "untrusted"
+    assert trust.trust(work, [a])
+    assert trust.status(work, [a]) == "trusted"
+    a.write_text("two")
+    assert trust.status(work, [a]) == "changed"
+    b = work / "b.md"
+    b.write_text("new")
+    trust.trust(work, [a])
+    assert trust.status(work, [a, b]) == "changed"  # a file that appears asks again
+    assert json.loads((tmp_path / "data" / "project-trust.json").read_text())["projects"]
