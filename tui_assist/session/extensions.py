@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from tui_assist.core.tooling import SubagentSpec
     from tui_assist.session.config import Settings
 
-TRUST_HINT = "re-run with --trust-project to trust it, or open it in the TUI and choose trust"
+TRUST_HINT = "trust it with --trust-project, or in the TUI's trust dialog"
 
 
 @dataclass(slots=True)
@@ -57,6 +57,21 @@ class Extensions:
         lines = [f"hook {h.describe()}" for h in self.hooks if h.source == "project"]
         lines += [f"agent {a.spec.name}: {a.path}" for a in self.agents if a.project]
         return lines
+
+    def hook_lines(self, user_file: Path) -> list[str]:
+        """`/hooks`: each hook, where it came from, and whether it waits for trust."""
+        return [
+            self._where(f"{h.describe()}", h.source == "project", h.origin or user_file) for h in self.hooks
+        ]
+
+    def agent_lines(self) -> list[str]:
+        """`/agents`: each custom sub-agent, where it came from, and whether it waits for trust."""
+        return [self._where(a.describe(), a.project, None) for a in self.agents]
+
+    def _where(self, line: str, project: bool, origin: Path | None) -> str:
+        where = f" · {'project' if project else 'user'}" + (f" ({origin})" if origin is not None else "")
+        waits = " · waits for you to trust the project" if project and not self.trusted else ""
+        return line + where + waits
 
     def untrusted_warning(self) -> str | None:
         """The headless warning that the project's hooks and agents did not run, or None."""

@@ -312,6 +312,34 @@ def _theme(screen: MainScreen, args: str) -> None:
     app.switch_theme(args)
 
 
+@slash("hooks", "", "List the hooks that run at session points and tool calls, and where they come from")
+def _hooks(screen: MainScreen, args: str) -> None:
+    from tui_assist.paths import config_file
+
+    found = screen.session.extensions
+    lines = found.hook_lines(config_file()) if found is not None else []
+    if not lines:
+        screen.conversation.add_notice(
+            "**Hooks** · none. Add `[[hooks.PreToolUse]]` tables (`command`, `matcher`, `timeout`) to "
+            f"`{config_file()}` or to the project's `.tui-assist/settings.toml`."
+        )
+        return
+    screen.conversation.add_notice("**Hooks**\n\n" + "\n".join(f"- `{line}`" for line in lines))
+
+
+@slash("agents", "", "List the custom sub-agents the model can hand a task to")
+def _agents(screen: MainScreen, args: str) -> None:
+    found = screen.session.extensions
+    lines = found.agent_lines() if found is not None else []
+    if not lines:
+        screen.conversation.add_notice(
+            "**Agents** · none. Put Markdown files with front matter (`name`, `description`, `tools`, "
+            f"`model`) in `.tui-assist/agents/`, `.claude/agents/` or `{config_dir() / 'agents'}`."
+        )
+        return
+    screen.conversation.add_notice("**Agents**\n\n" + "\n".join(f"- `{line}`" for line in lines))
+
+
 @slash("memory", "[N]", "List the loaded instruction files (AGENTS.md); /memory N opens one in $EDITOR")
 def _memory(screen: MainScreen, args: str) -> None:
     from tui_assist.session.instructions import describe

@@ -1,0 +1,85 @@
+"""The project trust dialog: it names what would run, and nothing of the project runs before `t`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.ui.helpers import FakeToolbox, settings, wait_until
+from tui_assist.providers.scripted import ScriptedProvider
+from tui_assist.session.trust import ProjectTrust
+from tui_assist.ui.app import TuiAssistApp
+from tui_assist.ui.screens.trust import TrustScreen
+from tui_assist.ui.widgets.prompt import Prompt
+
+AGENT = "---\nname: planner\ndescription: Plans work\n---\nYou plan.\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    work = tmp_path / "repo"
+    (work / ".tui-assist").mkdir(parents=True)
+    (work / ".tui-assist" / "settings.toml").write_text('[[hooks.UserPromptSubmit]]\ncommand = "touch ran"\n')
+    (work / ".claude" / "agents").mkdir(parents=True)
+    (work / ".claude" / "agents" / "planner.md").write_text(AGENT)
+    return work
+
+
+def app_for(project: Path, tmp_path: Path) -> TuiAssistApp:
+    return TuiAssistApp(
+        settings(project, data_dir=tmp_path / "data"),
+        provider_factory=lambda: ScriptedProvider(["Hello."]),
+        toolbox_factory=lambda: FakeToolbox(project),
+        use_store=False,
+    )
+
+
+def dialog_shown(app: TuiAssistApp) -> bool:
+    return isinstance(app.screen, TrustScreen) and bool(app.screen.query("#not-now"))
+
+
+async def send(app: TuiAssistApp, pilot, text: str) -> None:
+    app.query_one(Prompt).load_text(text)
+    await pilot.press("enter")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("key", ["n", "escape"])
+async def test_not_now_runs_nothing_of_the_project(project: Path, tmp_path: Path, key: str) -> None:
+    app = app_for(project, tmp_path)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await wait_until(pilot, lambda: dialog_shown(app), timeout=15)
+        dialog = app.screen
+        assert isinstance(dialog, TrustScreen)
+        assert dialog.items == [
+            "hook UserPromptSubmit: touch ran",
+            f"agent planner: {project / '.claude' / 'agents' / 'planner.md'}",
+        ]
+        shown = str(dialog.query_one("#item-list").render())
+        assert "touch ran" in shown and "planner.md" in shown
+        await pilot.press(key)
+        await wait_until(pilot, lambda: not isinstance(app.screen, TrustScreen))
+        await send(app, pilot, "hi")
+    assert not (project / "ran").exists()
+    files = [project / ".tui-assist" / "settings.toml", project / ".claude" / "agents" / "planner.md"]
+    assert ProjectTrust(tmp_path / "data").status(project, files) == "untrusted"
+
+
+async def test_trust_runs_the_project_hooks_and_is_remembered(project: Path, tmp_path: Path) -> None:
+    app = app_for(project, tmp_path)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await wait_until(pilot, lambda: dialog_shown(app), timeout=15)
+        await pilot.press("t")
+        await wait_until(pilot, lambda: not isinstance(app.screen, TrustScreen))
+        await send(app, pilot, "hi")
+        assert (project / "ran").exists()
+    # Remembered: the next start asks nothing.
+    again = app_for(project, tmp_path)
+    async with again.run_test(size=(110, 32)) as pilot:
+        await again.session.wait_ready()
+        await again.workers.wait_for_complete()
+        await pilot.pause()
+        assert not isinstance(again.screen, TrustScreen)
+        assert again.session.extensions is not None and again.session.extensions.trusted
