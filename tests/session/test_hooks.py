@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -321,3 +322,51 @@ async def test_project_agents_and_hooks_wait_for_trust(
     second = [r for r in fake.requests if r.path == "/v1/messages"][1]
     assert "planner" in json.dumps(second.tools)
     assert (work / "stopped").exists()
+
+
+async def test_pre_compact_runs_under_the_compact_node(
+    fake: FakeAnthropic, work: Path, tmp_path: Path, opened: list[ChatSession]
+) -> None:
+    seen = tmp_path / "compact.json"
+    write_config(tmp_path, hook("PreCompact", f"cat > {seen}"))
+    fake.add(Reply("one"), Reply("two"), Reply("SUMMARY of the first turn"))
+    session = await open_session(work, tmp_path, opened)
+    await session.run_turn("first", RecordingObserver())
+    await session.run_turn("second", RecordingObserver())
+    observer = RecordingObserver()
+    assert await session.compact(observer=observer) is not None
+    payload = json.loads(seen.read_text())
+    assert (payload["hook_event_name"], payload["trigger"]) == ("PreCompact", "manual")
+    assert payload["session_id"] == session.conversation_id
+    compact = next(e for e in observer.events if isinstance(e, NodeStarted) and e.node_kind == "compact")
+    (node,) = hook_nodes(observer)
+    assert node.parent_id == compact.node_id
+
+
+async def test_a_cancelled_turn_kills_the_running_hook(
+    fake: FakeAnthropic, work: Path, tmp_path: Path, opened: list[ChatSession]
+) -> None:
+    import asyncio
+
+    pid_file = tmp_path / "pid"
+    slow = script(tmp_path, "slow.sh", f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 60\n")
+    write_config(tmp_path, hook("PreToolUse", slow))
+    fake.add(Reply([ToolUse("bash", {"command": "echo hi"})]), Reply("never"))
+    session = await open_session(work, tmp_path, opened)
+    turn = asyncio.create_task(session.run_turn("go", RecordingObserver()))
+    for _ in range(200):
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+        await asyncio.sleep(0.05)
+    pid = int(pid_file.read_text())
+    assert session.interrupt()
+    outcome = await turn
+    assert outcome.result.outcome == "cancelled"
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("the hook outlived its cancelled turn")

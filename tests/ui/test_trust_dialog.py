@@ -83,3 +83,20 @@ async def test_trust_runs_the_project_hooks_and_is_remembered(project: Path, tmp
         await pilot.pause()
         assert not isinstance(again.screen, TrustScreen)
         assert again.session.extensions is not None and again.session.extensions.trusted
+
+
+async def test_hooks_and_agents_commands_list_them_with_their_origin(project: Path, tmp_path: Path) -> None:
+    from tui_assist.ui.widgets.turn_parts import Notice
+
+    app = app_for(project, tmp_path)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await wait_until(pilot, lambda: dialog_shown(app), timeout=15)
+        await pilot.press("n")
+        await wait_until(pilot, lambda: not isinstance(app.screen, TrustScreen))
+        await send(app, pilot, "/hooks")
+        hooks = app.query(Notice).last().source
+        assert "UserPromptSubmit: touch ran · project" in hooks
+        assert "waits for you to trust the project" in hooks
+        await send(app, pilot, "/agents")
+        agents = app.query(Notice).last().source
+        assert "planner: Plans work (all tools)" in agents and "planner.md" in agents
