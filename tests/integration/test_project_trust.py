@@ -108,3 +108,19 @@ def test_trust_state_digest(tmp_path: Path) -> None:
     trust.trust(work, [a])
     assert trust.status(work, [a, b]) == "changed"  # a file that appears asks again
     assert json.loads((tmp_path / "data" / "project-trust.json").read_text())["projects"]
+
+
+def test_a_refused_prompt_is_one_line_and_no_model_call(tmp_path: Path) -> None:
+    work = tmp_path / "repo"
+    work.mkdir()
+    config = tmp_path / "xdg_config_home" / "tui-assist" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('[[hooks.UserPromptSubmit]]\ncommand = "echo no prompts today >&2; exit 2"\n')
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([]))  # any model call would fail: the script is empty
+    proc = ask(work, script)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "tui-assist: ask: a UserPromptSubmit hook refused the prompt: no prompts today"
+    )
+    assert "Traceback" not in proc.stderr

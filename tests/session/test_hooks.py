@@ -155,8 +155,10 @@ async def test_post_tool_use_runs_a_formatter_after_an_edit(
     complain = script(tmp_path, "complain.sh", "#!/bin/sh\necho 'lint: line 1 is too terse' >&2\nexit 2\n")
     write_config(
         tmp_path,
-        hook("PostToolUse", fmt, matcher="str_replace_based_edit_tool")
-        + hook("PostToolUse", complain, matcher="str_replace_based_edit_tool|Edit"),
+        # A matcher written for Claude Code's tool names works too.
+        hook("PostToolUse", fmt, matcher="Write|Edit|MultiEdit")
+        + hook("PostToolUse", f"touch {tmp_path / 'bash-hook-ran'}", matcher="Bash")
+        + hook("PostToolUse", complain, matcher="str_replace_based_edit_tool"),
     )
     fake.add(
         Reply(
@@ -172,6 +174,7 @@ async def test_post_tool_use_runs_a_formatter_after_an_edit(
     outcome = await session.run_turn("make a.py", RecordingObserver())
     assert outcome.result.outcome == "answered"
     assert (work / "a.py").read_text() == "x = 1\n"
+    assert not (tmp_path / "bash-hook-ran").exists()
     # A PostToolUse exit 2 hands its stderr to the model with the result.
     result = json.dumps(fake.requests[1].messages[-1]["content"][0]["content"])
     assert "PostToolUse hook: lint: line 1 is too terse" in result

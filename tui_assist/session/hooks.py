@@ -68,16 +68,36 @@ class HookDefinition:
     origin: Path | None = None
     """The file that defines it."""
 
-    def matches(self, tool_name: str | None) -> bool:
-        """Whether this hook runs for `tool_name` (a matcher only narrows the tool-call events)."""
+    def matches(self, tool_name: str | None, tool_input: Mapping[str, Any] | None = None) -> bool:
+        """Whether this hook runs for the call (a matcher only narrows the tool-call events).
+
+        The matcher is tried on the tool's name and on the name Claude Code gives the same call
+        (`Bash`, `Read`, `Write`, `Edit`), so a matcher written for Claude Code works here too.
+        """
         if tool_name is None or self.matcher in ("", "*"):
             return True
-        return re.fullmatch(self.matcher, tool_name) is not None
+        names = (tool_name, *claude_code_names(tool_name, tool_input or {}))
+        return any(re.fullmatch(self.matcher, name) is not None for name in names)
 
     def describe(self) -> str:
         """One line for `/hooks` and the trust dialog."""
         matcher = f" [{self.matcher}]" if self.matcher and self.event in ("PreToolUse", "PostToolUse") else ""
         return f"{self.event}{matcher}: {self.command}"
+
+
+def claude_code_names(tool_name: str, tool_input: Mapping[str, Any]) -> tuple[str, ...]:
+    """What Claude Code calls this call's tool (its editor is several tools), if it has the tool."""
+    if tool_name == "bash":
+        return ("Bash",)
+    if tool_name == "str_replace_based_edit_tool":
+        match tool_input.get("command"):
+            case "view":
+                return ("Read",)
+            case "create":
+                return ("Write",)
+            case _:
+                return ("Edit", "MultiEdit")
+    return ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +250,7 @@ class SessionHooks:
         parent_id: str | None,
         *,
         tool_name: str | None = None,
+        tool_input: Mapping[str, Any] | None = None,
         **fields: Any,
     ) -> tuple[str, str | None]:
         """Run `event`'s matching hooks in order, each under a node of its own.
@@ -247,9 +268,11 @@ class SessionHooks:
         }
         if tool_name is not None:
             payload["tool_name"] = tool_name
+        if tool_input is not None:
+            payload["tool_input"] = tool_input
         said: list[str] = []
         for hook in self.of(event):
-            if not hook.matches(tool_name):
+            if not hook.matches(tool_name, tool_input):
                 continue
             label = f"hook: {event} {clip(hook.command, LABEL_COMMAND_CHARS)}"
             with NodeScope(observer, "hook", label, parent_id, detail=hook.command) as node:
