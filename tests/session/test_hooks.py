@@ -195,10 +195,10 @@ async def test_user_prompt_submit_exit_2_makes_no_model_call(
     session = await open_session(work, tmp_path, opened)
     observer = RecordingObserver()
     with pytest.raises(PromptRefused, match="no secrets in prompts"):
-        await session.prompt_hooks("my password is hunter2", observer)
+        await session.prompt_hooks("my password is hunter2")
     assert [r for r in fake.requests if r.path == "/v1/messages"] == []
     # Exit 0: its stdout is context for the model, the stored prompt stays as typed.
-    await session.prompt_hooks("what now?", observer)
+    await session.prompt_hooks("what now?")
     outcome = await session.run_turn("what now?", observer)
     assert outcome.result.outcome == "answered"
     assert "Today the build is red." in fake.requests[0].all_text()
@@ -240,9 +240,15 @@ async def test_session_start_stdout_is_context_of_the_first_turn(
     write_config(tmp_path, hook("SessionStart", start))
     fake.add(Reply("one"), Reply("two"))
     session = await open_session(work, tmp_path, opened)
-    await session.run_turn("first", RecordingObserver())
+    observer = RecordingObserver()
+    outcome = await session.run_turn("first", observer)
     await session.run_turn("second", RecordingObserver())
     first, second = (r for r in fake.requests if r.path == "/v1/messages")
+    # It ran before the turn's node began, and shows under it, right after it starts.
+    starts = [e for e in observer.events if isinstance(e, NodeStarted)]
+    assert starts[0].node_id == outcome.result.turn_id and starts[0].parent_id is None
+    assert starts[1].node_kind == "hook" and starts[1].parent_id == outcome.result.turn_id
+    assert starts[1].label.startswith("hook: SessionStart ")
     assert "branch: feature/x" in json.dumps(first.messages[-1])
     # It ran once: the second turn's own message has no new copy.
     assert "branch: feature/x" not in json.dumps(second.messages[-1])

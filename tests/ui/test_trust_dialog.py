@@ -75,6 +75,11 @@ async def test_trust_runs_the_project_hooks_and_is_remembered(project: Path, tmp
         await wait_until(pilot, lambda: not isinstance(app.screen, TrustScreen))
         await send(app, pilot, "hi")
         assert (project / "ran").exists()
+        # The hook is a node of its own in the tree, under the turn it ran for.
+        records = list(app.screen.log_model.nodes.values())
+        (hook,) = [r for r in records if r.kind == "hook"]
+        assert hook.label == "hook: UserPromptSubmit touch ran"
+        assert next(r for r in records if r.node_id == hook.parent_id).kind == "turn"
     # Remembered: the next start asks nothing.
     again = app_for(project, tmp_path)
     async with again.run_test(size=(110, 32)) as pilot:

@@ -154,7 +154,7 @@ async def _run_interruptible(session: ChatSession, prompt: str) -> TurnOutcome:
         loop.add_signal_handler(sig, interrupt)
     try:
         observer = HeadlessObserver(progress=sys.stderr.isatty())
-        await session.prompt_hooks(prompt, observer)  # PromptRefused: one line, no model call
+        await session.prompt_hooks(prompt)  # PromptRefused: one line, no model call
         return await session.run_turn(prompt, observer)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -15,12 +15,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from tui_assist.core.approval import ApprovalMode, ApprovalPolicy
 from tui_assist.core.conversation import Conversation, ToolUseBlock, Usage
-from tui_assist.core.events import UsageRecorded
+from tui_assist.core.events import NodeStarted, UsageRecorded
 from tui_assist.core.interrupted import interrupted_history
 from tui_assist.core.nodes import new_id
 from tui_assist.core.observer import FanOutObserver, NullObserver, RecordingObserver
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from tui_assist.core.compaction import HistorySummary
     from tui_assist.core.conversation import Message
     from tui_assist.core.events import TurnEvent
-    from tui_assist.core.observer import TurnObserver
+    from tui_assist.core.observer import ApprovalDecision, ToolApproval, TurnObserver
     from tui_assist.core.tooling import ToolboxFactory
     from tui_assist.core.turn import TurnResult, TurnStrategy
     from tui_assist.session.config import Price, Settings
@@ -281,10 +281,11 @@ class ChatSession(SessionParts):
             return None
         return await asyncio.to_thread(expand_mentions, prompt, self.settings.workdir)
 
-    async def prompt_hooks(self, prompt: str, observer: TurnObserver) -> None:
+    async def prompt_hooks(self, prompt: str) -> None:
         """Run the `UserPromptSubmit` hooks for `prompt`, before the host runs it as a turn.
 
-        What they print is added to the message `run_turn(prompt)` sends.
+        What they print is added to the message `run_turn(prompt)` sends; their nodes show under
+        that turn's node once it starts.
 
         Raises:
             PromptRefused: when a hook refuses the prompt (exit 2); no turn may run for it.
@@ -294,30 +295,31 @@ class ChatSession(SessionParts):
             return
         self.hooks.session_id = self.conversation_id
         self.hooks.turn_id = None
-        seen = RecordingObserver()  # the turn keeps their nodes too (its audit line counts them)
-        context = await self.hooks.prompt_submit(prompt, FanOutObserver(observer, seen))
+        seen = RecordingObserver()
+        context = await self.hooks.prompt_submit(prompt, seen)
         self._prompt_context = (prompt, context, seen.events)
 
-    async def _hook_context(
-        self, prompt: str, sent: str, observer: TurnObserver, log: RecordingObserver, turn_id: str
-    ) -> str:
-        """`sent` with what the `SessionStart` (first turn) and `UserPromptSubmit` hooks said."""
+    async def _hook_context(self, prompt: str, sent: str, turn_id: str) -> tuple[str, list[TurnEvent]]:
+        """`sent` with what the `SessionStart` (first turn) and `UserPromptSubmit` hooks said.
+
+        Their events come back too, to show under the turn's node (they ran before it started).
+        """
         from tui_assist.session.hooks import with_context
 
         pending, self._prompt_context = self._prompt_context, None
         if self.hooks is None:
-            return sent
+            return sent, []
+        seen = RecordingObserver()
         if pending is not None and pending[0] == prompt:
-            log.events.extend(pending[2])
-        observer = FanOutObserver(observer, log)
+            seen.events.extend(pending[2])
         self.hooks.session_id = self.conversation_id
         self.hooks.turn_id = turn_id
         if self._session_started is not None:
             source, self._session_started = self._session_started, None
-            sent = with_context(sent, await self.hooks.session_start(observer, source), "SessionStart")
+            sent = with_context(sent, await self.hooks.session_start(seen, source), "SessionStart")
         if pending is not None and pending[0] == prompt:
             sent = with_context(sent, pending[1], "UserPromptSubmit")
-        return sent
+        return sent, seen.events
 
     async def run_turn(
         self, prompt: str, observer: TurnObserver, *, attachments: Attachments | None = None
@@ -355,9 +357,12 @@ class ChatSession(SessionParts):
         checkpoints = self.checkpoints if stored else None
         checkpoint = await checkpoints.before(turn_id, warnings) if checkpoints else None
         log = RecordingObserver()
-        sent = await self._hook_context(prompt, sent, observer, log, turn_id)
+        sent, before = await self._hook_context(prompt, sent, turn_id)
+        turn_observer: TurnObserver = FanOutObserver(observer, log)
+        if before:
+            turn_observer = _AfterTurnStart(turn_observer, turn_id, before)
         self._running = task = asyncio.create_task(
-            strategy.run(self.conversation, sent, FanOutObserver(observer, log), turn_id=turn_id)
+            strategy.run(self.conversation, sent, turn_observer, turn_id=turn_id)
         )
         try:
             result = await task
@@ -540,6 +545,30 @@ class ChatSession(SessionParts):
     def export_markdown(self) -> str:
         """The conversation's history as a Markdown document."""
         return export_markdown(self.conversation.messages, title=self.conversation_id or "conversation")
+
+
+class _AfterTurnStart:
+    """Passes events on; right after the turn's node starts, also those of the hooks run before it.
+
+    Their root nodes are moved under the turn's node, so a host sees one tree per turn.
+    """
+
+    def __init__(self, inner: TurnObserver, turn_id: str, before: list[TurnEvent]) -> None:
+        self._inner = inner
+        self._turn_id = turn_id
+        self._before: list[TurnEvent] | None = before
+
+    def on_event(self, event: TurnEvent) -> None:
+        self._inner.on_event(event)
+        if self._before is not None and isinstance(event, NodeStarted) and event.node_id == self._turn_id:
+            before, self._before = self._before, None
+            for earlier in before:
+                if isinstance(earlier, NodeStarted) and earlier.parent_id is None:
+                    earlier = replace(earlier, parent_id=self._turn_id)
+                self._inner.on_event(earlier)
+
+    async def approve(self, request: ToolApproval) -> ApprovalDecision:
+        return await self._inner.approve(request)
 
 
 def export_markdown(messages: Sequence[Message], *, title: str) -> str:

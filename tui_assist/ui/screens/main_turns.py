@@ -99,7 +99,7 @@ class TurnActions(MainScreenBase):
                 shown = set(lines)
                 view.mount(Notice("\n".join(f"- `{line}`" for line in lines), classes="-attachments"))
             observer = TextualObserver(self, self.app)
-            await session.prompt_hooks(prompt, observer)  # PromptRefused: shown as the turn's error
+            await session.prompt_hooks(prompt)  # PromptRefused: shown as the turn's error
             outcome = await session.run_turn(prompt, observer, attachments=attachments)
             result = outcome.result
             self._last_turn_failed = result.outcome == "error"
