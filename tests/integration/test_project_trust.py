@@ -67,7 +67,7 @@ def test_project_hooks_run_only_once_trusted_and_again_after_a_change(tmp_path: 
     untrusted = ask(work, script)
     assert untrusted.returncode == 0, untrusted.stderr
     assert not (work / "pwned-start").exists() and not (work / "pwned-pre").exists()
-    assert "this project's hooks and agents did not run: it is not trusted" in untrusted.stderr
+    assert "this project's hooks, MCP servers and agents did not run: it is not trusted" in untrusted.stderr
     assert "--trust-project" in untrusted.stderr
 
     trusted = ask(work, script, "--trust-project")

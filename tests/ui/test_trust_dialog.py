@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,13 @@ def project(tmp_path: Path) -> Path:
     (work / ".tui-assist" / "settings.toml").write_text('[[hooks.UserPromptSubmit]]\ncommand = "touch ran"\n')
     (work / ".claude" / "agents").mkdir(parents=True)
     (work / ".claude" / "agents" / "planner.md").write_text(AGENT)
+    mcp = {
+        "mcpServers": {
+            "gh": {"command": "npx", "args": ["-y", "server-github"]},
+            "web": {"url": "https://x.test/mcp"},
+        }
+    }
+    (work / ".mcp.json").write_text(json.dumps(mcp))
     return work
 
 
@@ -56,6 +64,8 @@ async def test_not_now_runs_nothing_of_the_project(project: Path, tmp_path: Path
         assert dialog.items == [
             "hook UserPromptSubmit: touch ran",
             f"agent planner: {project / '.claude' / 'agents' / 'planner.md'}",
+            "MCP server gh: npx -y server-github",
+            "MCP server web: https://x.test/mcp",
         ]
         shown = str(dialog.query_one("#item-list").render())
         assert "touch ran" in shown and "planner.md" in shown
@@ -64,6 +74,7 @@ async def test_not_now_runs_nothing_of_the_project(project: Path, tmp_path: Path
         await send(app, pilot, "hi")
     assert not (project / "ran").exists()
     files = [project / ".tui-assist" / "settings.toml", project / ".claude" / "agents" / "planner.md"]
+    files.append(project / ".mcp.json")
     assert ProjectTrust(tmp_path / "data").status(project, files) == "untrusted"
 
 

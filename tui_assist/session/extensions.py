@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tui_assist.session.agents import AgentDefinition, agent_folders, load_agents, project_agent_files
 from tui_assist.session.hooks import HookDefinition, parse_hooks, project_hooks
@@ -18,6 +18,9 @@ from tui_assist.session.trust import ProjectTrust, TrustStatus
 if TYPE_CHECKING:
     from tui_assist.core.tooling import SubagentSpec
     from tui_assist.session.config import Settings
+
+MCP_FILE = ".mcp.json"
+"""The project's MCP servers, in Claude Code's format (started by the MCP layer once trusted)."""
 
 TRUST_HINT = "trust it with --trust-project, or in the TUI's trust dialog"
 
@@ -32,6 +35,8 @@ class Extensions:
     agents: list[AgentDefinition] = field(default_factory=lambda: list[AgentDefinition]())
     project_files: list[Path] = field(default_factory=lambda: list[Path]())
     """The project files trusting covers (its settings.toml when it has hooks, its agent files)."""
+    mcp_servers: list[str] = field(default_factory=lambda: list[str]())
+    """The project's `.mcp.json` servers, one line each (`NAME: command args` or `NAME: url`)."""
     trust: TrustStatus = "trusted"
     warnings: list[str] = field(default_factory=lambda: list[str]())
 
@@ -56,6 +61,7 @@ class Extensions:
             return []
         lines = [f"hook {h.describe()}" for h in self.hooks if h.source == "project"]
         lines += [f"agent {a.spec.name}: {a.path}" for a in self.agents if a.project]
+        lines += [f"MCP server {line}" for line in self.mcp_servers]
         return lines
 
     def hook_lines(self, user_file: Path) -> list[str]:
@@ -78,7 +84,7 @@ class Extensions:
         if self.trusted or not self.project_files:
             return None
         why = "its files changed since you trusted it" if self.trust == "changed" else "it is not trusted"
-        return f"this project's hooks and agents did not run: {why} ({TRUST_HINT})"
+        return f"this project's hooks, MCP servers and agents did not run: {why} ({TRUST_HINT})"
 
 
 def load_extensions(settings: Settings, config_dir: Path, data_dir: Path) -> Extensions:
@@ -102,6 +108,10 @@ def load_extensions(settings: Settings, config_dir: Path, data_dir: Path) -> Ext
         *([settings_file] if settings_file else []),
         *project_agent_files(workdir, config_dir),
     ]
+    mcp_file = workdir / MCP_FILE
+    if mcp_file.is_file():
+        found.project_files.append(mcp_file)
+        found.mcp_servers = _mcp_lines(mcp_file)
     trust = ProjectTrust(data_dir)
     found.trust = trust.status(workdir, found.project_files)
     if found.trust != "trusted" and settings.trust_project:
@@ -111,3 +121,22 @@ def load_extensions(settings: Settings, config_dir: Path, data_dir: Path) -> Ext
             )
         found.trust = "trusted"
     return found
+
+
+def _mcp_lines(path: Path) -> list[str]:
+    """What the trust dialog names for each server of a `.mcp.json` (the file itself if unreadable)."""
+    import json
+
+    try:
+        servers: Any = json.loads(path.read_text(encoding="utf-8"))["mcpServers"]
+        items = list(servers.items())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return [f"(from {path}, which cannot be read)"]
+    lines: list[str] = []
+    for name, server in items:
+        spec: Any = server if isinstance(server, dict) else {}
+        args: Any = spec.get("args")
+        words = [str(spec.get("command") or ""), *(str(a) for a in (args if isinstance(args, list) else []))]
+        target = str(spec.get("url") or "") or " ".join(w for w in words if w)
+        lines.append(f"{name}: {target or '?'}")
+    return lines
