@@ -82,6 +82,8 @@ HookEvent = Literal["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolU
 class HookSettings(_Section):
     """One `[[hooks.EVENT]]` table: a command run at that point (see `session/hooks.py`)."""
 
+    type: Literal["command"] = "command"
+    """The only kind of hook (accepted for Claude Code's shape)."""
     command: str = Field(min_length=1)
     """Run with `sh -c` in the workdir, the event's JSON on its stdin."""
     matcher: str = ""
