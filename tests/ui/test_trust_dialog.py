@@ -116,3 +116,23 @@ async def test_hooks_and_agents_commands_list_them_with_their_origin(project: Pa
         await send(app, pilot, "/agents")
         agents = app.query(Notice).last().source
         assert "planner: Plans work (all tools)" in agents and "planner.md" in agents
+
+
+def test_trust_dialog_snapshot(snap_compare, fixed_clock) -> None:
+    from tests.ui.helpers import make_app
+
+    async def open_dialog(pilot) -> None:
+        app = pilot.app
+        await app.session.wait_ready()
+        await app.workers.wait_for_complete()
+        app.query_one(Prompt).cursor_blink = False
+        items = [
+            "hook PostToolUse [Write|Edit]: jq -r .tool_input.path | xargs ruff format",
+            "hook PreToolUse [bash]: ./scripts/guard.sh",
+            "agent reviewer: /work/project/.claude/agents/reviewer.md",
+            "MCP server github: https://api.githubcopilot.com/mcp/",
+        ]
+        app.push_screen(TrustScreen("/work/project", items, changed=True))
+        await pilot.pause(0.1)
+
+    assert snap_compare(make_app(), run_before=open_dialog, terminal_size=(100, 30))
