@@ -40,8 +40,10 @@ if TYPE_CHECKING:
     from tui_assist.core.turn import TurnResult, TurnStrategy
     from tui_assist.session.config import Price, Settings
     from tui_assist.session.context import CompactionReport, ContextKeeper
+    from tui_assist.session.history import History
     from tui_assist.session.mentions import Attachments
     from tui_assist.session.prompt_history import PromptHistory
+    from tui_assist.session.slash_commands import CustomCommandLoader, CustomCommands
     from tui_assist.store.db import Store
 
 log = logging.getLogger(__name__)
@@ -119,6 +121,7 @@ class ChatSession(SessionParts):
         """The `SessionStart` source still to run for this conversation (None: it ran)."""
         self._prompt_context: tuple[str, str, list[TurnEvent]] | None = None
         """What `UserPromptSubmit` hooks said for the next prompt: (prompt, context, their events)."""
+        self._commands: CustomCommandLoader | None = None
 
     # -- the next turn -------------------------------------------------------------------------
 
@@ -174,6 +177,18 @@ class ChatSession(SessionParts):
         """The project instructions as they are on disk now (what the next turn will be given)."""
         self.instructions = self._instructions_loader().load()
         return self.instructions
+
+    def custom_commands(self) -> CustomCommands:
+        """The custom commands on disk now, the project's and the user's (re-read when one changed)."""
+        from tui_assist.session.slash_commands import CustomCommandLoader
+
+        workdir = self.settings.workdir if self.ready else self.preview.workdir
+        if self._commands is None or self._commands.workdir != workdir:
+            from tui_assist.paths import config_dir
+            from tui_assist.session.commands import SLASH
+
+            self._commands = CustomCommandLoader(workdir, config_dir(), reserved=SLASH.names)
+        return self._commands.load()
 
     @property
     def prompt_history(self) -> PromptHistory:
@@ -442,6 +457,16 @@ class ChatSession(SessionParts):
 
     # -- conversations -------------------------------------------------------------------------
 
+    @property
+    def history(self) -> History | None:
+        """The stored conversations, for pickers (None without a store)."""
+        if self.store is None:
+            return None
+        from tui_assist.paths import data_dir
+        from tui_assist.session.history import History
+
+        return History(self.store, data_dir(self.settings.data_dir))
+
     def new_conversation(self) -> None:
         """Start over: the next turn creates a new conversation (and the meter starts at zero)."""
         self.conversation = Conversation()
@@ -541,6 +566,27 @@ class ChatSession(SessionParts):
             events = await self.store.turn_events(row.id)
             turns.append(StoredTurn(row.prompt, row.strategy, row.answer, events))
         return turns
+
+    async def export(self, fmt: str) -> str:
+        """The conversation as a document, `md` or `json`: the stored turns, rounds included.
+
+        Raises:
+            ValueError: when there is nothing to export, or JSON is asked without a store.
+        """
+        if self.conversation_id is None and not self.conversation.messages:
+            raise ValueError("nothing to export yet: this conversation has no turns")
+        if self.store is None or self.conversation_id is None:
+            if fmt != "md":
+                raise ValueError("JSON export needs the stored history, which is not available")
+            return self.export_markdown()
+        import io
+
+        from tui_assist.store.commands import history_export
+
+        out, err = io.StringIO(), io.StringIO()
+        if await history_export(self.store, self.conversation_id, out, fmt=fmt, err=err) != 0:
+            raise ValueError(f"cannot export: {err.getvalue().strip()}")
+        return out.getvalue()
 
     def export_markdown(self) -> str:
         """The conversation's history as a Markdown document."""

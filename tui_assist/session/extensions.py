@@ -140,3 +140,29 @@ def _mcp_lines(path: Path) -> list[str]:
         target = str(spec.get("url") or "") or " ".join(w for w in words if w)
         lines.append(f"{name}: {target or '?'}")
     return lines
+
+
+def hooks_markdown(found: Extensions | None) -> str:
+    """What `/hooks` says: each hook, where it came from, and whether it waits for trust."""
+    from tui_assist.paths import config_file
+
+    lines = found.hook_lines(config_file()) if found is not None else []
+    if not lines:
+        return (
+            "**Hooks** · none. Add `[[hooks.PreToolUse]]` tables (`command`, `matcher`, `timeout`) to "
+            f"`{config_file()}` or to the project's `.tui-assist/settings.toml`."
+        )
+    return "**Hooks**\n\n" + "\n".join(f"- `{line}`" for line in lines)
+
+
+def agents_markdown(found: Extensions | None) -> str:
+    """What `/agents` says: each custom sub-agent, where it came from, and whether it waits for trust."""
+    from tui_assist.paths import config_dir
+
+    lines = found.agent_lines() if found is not None else []
+    if not lines:
+        return (
+            "**Agents** · none. Put Markdown files with front matter (`name`, `description`, `tools`, "
+            f"`model`) in `.tui-assist/agents/`, `.claude/agents/` or `{config_dir() / 'agents'}`."
+        )
+    return "**Agents**\n\n" + "\n".join(f"- `{line}`" for line in lines)

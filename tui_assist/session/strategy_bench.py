@@ -286,7 +286,8 @@ async def _run_turn(
 ) -> tuple[TurnOutcome | None, str | None]:
     """One headless turn as `ask --yes` runs it; None and why when the session cannot start."""
     from tui_assist.session.chat import ChatSession
-    from tui_assist.session.headless import HeadlessObserver
+    from tui_assist.session.controller import TurnController
+    from tui_assist.session.headless import HeadlessHost
 
     update: dict[str, Any] = {
         "workdir": workdir,
@@ -304,11 +305,14 @@ async def _run_turn(
         await session.load()
         if session.provider is None:
             return None, session.provider_problem or "no provider"
-        timer = asyncio.get_running_loop().call_later(task.timeout, session.interrupt)
+        host = HeadlessHost(progress=False, observer=observer)
+        controller = host.controller = TurnController(session, host)
+        timer = asyncio.get_running_loop().call_later(task.timeout, controller.cancel)
         try:
-            return await session.run_turn(task.prompt, observer or HeadlessObserver(progress=False)), None
+            ended = await controller.run_prompt(task.prompt)  # a task's prompt is never a command
         finally:
             timer.cancel()
+        return ended.outcome, ended.problem
     except Exception as exc:  # one run's failure must not end the benchmark
         return None, f"{type(exc).__name__}: {exc}"
     finally:

@@ -7,7 +7,6 @@ Choosing a turn shows its plan (files restored, deleted, and the user's own chan
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -20,10 +19,10 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from tui_assist.core.text import clip
-from tui_assist.session.rewind import RewindPlan, RewindScope, plan_rewind, turn_changes
+from tui_assist.session.rewind import RewindPlan, RewindScope
 
 if TYPE_CHECKING:
-    from tui_assist.store.db import Store
+    from tui_assist.session.history import History
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +59,9 @@ class RewindScreen(ModalScreen[RewindChoice | None]):
         Binding("enter", "confirm", "Rewind", id="rewind-confirm", show=False),
     ]
 
-    def __init__(self, store: Store, data_dir: Path, conversation_id: str) -> None:
+    def __init__(self, history: History, conversation_id: str) -> None:
         super().__init__()
-        self.store, self.data_dir, self.conversation_id = store, data_dir, conversation_id
+        self.history, self.conversation_id = history, conversation_id
         self._prompts: dict[str, str] = {}
         self.plan: RewindPlan | None = None
 
@@ -79,11 +78,11 @@ class RewindScreen(ModalScreen[RewindChoice | None]):
 
     @work(exclusive=True, group="rewind")
     async def load_turns(self) -> None:
-        turns = await self.store.turns_page(self.conversation_id, limit=200)
+        turns = await self.history.turns(self.conversation_id, 200)
         options: list[Option] = []
         for turn in reversed(turns):  # newest first: the usual way back is one step
             self._prompts[turn.id] = turn.prompt
-            changes = await turn_changes(self.store, self.data_dir, turn.id)
+            changes = await self.history.turn_changes(turn.id)
             if changes is None:
                 files = "no file snapshot"
             elif not changes:
@@ -109,7 +108,7 @@ class RewindScreen(ModalScreen[RewindChoice | None]):
         self.add_class("-planning")
         text = self.query_one("#rewind-plan-text", Static)
         text.update("Working out what would change…")
-        self.plan = plan = await plan_rewind(self.store, self.data_dir, turn_id, scope)
+        self.plan = plan = await self.history.plan_rewind(turn_id, scope)
         text.update(describe_plan(plan))
         self.query_one("#rewind-keys", Static).update(
             "f files only · c conversation only · b both · enter rewind · escape back"
