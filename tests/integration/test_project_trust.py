@@ -19,7 +19,9 @@ command = "touch pwned-pre"
 """
 
 
-def ask(work: Path, script: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+def ask(
+    work: Path, script: Path, *flags: str, prompt: str = "look around"
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
             sys.executable,
@@ -33,7 +35,7 @@ def ask(work: Path, script: Path, *flags: str) -> subprocess.CompletedProcess[st
             "--workdir",
             str(work),
             *flags,
-            "look around",
+            prompt,
         ],
         capture_output=True,
         text=True,
@@ -89,6 +91,12 @@ def test_project_hooks_run_only_once_trusted_and_again_after_a_change(tmp_path: 
     assert changed.returncode == 0, changed.stderr
     assert not any((work / name).exists() for name in ("pwned-start", "pwned-pre", "pwned-stop"))
     assert "its files changed since you trusted it" in changed.stderr
+
+    # /hooks lists them headless too, with where they came from and that they wait for trust.
+    listed = ask(work, script, prompt="/hooks")
+    assert listed.returncode == 0, listed.stderr
+    assert "SessionStart: touch pwned-start · project" in listed.stdout
+    assert "waits for you to trust the project" in listed.stdout
 
 
 def test_trust_state_digest(tmp_path: Path) -> None:
