@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.helpers import FakeToolbox, settings, wait_until
+from tests.ui.helpers import FakeToolbox, screen_text, settings, wait_until
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.session.trust import ProjectTrust
 from tui_assist.ui.app import TuiAssistApp
@@ -136,3 +136,23 @@ def test_trust_dialog_snapshot(snap_compare, fixed_clock) -> None:
         await pilot.pause(0.1)
 
     assert snap_compare(make_app(), run_before=open_dialog, terminal_size=(100, 30))
+
+
+async def test_a_refused_prompt_shows_the_hooks_words_and_comes_back(tmp_path: Path) -> None:
+    refuse = {"UserPromptSubmit": [{"command": "echo not on a Friday >&2; exit 2"}]}
+    work = tmp_path / "w"
+    work.mkdir()
+    provider = ScriptedProvider(["never sent"])
+    app = TuiAssistApp(
+        settings(work, data_dir=tmp_path / "data", hooks=refuse),
+        provider_factory=lambda: provider,
+        toolbox_factory=lambda: FakeToolbox(work),
+        use_store=False,
+    )
+    async with app.run_test(size=(110, 32)) as pilot:
+        await app.session.wait_ready()
+        await app.workers.wait_for_complete()
+        await send(app, pilot, "deploy it")
+        assert "a UserPromptSubmit hook refused the prompt: not on a Friday" in screen_text(app)
+        assert app.query_one(Prompt).text == "deploy it"  # given back, to edit or send again
+    assert provider.requests == []

@@ -217,8 +217,8 @@ class TurnController:
             outcome = await session.run_turn(prompt, self.observer, attachments=attachments)
         except asyncio.CancelledError:
             raise
-        except PromptRefused as exc:  # not sent, nothing stored: the hook's words are the problem
-            return TurnEnded(prompt, None, problem=str(exc), unsent=True)
+        except PromptRefused as exc:  # nothing sent or stored: the hook's words are the problem
+            return TurnEnded(prompt, None, problem=str(exc))
         except Exception as exc:  # a bug must not take the host down with it
             return TurnEnded(prompt, None, problem=f"{type(exc).__name__}: {exc}")
         return TurnEnded(prompt, outcome)
