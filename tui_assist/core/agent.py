@@ -329,7 +329,10 @@ class _AgentRun:
             context=self.rt.context,
             hooks=self.rt.hooks,
             model=agent.model if agent is not None and agent.model else self.rt.model,
-            tool_names=frozenset(agent.tools) if agent is not None and agent.tools is not None else None,
+            # A general sub-agent of a restricted one gets no more tools than its parent.
+            tool_names=frozenset(agent.tools)
+            if agent is not None and agent.tools is not None
+            else self.rt.tool_names,
         )
         label = f"{agent.name}: {description}" if agent is not None else description
         result = await run_agent(
