@@ -65,11 +65,15 @@ _GLOBALS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
             "help": "approvals: default asks, accept-edits runs edits, plan runs nothing, bypass runs all",
         },
     ),
+    "trust_project": (
+        ("--trust-project",),
+        {"action": "store_true", "help": "trust this project's hooks, MCP servers and agents (remembered)"},
+    ),
 }
 GLOBAL_FLAGS = tuple(_GLOBALS)
 
 _MODEL = ("provider", "base_url", "model", "script")
-_TURN = ("refine", "rounds", "workdir", "data_dir", "mode", *_MODEL)
+_TURN = ("refine", "rounds", "workdir", "data_dir", "mode", "trust_project", *_MODEL)
 USES: dict[str, tuple[str, ...]] = {
     "chat": (*_TURN, "theme"),
     "ask": _TURN,

@@ -213,7 +213,7 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
             ProviderError: when the call fails for good; the message is one line.
             asyncio.CancelledError: when the caller cancels; the stream is closed first.
         """
-        params = build_stream_params(request, self.model, cache=self.prompt_caching)
+        params = build_stream_params(request, request.model or self.model, cache=self.prompt_caching)
         client = self.client
         return await retry_broken_stream(
             lambda: self._attempt(client, params, sink),
@@ -288,7 +288,7 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
         Raises:
             ProviderError: when counting fails; the message is one line.
         """
-        params = build_stream_params(request, self.model, cache=False)
+        params = build_stream_params(request, request.model or self.model, cache=False)
         client = self.client
         try:
             counted = await client.messages.count_tokens(

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from tui_assist.core.tooling import Tool, ToolboxFactory
+from tui_assist.core.tooling import SubagentSpec, Tool, ToolboxFactory
 from tui_assist.tools.files import TextEditorTool
 from tui_assist.tools.sandbox import Sandbox
 from tui_assist.tools.shell import BashTool
@@ -21,6 +21,10 @@ ExtraTools = Sequence[Tool] | Callable[[], Sequence[Tool]]
 tools that appear later, such as those of MCP servers started after the factory was built, are
 offered from the next turn on). They are shared between toolboxes: a `Toolset` closes only those
 with an `aclose()`, so shared tools must not have one."""
+
+
+Subagents = Sequence[SubagentSpec] | Callable[[], Sequence[SubagentSpec]]
+"""Custom sub-agents, or a callable read each time a toolbox is made (a project trusted later)."""
 
 
 @runtime_checkable
@@ -91,6 +95,7 @@ def default_toolbox(
     extra_tools: ExtraTools = (),
     pass_env: Sequence[str] = (),
     sandbox: Sandbox | None = None,
+    subagents: Subagents = (),
 ) -> Toolset:
     """The standard tools: `bash`, `str_replace_based_edit_tool` and `agent`, then any extras.
 
@@ -103,6 +108,7 @@ def default_toolbox(
         pass_env: Environment variables the shell gets even though their names look like
             secrets (`Settings.tools.bash.pass_env`).
         sandbox: Run `bash` in this OS sandbox (`choose_sandbox(...).sandbox`); None: unsandboxed.
+        subagents: The custom sub-agents the `agent` tool offers, or a callable read each time.
 
     Returns:
         A fresh toolset with a shell that is not started yet.
@@ -123,7 +129,7 @@ def default_toolbox(
                 sandbox=sandbox,
             ),
             TextEditorTool(workdir, max_output_chars=max_output_chars),
-            AgentTool(),
+            AgentTool(subagents() if callable(subagents) else subagents),
             *extras,
         ],
     )
@@ -137,6 +143,7 @@ def toolbox_factory(
     extra_tools: ExtraTools = (),
     pass_env: Sequence[str] = (),
     sandbox: Sandbox | None = None,
+    subagents: Subagents = (),
 ) -> ToolboxFactory:
     """A factory that makes a fresh default toolbox on each call.
 
@@ -148,6 +155,7 @@ def toolbox_factory(
         pass_env: Environment variables the shell gets even though their names look like
             secrets (`Settings.tools.bash.pass_env`).
         sandbox: Run `bash` in this OS sandbox; None: unsandboxed.
+        subagents: The custom sub-agents, or a callable read on each call.
 
     Returns:
         A callable that returns a new `Toolset` each time.
@@ -162,6 +170,7 @@ def toolbox_factory(
             extra_tools=extra_tools,
             pass_env=passed,
             sandbox=sandbox,
+            subagents=subagents,
         )
 
     return make
