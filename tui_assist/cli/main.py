@@ -136,6 +136,10 @@ def _run(args: argparse.Namespace) -> int:
             from tui_assist.cli.ask import ask
 
             return asyncio.run(ask(args, settings))
+        case "acp":
+            from tui_assist.cli.acp import acp
+
+            return asyncio.run(acp(args, settings))
         case "history" | "stats":
             from tui_assist.cli.commands import history_or_stats
 

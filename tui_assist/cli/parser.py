@@ -74,6 +74,7 @@ USES: dict[str, tuple[str, ...]] = {
     "chat": (*_TURN, "theme"),
     "ask": _TURN,
     "explore": ("theme",),
+    "acp": _TURN,
     "history": ("data_dir",),
     "stats": ("data_dir",),
     "flow grounded": ("data_dir", *_MODEL),
@@ -87,7 +88,7 @@ USES: dict[str, tuple[str, ...]] = {
 }
 """The global flags each command uses; it accepts and ignores the others."""
 
-COMMANDS = ("ask", "explore", "history", "stats", "flow", "bench", "rewind")
+COMMANDS = ("ask", "acp", "explore", "history", "stats", "flow", "bench", "rewind")
 
 
 def _add_globals(parser: argparse.ArgumentParser, uses: Sequence[str]) -> None:
@@ -141,6 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     resume.add_argument("--conversation", metavar="ID", help="append to conversation ID")
 
+    _sub(
+        sub, "acp", USES["acp"], help="serve the Agent Client Protocol on stdio (for editors: Zed, Neovim...)"
+    )
     _sub(sub, "explore", USES["explore"], help="watch the five workflow patterns run (offline)")
 
     history = _sub(sub, "history", USES["history"], help="list, show, search and export conversations")

@@ -24,6 +24,7 @@ from tui_assist.session.mentions.attachment import (
     Attachments,
     RefusalReason,
     Refused,
+    attach_documents,
     expand_mentions,
 )
 from tui_assist.session.mentions.completer import MentionCompleter
@@ -62,6 +63,7 @@ __all__ = [
     "MentionQuery",
     "RefusalReason",
     "Refused",
+    "attach_documents",
     "expand_mentions",
     "find_mentions",
     "format_mention",
