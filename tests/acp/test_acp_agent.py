@@ -46,13 +46,17 @@ class EditorClient:
         """Per permission request: the option kind to choose, or None to cancel it."""
         self.asked: list[Any] = []
 
-    async def request_permission(self, options: list[Any], session_id: str, tool_call: Any, **kwargs: Any) -> Any:
+    async def request_permission(
+        self, options: list[Any], session_id: str, tool_call: Any, **kwargs: Any
+    ) -> Any:
         self.asked.append((tool_call, options))
         kind = self.answers.popleft()
         if kind is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         option = next(o for o in options if o.kind == kind)
-        return RequestPermissionResponse(outcome=AllowedOutcome(option_id=option.option_id, outcome="selected"))
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(option_id=option.option_id, outcome="selected")
+        )
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append(update)
@@ -97,7 +101,13 @@ def only_json_rpc(stdout_copy: Path) -> None:
 
 
 async def test_initialize_new_and_a_streamed_answer(fake: FakeAnthropic, tmp_path: Path, work: Path) -> None:
-    fake.add(Reply([Text("Hello from the agent, streamed in pieces.", deltas=5)]))
+    fake.add(
+        Reply([Text("Hello from the agent, streamed in pieces.", deltas=5)]),
+        Reply("draft one"),
+        Reply("REVISE\nsay two"),
+        Reply("draft two"),
+        Reply("**PASS**"),
+    )
     async with agent(fake, tmp_path) as (conn, client, stdout_copy):
         init = await conn.initialize(protocol_version=PROTOCOL_VERSION)
         caps = init.agent_capabilities
@@ -110,7 +120,9 @@ async def test_initialize_new_and_a_streamed_answer(fake: FakeAnthropic, tmp_pat
         assert new.modes is not None and new.modes.current_mode_id == "default"
         assert [m.id for m in new.modes.available_modes] == ["default", "accept-edits", "plan", "bypass"]
         assert new.config_options is not None
-        refine = new.config_options[0].root if hasattr(new.config_options[0], "root") else new.config_options[0]
+        refine = (
+            new.config_options[0].root if hasattr(new.config_options[0], "root") else new.config_options[0]
+        )
         assert (refine.id, refine.current_value) == ("refine", "off")
         assert {o.value for o in refine.options} == {"off", "on"}
 
@@ -129,6 +141,23 @@ async def test_initialize_new_and_a_streamed_answer(fake: FakeAnthropic, tmp_pat
         cost = await conn.prompt(session_id=new.session_id, prompt=[text_block("/cost")])
         assert cost.stop_reason == "end_turn" and "Cost of this session" in client.message()
         assert len(fake.requests) == before
+
+        # Refine on: the rounds are the plan, the critic's reply a thought, the last draft ends
+        # the message.
+        options = await conn.set_config_option(config_id="refine", session_id=new.session_id, value="on")
+        assert options is not None
+        client.updates.clear()
+        answer = await conn.prompt(session_id=new.session_id, prompt=[text_block("count")])
+        assert answer.stop_reason == "end_turn"
+        plan = client.of(AgentPlanUpdate)[-1]
+        assert [(e.content, e.status) for e in plan.entries] == [
+            ("Round 1: generate", "completed"),
+            ("Round 1: critic REVISE: say two", "completed"),
+            ("Round 2: generate", "completed"),
+            ("Round 2: critic PASS", "completed"),
+        ]
+        assert client.message().startswith("draft one") and client.message().endswith("draft two")
+        assert client.of(AgentThoughtChunk), "the critic's reply is a thought"
     only_json_rpc(stdout_copy)
 
     # The session is the stored conversation, as `history list` shows it.
@@ -152,8 +181,17 @@ async def test_bash_permission_reject_then_allow_and_an_edit_diff(
         Reply("It was not allowed."),
         Reply([ToolUse("bash", {"command": "echo made > allowed.txt && echo done"})]),
         Reply("Made it."),
-        Reply([ToolUse(EDITOR, {"command": "str_replace", "path": "notes.txt", "old_str": "beta", "new_str": "gamma"})]),
+        Reply(
+            [
+                ToolUse(
+                    EDITOR,
+                    {"command": "str_replace", "path": "notes.txt", "old_str": "beta", "new_str": "gamma"},
+                )
+            ]
+        ),
         Reply("Edited."),
+        Reply([ToolUse("bash", {"command": "touch planned.txt"})]),
+        Reply("Here is my plan."),
     )
     async with agent(fake, tmp_path) as (conn, client, stdout_copy):
         session = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
@@ -188,21 +226,15 @@ async def test_bash_permission_reject_then_allow_and_an_edit_diff(
         assert (diff.old_text, diff.new_text) == ("alpha\nbeta\n", "alpha\ngamma\n")
         asked_diff = client.asked[-1][0].content[0]
         assert (asked_diff.old_text, asked_diff.new_text) == ("alpha\nbeta\n", "alpha\ngamma\n")
-    only_json_rpc(stdout_copy)
 
-
-async def test_plan_mode_and_deny_rules_hold_whatever_the_client_says(
-    fake: FakeAnthropic, tmp_path: Path, work: Path
-) -> None:
-    fake.add(Reply([ToolUse("bash", {"command": "touch planned.txt"})]), Reply("Here is my plan."))
-    async with agent(fake, tmp_path) as (conn, client, _):
-        session = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
+        # Plan mode is decided by the agent: the client is not asked, and nothing runs.
         await conn.set_session_mode(session_id=session, mode_id="plan")
-        client.answers.append("allow_once")  # never asked: plan is decided by the agent
-        answer = await conn.prompt(session_id=session, prompt=[text_block("do it")])
-        assert answer.stop_reason == "end_turn"
-        assert client.asked == [] and not (work / "planned.txt").exists()
+        client.answers.append("allow_once")
+        planned = await conn.prompt(session_id=session, prompt=[text_block("do it")])
+        assert planned.stop_reason == "end_turn"
+        assert len(client.asked) == 3 and not (work / "planned.txt").exists()
         assert client.of(ToolCallProgress)[-1].status == "failed"
+    only_json_rpc(stdout_copy)
 
 
 async def test_cancel_during_a_slow_stream_answers_cancelled(
@@ -227,10 +259,22 @@ async def test_cancel_during_a_slow_stream_answers_cancelled(
 
 
 async def test_load_replays_an_ask_conversation(fake: FakeAnthropic, tmp_path: Path, work: Path) -> None:
-    fake.add(Reply([ToolUse("bash", {"command": "echo from-ask"})]), Reply("The ask answer."), Reply("Follow-up."))
+    fake.add(
+        Reply([ToolUse("bash", {"command": "echo from-ask"})]), Reply("The ask answer."), Reply("Follow-up.")
+    )
     env = dict(os.environ) | {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.base_url}
     made = subprocess.run(
-        [sys.executable, "-m", "tui_assist", "ask", "--json", "--yes", "--workdir", str(work), "the ask prompt"],
+        [
+            sys.executable,
+            "-m",
+            "tui_assist",
+            "ask",
+            "--json",
+            "--yes",
+            "--workdir",
+            str(work),
+            "the ask prompt",
+        ],
         capture_output=True,
         text=True,
         env=env,
@@ -250,22 +294,3 @@ async def test_load_replays_an_ask_conversation(fake: FakeAnthropic, tmp_path: P
         answer = await conn.prompt(session_id=conversation, prompt=[text_block("and then?")])
         assert answer.stop_reason == "end_turn"
         assert "the ask prompt" in fake.requests[-1].all_text()
-
-
-async def test_refine_on_shows_the_rounds_as_a_plan(fake: FakeAnthropic, tmp_path: Path, work: Path) -> None:
-    fake.add(Reply("draft one"), Reply("REVISE\nsay two"), Reply("draft two"), Reply("**PASS**"))
-    async with agent(fake, tmp_path) as (conn, client, _):
-        session = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
-        options = await conn.set_config_option(config_id="refine", session_id=session, value="on")
-        assert options is not None
-        answer = await conn.prompt(session_id=session, prompt=[text_block("count")])
-        assert answer.stop_reason == "end_turn"
-        plan = client.of(AgentPlanUpdate)[-1]
-        assert [(e.content, e.status) for e in plan.entries] == [
-            ("Round 1: generate", "completed"),
-            ("Round 1: critic REVISE: say two", "completed"),
-            ("Round 2: generate", "completed"),
-            ("Round 2: critic PASS", "completed"),
-        ]
-        assert client.message().endswith("draft two")
-        assert client.of(AgentThoughtChunk), "the critic's reply is a thought"

@@ -516,7 +516,16 @@ async def serve(settings: Settings) -> None:
     finally:
         sys.stdout = real_stdout
     agent = TuiAssistAgent(settings)
+    # The provider's SDK takes seconds to import: begun now, while the editor says hello, it is
+    # ready (or nearly) when the first session opens.
+    warm_up = asyncio.create_task(asyncio.to_thread(_import_provider, settings))
     try:
         await run_agent(cast(Any, agent), writer, reader)  # implements the methods it serves
     finally:
+        warm_up.cancel()
         await agent.aclose()
+
+
+def _import_provider(settings: Settings) -> None:
+    if settings.provider == "anthropic":
+        import tui_assist.providers.anthropic  # noqa: F401 - imported for its side effect: loaded

@@ -93,7 +93,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args is not None and command == "ask" and args.json:
             from tui_assist.cli.ask import failure_json
 
-            print(json.dumps(failure_json("refine" if getattr(args, "refine", False) else "agent", str(exc))))
+            data = failure_json("refine" if getattr(args, "refine", False) else "agent", str(exc))
+            if getattr(args, "output_format", None) == "stream-json":
+                data = {"type": "result", **data}
+            print(json.dumps(data))
         print(error_line(command, str(exc)), file=sys.stderr)
         return EXIT_FAILED
     except (KeyboardInterrupt, asyncio.CancelledError):

@@ -133,8 +133,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     ask = _sub(sub, "ask", USES["ask"], help="run one turn headless and print the answer")
-    ask.add_argument("prompt", metavar="PROMPT", help="the request ('-' reads it from stdin)")
+    ask.add_argument(
+        "prompt",
+        metavar="PROMPT",
+        nargs="?",
+        help="the request ('-' or none: stdin; with PROMPT, stdin is attached)",
+    )
     ask.add_argument("--json", action="store_true", help="print one JSON object")
+    ask.add_argument(
+        "--output-format",
+        choices=("text", "json", "stream-json"),
+        help="text (default), json (= --json), stream-json (one JSON object per line as the turn runs)",
+    )
     ask.add_argument("--yes", action="store_true", help="approve every tool call")
     resume = ask.add_mutually_exclusive_group()
     resume.add_argument(
