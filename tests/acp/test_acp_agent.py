@@ -26,6 +26,7 @@ from acp.schema import (
     AvailableCommandsUpdate,
     DeniedOutcome,
     FileEditToolCallContent,
+    McpServerStdio,
     RequestPermissionResponse,
     ToolCallProgress,
     ToolCallStart,
@@ -35,6 +36,7 @@ from acp.schema import (
 from tests.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse
 
 EDITOR = "str_replace_based_edit_tool"
+MCP_SERVER = str(Path(__file__).parents[1] / "tools" / "mcp_server.py")
 
 
 class EditorClient:
@@ -116,7 +118,9 @@ async def test_initialize_new_and_a_streamed_answer(fake: FakeAnthropic, tmp_pat
         assert caps.prompt_capabilities is not None
         assert caps.prompt_capabilities.image and caps.prompt_capabilities.embedded_context
 
-        new = await conn.new_session(cwd=str(work), mcp_servers=[])
+        # The editor's own stdio MCP server joins the toolbox.
+        server = McpServerStdio(name="testsrv", command=sys.executable, args=[MCP_SERVER], env=[])
+        new = await conn.new_session(cwd=str(work), mcp_servers=[server])
         assert new.modes is not None and new.modes.current_mode_id == "default"
         assert [m.id for m in new.modes.available_modes] == ["default", "accept-edits", "plan", "bypass"]
         assert new.config_options is not None
@@ -128,6 +132,7 @@ async def test_initialize_new_and_a_streamed_answer(fake: FakeAnthropic, tmp_pat
 
         answer = await conn.prompt(session_id=new.session_id, prompt=[text_block("say hello")])
         assert answer.stop_reason == "end_turn"
+        assert any("testsrv" in tool["name"] and "echo" in tool["name"] for tool in fake.requests[0].tools)
         chunks = client.of(AgentMessageChunk)
         assert len(chunks) >= 3
         assert client.message() == "Hello from the agent, streamed in pieces."

@@ -81,6 +81,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+CLOSE_TIMEOUT = 5.0
+"""Seconds a closing session waits for its cancelled turn to be stored."""
 REFINE = "refine"
 """The id of the session config option that turns Refine mode on and off."""
 
@@ -109,6 +111,8 @@ class AcpSession:
         self._pump = asyncio.create_task(self._send_all(), name=f"acp-updates-{session_id}")
         self.ended: TurnEnded | None = None
         """How the prompt's turn ended (None: the prompt was a command)."""
+        self._work: asyncio.Future[None] | None = None
+        """The running prompt's work (its turn, or a command)."""
 
     # -- sending -------------------------------------------------------------------------------
 
@@ -135,8 +139,9 @@ class AcpSession:
                 self._outbox.task_done()
 
     async def aclose(self) -> None:
-        """Stop the running turn (stored as cancelled) and release the session's parts."""
-        self.controller.cancel()
+        """Stop the running turn, let it be stored as cancelled, and release the session's parts."""
+        if self.controller.cancel() and self._work is not None:
+            await asyncio.wait([self._work], timeout=CLOSE_TIMEOUT)
         self._pump.cancel()
         await self.chat.aclose()
 
@@ -207,7 +212,8 @@ class AcpSession:
         try:
             work = self.controller.submit(text)
             if work is not None:
-                task = asyncio.ensure_future(work)
+                # Its own task: a cancel before the turn began cancels the work, not this request.
+                self._work = task = asyncio.ensure_future(work)
                 try:
                     await task
                 except asyncio.CancelledError:
@@ -259,7 +265,9 @@ class AcpSession:
             response = await self.client.request_permission(
                 session_id=self.id, tool_call=self._turn.permission_call(request.node_id), options=options
             )
-        except RequestError as exc:
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # an error answer, or a client gone: nobody approved the call
             log.warning("acp: the permission request failed: %s", exc)
             return ApprovalDecision.deny("the editor could not be asked")
         outcome = response.outcome
