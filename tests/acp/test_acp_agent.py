@@ -181,6 +181,9 @@ async def test_bash_permission_reject_then_allow_and_an_edit_diff(
     fake: FakeAnthropic, tmp_path: Path, work: Path
 ) -> None:
     (work / "notes.txt").write_text("alpha\nbeta\n")
+    config = tmp_path / "xdg_config_home" / "tui-assist" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('[permissions]\ndeny = ["bash(rm *)"]\n')
     fake.add(
         Reply([ToolUse("bash", {"command": "touch rejected.txt"})]),
         Reply("It was not allowed."),
@@ -197,6 +200,8 @@ async def test_bash_permission_reject_then_allow_and_an_edit_diff(
         Reply("Edited."),
         Reply([ToolUse("bash", {"command": "touch planned.txt"})]),
         Reply("Here is my plan."),
+        Reply([ToolUse("bash", {"command": "rm notes.txt"})]),
+        Reply("It was denied."),
     )
     async with agent(fake, tmp_path) as (conn, client, stdout_copy):
         session = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
@@ -239,6 +244,13 @@ async def test_bash_permission_reject_then_allow_and_an_edit_diff(
         assert planned.stop_reason == "end_turn"
         assert len(client.asked) == 3 and not (work / "planned.txt").exists()
         assert client.of(ToolCallProgress)[-1].status == "failed"
+
+        # So is a deny rule, in any mode.
+        await conn.set_session_mode(session_id=session, mode_id="bypass")
+        denied = await conn.prompt(session_id=session, prompt=[text_block("remove it")])
+        assert denied.stop_reason == "end_turn"
+        assert len(client.asked) == 3 and (work / "notes.txt").exists()
+        assert "deny rule" in client.of(ToolCallProgress)[-1].content[0].content.text
     only_json_rpc(stdout_copy)
 
 
@@ -246,7 +258,7 @@ async def test_cancel_during_a_slow_stream_answers_cancelled(
     fake: FakeAnthropic, tmp_path: Path, work: Path
 ) -> None:
     slow = Reply([Text("Partial answer that never finishes", deltas=6)], hold_after=5)
-    fake.add(slow)
+    fake.add(slow, Reply([ToolUse("bash", {"command": "touch never.txt"})]))
     async with agent(fake, tmp_path) as (conn, client, _):
         session = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
         pending = asyncio.ensure_future(conn.prompt(session_id=session, prompt=[text_block("go slowly")]))
@@ -259,8 +271,14 @@ async def test_cancel_during_a_slow_stream_answers_cancelled(
         answer = await asyncio.wait_for(pending, 20)
         assert answer.stop_reason == "cancelled"
         slow.release()
+
+        # A permission request the client cancels stops the turn the same way.
+        client.answers.append(None)
+        stopped = await conn.prompt(session_id=session, prompt=[text_block("touch it")])
+        assert stopped.stop_reason == "cancelled" and client.asked
+        assert not (work / "never.txt").exists()
     database = sqlite3.connect(tmp_path / "data" / "tui_assist.db")
-    assert database.execute("SELECT outcome FROM turns").fetchall() == [("cancelled",)]
+    assert database.execute("SELECT outcome FROM turns").fetchall() == [("cancelled",), ("cancelled",)]
 
 
 async def test_load_replays_an_ask_conversation(fake: FakeAnthropic, tmp_path: Path, work: Path) -> None:
