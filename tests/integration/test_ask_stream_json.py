@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -115,6 +116,10 @@ def test_a_prompt_on_stdin_and_stdin_attached_to_a_prompt(fake: FakeAnthropic, w
     sent = fake.requests[1].messages[-1]["content"][0]["text"]
     assert '<document source="stdin">\nline one of the notes\nline two\n</document>' in sent
     assert sent.rstrip().endswith("summarize")
+    # The conversation is titled by what was asked, not by the document.
+    database = sqlite3.connect(work.parent / "data" / "tui_assist.db")
+    titles = database.execute("SELECT title FROM conversations ORDER BY rowid").fetchall()
+    assert titles == [("what is piped",), ("summarize",)]
 
 
 def test_no_prompt_and_nothing_piped_is_a_usage_error(work: Path) -> None:

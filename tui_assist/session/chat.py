@@ -362,19 +362,15 @@ class ChatSession(SessionParts):
             return False
         try:
             if self.conversation_id is None:
-                from tui_assist.store.db import title_from_prompt  # loaded with the store
-
                 self.conversation_id = await store.create_conversation(
-                    title=self._title or title_from_prompt(prompt),
+                    title=self._title or _title_of(prompt),
                     model=self.model,
                     workdir=str(self.settings.workdir),
                 )
                 self._title = None
                 self.conversation.id = self.conversation_id
             elif self._untitled:
-                from tui_assist.store.db import title_from_prompt
-
-                await store.rename_conversation(self.conversation_id, title_from_prompt(prompt))
+                await store.rename_conversation(self.conversation_id, _title_of(prompt))
             self._untitled = False
             await store.begin_turn(
                 conversation_id=self.conversation_id, turn_id=turn_id, strategy=strategy, prompt=prompt
@@ -568,3 +564,11 @@ class ChatSession(SessionParts):
         if fmt == "md":
             return self.export_markdown()
         raise ExportError("JSON export needs the stored history, which is not available")
+
+
+def _title_of(prompt: str) -> str:
+    """A conversation's title from its first prompt: what was asked, not the documents it carried."""
+    from tui_assist.session.mentions import without_documents
+    from tui_assist.store.db import title_from_prompt  # loaded with the store
+
+    return title_from_prompt(without_documents(prompt))

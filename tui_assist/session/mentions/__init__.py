@@ -26,6 +26,7 @@ from tui_assist.session.mentions.attachment import (
     Refused,
     attach_documents,
     expand_mentions,
+    without_documents,
 )
 from tui_assist.session.mentions.completer import MentionCompleter
 from tui_assist.session.mentions.listing import (
@@ -69,4 +70,5 @@ __all__ = [
     "format_mention",
     "list_candidates",
     "mention_at",
+    "without_documents",
 ]

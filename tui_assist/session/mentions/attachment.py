@@ -188,6 +188,10 @@ def expand_mentions(
     return Attachments(prompt, text, tuple(attached), tuple(refused))
 
 
+_DOCUMENTS_OPEN = "<attached-documents>\n"
+_DOCUMENTS_CLOSE = "\n</attached-documents>"
+
+
 def attach_documents(prompt: str, documents: Sequence[tuple[str, str]]) -> str:
     """`prompt` with texts that came along with it attached before it, as mentioned files are.
 
@@ -203,7 +207,16 @@ def attach_documents(prompt: str, documents: Sequence[tuple[str, str]]) -> str:
         f'<document source="{html.escape(source)}">\n{text.removesuffix(chr(10))}\n</document>'
         for source, text in documents
     ]
-    return "<attached-documents>\n" + "\n".join(blocks) + "\n</attached-documents>\n\n" + prompt
+    return _DOCUMENTS_OPEN + "\n".join(blocks) + _DOCUMENTS_CLOSE + "\n\n" + prompt
+
+
+def without_documents(text: str) -> str:
+    """`text` without the documents `attach_documents` put before it (what the user asked)."""
+    if text.startswith(_DOCUMENTS_OPEN):
+        end = text.find(_DOCUMENTS_CLOSE)
+        if end >= 0:
+            return text[end + len(_DOCUMENTS_CLOSE) :].lstrip("\n")
+    return text
 
 
 def _label(root: Path, written: str, resolved: Path, is_dir: bool) -> str:
