@@ -153,7 +153,12 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("--conversation", metavar="ID", help="append to conversation ID")
 
     _sub(
-        sub, "acp", USES["acp"], help="serve the Agent Client Protocol on stdio (for editors: Zed, Neovim...)"
+        sub,
+        "acp",
+        USES["acp"],
+        help="serve the Agent Client Protocol on stdio (for editors: Zed, Neovim...)",
+        description="Be an Agent Client Protocol agent on stdin/stdout, for an editor (Zed, JetBrains, "
+        "Neovim, Emacs) to start and drive. Each session is a stored conversation; logs go to the log file.",
     )
     _sub(sub, "explore", USES["explore"], help="watch the five workflow patterns run (offline)")
 
