@@ -9,7 +9,7 @@ from acp.schema import AgentMessageChunk, AgentThoughtChunk, FileEditToolCallCon
 
 from tui_assist.acp.agent import prompt_text
 from tui_assist.acp.updates import TurnUpdates
-from tui_assist.core.events import NodeStarted, TextDelta, ToolCallFinished, ToolCallStarted
+from tui_assist.core.events import NodeStarted, StreamRetried, TextDelta, ToolCallFinished, ToolCallStarted
 
 
 def test_a_subagents_text_stays_out_of_the_answer_and_a_new_file_is_a_diff_from_nothing(
@@ -19,6 +19,8 @@ def test_a_subagents_text_stays_out_of_the_answer_and_a_new_file_is_a_diff_from_
     events = [
         NodeStarted(node_id="t", parent_id=None, node_kind="turn", label="turn"),
         NodeStarted(node_id="a", parent_id="t", node_kind="agent", label="agent"),
+        TextDelta(node_id="a", text="half an "),
+        StreamRetried(node_id="a", attempt=1, error="overloaded"),
         TextDelta(node_id="a", text="answer"),
         ToolCallStarted(
             node_id="c", parent_id="a", call_id="u1", name="agent", input={"description": "look"}
@@ -28,7 +30,8 @@ def test_a_subagents_text_stays_out_of_the_answer_and_a_new_file_is_a_diff_from_
         ToolCallFinished(node_id="c", call_id="u1", name="agent", output="found it"),
     ]
     updates = [u for event in events for u in fold.updates(event)]
-    assert [u.content.text for u in updates if isinstance(u, AgentMessageChunk)] == ["answer"]
+    said = [u.content.text for u in updates if isinstance(u, AgentMessageChunk)]
+    assert said[0] == "half an " and "starting over" in said[1] and said[2:] == ["answer"]
     start = next(u for u in updates if isinstance(u, ToolCallStart))
     assert start.kind == "think"
 

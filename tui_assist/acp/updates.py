@@ -26,6 +26,7 @@ from acp.schema import PlanEntry, ToolCallProgress, ToolCallStart, ToolCallUpdat
 from tui_assist.core.events import (
     NodeFinished,
     NodeStarted,
+    StreamRetried,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -115,6 +116,8 @@ class TurnUpdates:
         """Node id (a generate or critic node) -> its plan entry."""
         self._round = 0
         self._round_of: dict[str, int] = {}
+        self._streamed: set[str] = set()
+        """Nodes whose text went out as the answer since their stream (re)started."""
 
     # -- events --------------------------------------------------------------------------------
 
@@ -129,6 +132,10 @@ class TurnUpdates:
                 return self._node_finished(node_id)
             case TextDelta(node_id=node_id, text=text) if text:
                 return self._text(node_id, text)
+            case StreamRetried(node_id=node_id) if node_id in self._streamed:
+                # What was streamed can't be taken back: say that it starts over.
+                self._streamed.discard(node_id)
+                return [helpers.update_agent_message_text("\n\n*(the stream broke; starting over)*\n\n")]
             case ToolCallStarted():
                 return [self._tool_started(event)]
             case ToolCallFinished():
@@ -151,6 +158,7 @@ class TurnUpdates:
         if self._kinds.get(node_id) == "critic":
             return [helpers.update_agent_thought_text(text)]
         if self._kinds.get(node_id) in ("agent", "generate"):
+            self._streamed.add(node_id)
             return [helpers.update_agent_message_text(text)]
         return []  # a summariser's text (compaction) is not the answer
 
