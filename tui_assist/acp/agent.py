@@ -308,7 +308,7 @@ class AcpSession:
 
     async def _run_command(self, call: SlashInput) -> None:
         self.say(await run_headless(self.controller, call.name, call.args))
-        if call.name == REFINE:
+        if call.name in (REFINE, "rounds"):  # the editor shows the option (and its round budget)
             self.send(
                 ConfigOptionUpdate(
                     session_update="config_option_update", config_options=self.config_options()
