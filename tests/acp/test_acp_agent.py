@@ -24,6 +24,7 @@ from acp.schema import (
     AgentThoughtChunk,
     AllowedOutcome,
     AvailableCommandsUpdate,
+    ConfigOptionUpdate,
     DeniedOutcome,
     FileEditToolCallContent,
     McpServerStdio,
@@ -124,9 +125,7 @@ async def test_initialize_new_and_a_streamed_answer(fake: FakeAnthropic, tmp_pat
         assert new.modes is not None and new.modes.current_mode_id == "default"
         assert [m.id for m in new.modes.available_modes] == ["default", "accept-edits", "plan", "bypass"]
         assert new.config_options is not None
-        refine = (
-            new.config_options[0].root if hasattr(new.config_options[0], "root") else new.config_options[0]
-        )
+        refine = new.config_options[0]
         assert (refine.id, refine.current_value) == ("refine", "off")
         assert {o.value for o in refine.options} == {"off", "on"}
 
@@ -163,6 +162,12 @@ async def test_initialize_new_and_a_streamed_answer(fake: FakeAnthropic, tmp_pat
         ]
         assert client.message().startswith("draft one") and client.message().endswith("draft two")
         assert client.of(AgentThoughtChunk), "the critic's reply is a thought"
+
+        # `/refine off` as a prompt: the command's reply, and the option moves in the editor.
+        off = await conn.prompt(session_id=new.session_id, prompt=[text_block("/refine off")])
+        assert off.stop_reason == "end_turn" and client.message().endswith("Refine OFF (≤3 rounds)")
+        [moved] = client.of(ConfigOptionUpdate)
+        assert moved.config_options[0].current_value == "off"
     only_json_rpc(stdout_copy)
 
     # The session is the stored conversation, as `history list` shows it.
