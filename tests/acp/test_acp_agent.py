@@ -104,6 +104,9 @@ def only_json_rpc(stdout_copy: Path) -> None:
 
 
 async def test_initialize_new_and_a_streamed_answer(fake: FakeAnthropic, tmp_path: Path, work: Path) -> None:
+    commands = work / ".tui-assist" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "greet.md").write_text("# Greet someone\nSay hello to $ARGUMENTS.\n")
     fake.add(
         Reply([Text("Hello from the agent, streamed in pieces.", deltas=5)]),
         Reply("draft one"),
@@ -135,9 +138,9 @@ async def test_initialize_new_and_a_streamed_answer(fake: FakeAnthropic, tmp_pat
         chunks = client.of(AgentMessageChunk)
         assert len(chunks) >= 3
         assert client.message() == "Hello from the agent, streamed in pieces."
-        commands = client.of(AvailableCommandsUpdate)
-        assert commands and {"refine", "rounds", "cost", "compact"} <= {
-            c.name for c in commands[0].available_commands
+        announced = client.of(AvailableCommandsUpdate)
+        assert announced and {"refine", "rounds", "cost", "compact", "greet"} <= {
+            c.name for c in announced[0].available_commands
         }
 
         # A headless command answers as the agent's message, without a model call.
