@@ -72,7 +72,7 @@ if TYPE_CHECKING:
     from acp.interfaces import Client
 
     from tui_assist.core.events import TurnEvent
-    from tui_assist.core.observer import ToolApproval
+    from tui_assist.core.observer import ToolApproval, TurnObserver
     from tui_assist.session.chat import StoredTurn
     from tui_assist.session.config import Settings
     from tui_assist.session.controller import TurnEnded
@@ -244,6 +244,11 @@ class AcpSession:
 
     # -- Host ----------------------------------------------------------------------------------
 
+    @property
+    def turn_observer(self) -> TurnObserver:
+        """Itself: events become updates, approvals permission requests."""
+        return self
+
     def on_event(self, event: TurnEvent) -> None:
         """Stream the event's updates."""
         for update in self._turn.updates(event):
@@ -409,7 +414,7 @@ class TuiAssistAgent:
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> LoadSessionResponse:
         """Open a stored conversation (made here, by the TUI or by `ask`) and replay it first."""
-        from tui_assist.store.db import UnknownIdError
+        from tui_assist.session.history import UnknownIdError
 
         session = await self._open(cwd, mcp_servers)
         try:
