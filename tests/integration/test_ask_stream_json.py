@@ -87,7 +87,7 @@ def test_stream_json_lines_arrive_as_the_turn_runs_and_end_with_the_json_result(
 
 
 def test_a_prompt_on_stdin_and_stdin_attached_to_a_prompt(fake: FakeAnthropic, work: Path) -> None:
-    fake.add(Reply("piped answer"), Reply("summary"))
+    fake.add(Reply("piped answer"), Reply("summary"), Reply("no document"))
     piped = subprocess.run(
         _command(work, "--json"),
         input="what is piped\n",
@@ -120,6 +120,23 @@ def test_a_prompt_on_stdin_and_stdin_attached_to_a_prompt(fake: FakeAnthropic, w
     database = sqlite3.connect(work.parent / "data" / "tui_assist.db")
     titles = database.execute("SELECT title FROM conversations ORDER BY rowid").fetchall()
     assert titles == [("what is piped",), ("summarize",)]
+
+    # A pipe left open that never says anything (an agent's shell, a CI step) does not hang `ask`.
+    silent = subprocess.Popen(
+        _command(work, "hello"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(fake),
+    )
+    assert silent.stdout is not None and silent.stderr is not None and silent.stdin is not None
+    out, err = silent.stdout.read(), silent.stderr.read()
+    assert silent.wait(timeout=60) == 0, err
+    silent.stdin.close()
+    assert out.strip() == "no document"
+    assert "nothing came on stdin" in err
+    assert fake.requests[2].messages[-1]["content"][0]["text"] == "hello"
 
 
 def test_no_prompt_and_nothing_piped_is_a_usage_error(work: Path) -> None:

@@ -6,10 +6,11 @@ import argparse
 import asyncio
 import json
 import os
+import select
 import signal
 import stat
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from tui_assist.cli.commands import PrefixedErrors
 from tui_assist.cli.errors import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
     from tui_assist.session.chat import TurnOutcome
     from tui_assist.session.config import Settings
     from tui_assist.session.controller import TurnController
+
+
+STDIN_WAIT = 3.0
+"""Seconds `ask PROMPT` waits for a pipe on stdin to say something before it leaves it unattached."""
 
 
 def result_json(
@@ -182,32 +187,44 @@ def read_prompt(prompt: str | None, stdin: TextIO) -> str:
     """The prompt to send: PROMPT, or what is piped on stdin, or PROMPT with stdin attached.
 
     `-` reads the prompt from stdin. With PROMPT and a pipe or a file on stdin, what it holds is
-    attached to PROMPT as a document (as a mentioned file is). A terminal on stdin is never read.
+    attached to PROMPT as a document (as a mentioned file is); a pipe that says nothing within
+    `STDIN_WAIT` seconds is left alone (with a warning). A terminal on stdin is never read.
 
     Raises:
         ConfigError: when there is neither PROMPT nor anything piped.
     """
     from tui_assist.session.mentions import attach_documents
 
-    piped = _is_piped(stdin)
-    if prompt == "-" or (prompt is None and piped):
+    kind = _stdin_kind(stdin)
+    if prompt == "-" or (prompt is None and kind is not None):
         return stdin.read()
     if prompt is None:
         raise ConfigError("no prompt (pass the request as PROMPT, or pipe it: echo PROMPT | tui-assist ask)")
-    if piped:
+    if kind == "pipe" and not select.select([stdin], [], [], STDIN_WAIT)[0]:
+        # A pipe a parent left open and never writes to (an agent's shell, a CI step): waiting for
+        # its end would hang for ever.
+        print(
+            f"warning: nothing came on stdin within {STDIN_WAIT:g}s; it is not attached "
+            "(redirect it from /dev/null, or pipe what to attach)",
+            file=PrefixedErrors("ask"),
+        )
+        return prompt
+    if kind is not None:
         document = stdin.read()
         if document.strip():
             return attach_documents(prompt, [("stdin", document)])
     return prompt
 
 
-def _is_piped(stdin: TextIO) -> bool:
-    """Whether stdin is a pipe or a file (not a terminal, nor /dev/null or a closed stdin)."""
+def _stdin_kind(stdin: TextIO) -> Literal["pipe", "file"] | None:
+    """Whether stdin is a pipe or a file; None for a terminal, /dev/null or a closed stdin."""
     try:
         mode = os.fstat(stdin.fileno()).st_mode
     except (OSError, ValueError):
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
+        return None
+    if stat.S_ISFIFO(mode):
+        return "pipe"
+    return "file" if stat.S_ISREG(mode) else None
 
 
 async def _run_interruptible(controller: TurnController, prompt: str) -> None:
