@@ -222,10 +222,13 @@ async def test_bash_permission_reject_then_allow_and_an_edit_diff(
         assert {o.kind for o in options} >= {"allow_once", "allow_always", "reject_once"}
         assert call.kind == "execute" and "touch rejected.txt" in call.title
 
-        client.answers.append("allow_once")
+        # Always allow: the proposed rule is saved to the project's settings, as `p` does.
+        client.answers.append("allow_always")
         allowed = await conn.prompt(session_id=session, prompt=[text_block("make it")])
         assert allowed.stop_reason == "end_turn"
         assert (work / "allowed.txt").read_text() == "made\n"
+        rules = (work / ".tui-assist" / "settings.toml").read_text()
+        assert "bash(" in rules, rules
         starts = client.of(ToolCallStart)
         ends = client.of(ToolCallProgress)
         assert [s.kind for s in starts] == ["execute", "execute"]
