@@ -265,11 +265,18 @@ async def test_bash_permission_reject_then_allow_and_an_edit_diff(
     only_json_rpc(stdout_copy)
 
 
-async def test_cancel_during_a_slow_stream_answers_cancelled(
+async def test_cancel_mid_stream_a_cancelled_permission_and_a_spent_budget(
     fake: FakeAnthropic, tmp_path: Path, work: Path
 ) -> None:
+    config = tmp_path / "xdg_config_home" / "tui-assist" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("max_model_requests = 1\n")  # a turn's second model call runs out of budget
     slow = Reply([Text("Partial answer that never finishes", deltas=6)], hold_after=5)
-    fake.add(slow, Reply([ToolUse("bash", {"command": "touch never.txt"})]))
+    fake.add(
+        slow,
+        Reply([ToolUse("bash", {"command": "touch never.txt"})]),
+        Reply([ToolUse("bash", {"command": "echo one call"})]),
+    )
     async with agent(fake, tmp_path) as (conn, client, _):
         session = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
         pending = asyncio.ensure_future(conn.prompt(session_id=session, prompt=[text_block("go slowly")]))
@@ -288,8 +295,14 @@ async def test_cancel_during_a_slow_stream_answers_cancelled(
         stopped = await conn.prompt(session_id=session, prompt=[text_block("touch it")])
         assert stopped.stop_reason == "cancelled" and client.asked
         assert not (work / "never.txt").exists()
+
+        # A budget that runs out ends the prompt with max_turn_requests.
+        client.answers.append("allow_once")
+        exhausted = await conn.prompt(session_id=session, prompt=[text_block("one call only")])
+        assert exhausted.stop_reason == "max_turn_requests"
     database = sqlite3.connect(tmp_path / "data" / "tui_assist.db")
-    assert database.execute("SELECT outcome FROM turns").fetchall() == [("cancelled",), ("cancelled",)]
+    outcomes = database.execute("SELECT outcome FROM turns ORDER BY rowid").fetchall()
+    assert outcomes == [("cancelled",), ("cancelled",), ("budget_exhausted",)]
 
 
 async def test_load_replays_an_ask_conversation(fake: FakeAnthropic, tmp_path: Path, work: Path) -> None:
