@@ -52,6 +52,8 @@ RESUME_TURNS = 50
 """Turns redrawn when a conversation is resumed (the newest; the history sent is complete)."""
 TITLE_LIMIT = 80
 """Longest conversation title `rename` stores."""
+UNTITLED = "(new conversation)"
+"""The title of a conversation stored before its first turn (that turn replaces it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +112,8 @@ class ChatSession(SessionParts):
         self.conversation_id: str | None = None
         self._title: str | None = None
         """A title given (`rename`) before the conversation was stored."""
+        self._untitled = False
+        """The conversation was stored before its first turn, untitled: that turn titles it."""
         self.meter = Meter()
         self.instructions = Instructions()
         """The project instructions the last turn was given (AGENTS.md files)."""
@@ -416,15 +420,16 @@ class ChatSession(SessionParts):
             return False
         try:
             if self.conversation_id is None:
-                from tui_assist.store.db import title_from_prompt  # loaded with the store
-
                 self.conversation_id = await store.create_conversation(
-                    title=self._title or title_from_prompt(prompt),
+                    title=self._title or _title_of(prompt),
                     model=self.model,
                     workdir=str(self.settings.workdir),
                 )
                 self._title = None
                 self.conversation.id = self.conversation_id
+            elif self._untitled:
+                await store.rename_conversation(self.conversation_id, _title_of(prompt))
+            self._untitled = False
             await store.begin_turn(
                 conversation_id=self.conversation_id, turn_id=turn_id, strategy=strategy, prompt=prompt
             )
@@ -475,6 +480,26 @@ class ChatSession(SessionParts):
         self.meter = Meter()
         self._title = None
         self._session_started = "startup"
+        self._untitled = False
+
+    async def start_conversation(self) -> str:
+        """Store the conversation now, before its first turn, and return its id.
+
+        For hosts that must name the conversation before anything is said (an ACP session's id is
+        the conversation's). It is titled from its first prompt, unless `rename` gave it a title.
+
+        Raises:
+            SetupError: when there is no store.
+        """
+        store = self._need_store()
+        if self.conversation_id is None:
+            self.conversation_id = await store.create_conversation(
+                title=self._title or UNTITLED, model=self.model, workdir=str(self.settings.workdir)
+            )
+            self.conversation.id = self.conversation_id
+            self._untitled = self._title is None
+            self._title = None
+        return self.conversation_id
 
     async def rename(self, title: str) -> str:
         """Give the current conversation a title (`/rename NAME`).
@@ -502,6 +527,7 @@ class ChatSession(SessionParts):
             self._title = cleaned
         else:
             await store.rename_conversation(self.conversation_id, cleaned)
+            self._untitled = False
         return cleaned
 
     async def open_conversation(self, conversation_id: str) -> None:
@@ -524,6 +550,7 @@ class ChatSession(SessionParts):
         self.context.reset(await store.load_summary(conversation_id), messages)
         self._title = None
         self._session_started = "resume"
+        self._untitled = False
         # The meter shows what the conversation has spent so far, as stored turn by turn.
         row = await store.get_conversation(conversation_id)
         self.meter = Meter()
@@ -621,3 +648,11 @@ class _AfterTurnStart:
 
     async def approve(self, request: ToolApproval) -> ApprovalDecision:
         return await self._inner.approve(request)
+
+
+def _title_of(prompt: str) -> str:
+    """A conversation's title from its first prompt: what was asked, not the documents it carried."""
+    from tui_assist.session.mentions import without_documents
+    from tui_assist.store.db import title_from_prompt  # loaded with the store
+
+    return title_from_prompt(without_documents(prompt))
