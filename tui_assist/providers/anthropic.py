@@ -24,13 +24,14 @@ turn wrote even though the final-message breakpoint moves on every call.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import AsyncExitStack
 from typing import Any, Final, Literal, Required, TypedDict, cast
 
 import anthropic
 import httpx2
 from anthropic import AsyncAnthropic
+from anthropic.lib.streaming import AsyncMessageStream
 from anthropic.types import (
     CacheControlEphemeralParam,
     MessageParam,
@@ -231,6 +232,8 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
                     stack.enter_async_context(client.messages.stream(**params)),
                     what=f"Anthropic API at {_url(client)}",
                 )
+                # Its text-only view is a generator too, never started: closed whatever happens.
+                stack.push_async_callback(cast(AsyncGenerator[str, None], stream.text_stream).aclose)
                 final: ApiMessage | None = None
                 started = False
                 while final is None:
@@ -267,6 +270,7 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
                         started = True
                     elif event.type == "message_stop":
                         final = event.message
+                await _drain(stream)
                 return _to_response(final)
         except anthropic.APIStatusError as e:
             raise _status_error(e) from e
@@ -441,6 +445,27 @@ def _tool_param(spec: ToolSpec, *, native: bool, cache: bool) -> ToolUnionParam:
 
 
 # --------------------------------------------------------------------------- response
+
+
+_DRAIN_TIMEOUT: Final = 2.0
+"""Seconds to read what follows `message_stop` (the end of the body) before giving up on it."""
+
+
+async def _drain(stream: AsyncMessageStream[Any]) -> None:
+    """Read a finished stream to its end, so the SDK's async generators finish now, in turn.
+
+    They are a chain (events, SSE, httpx, httpcore). Left suspended after `message_stop`, they
+    would be closed all at once by the event loop's shutdown, where they collide ("async
+    generator already executing", which pytest reports as `PytestUnraisableExceptionWarning`).
+    """
+    try:
+        async with asyncio.timeout(_DRAIN_TIMEOUT):
+            while True:
+                await anext(stream)
+    except StopAsyncIteration:
+        pass
+    except Exception:  # the answer is complete; a fault after it changes nothing
+        pass
 
 
 def _to_response(final: ApiMessage) -> ModelResponse:
