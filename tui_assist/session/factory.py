@@ -7,7 +7,7 @@ builder imports its heavy module (an SDK, the tools, aiosqlite) only when called
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from tui_assist.core.tooling import Tool, ToolboxFactory
     from tui_assist.session.config import Settings
     from tui_assist.store.db import Store
-    from tui_assist.tools.mcp import McpManager
+    from tui_assist.tools.mcp import McpManager, McpServerConfig
     from tui_assist.tools.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
@@ -112,15 +112,20 @@ def make_toolbox_factory(
     )
 
 
-def make_mcp(settings: Settings) -> McpManager | None:
-    """The manager of the configured MCP servers (not started yet), or None when there are none."""
-    if not settings.mcp_servers:
+def make_mcp(settings: Settings, servers: Mapping[str, McpServerConfig] | None = None) -> McpManager | None:
+    """The manager of the MCP servers (not started yet), or None when there are none.
+
+    Args:
+        settings: The workdir and data dir, and the user's `mcpServers`.
+        servers: The servers to run instead of the user's alone (`session_mcp_servers`: the user's
+            plus a trusted project's).
+    """
+    servers = settings.mcp_servers if servers is None else servers
+    if not servers:
         return None
     from tui_assist.tools.mcp import McpManager
 
-    return McpManager(
-        settings.mcp_servers, cwd=settings.workdir, log_dir=data_dir(settings.data_dir) / "logs"
-    )
+    return McpManager(servers, cwd=settings.workdir, log_dir=data_dir(settings.data_dir) / "logs")
 
 
 class DataDirError(SetupError):

@@ -47,6 +47,7 @@ class SessionParts:
         approvals: ApprovalPolicy | None = None,
         mode: ApprovalMode | None = None,
         trust_sandbox: bool = True,
+        trust_project: bool = False,
     ) -> None:
         """Take the settings; the parts are built by `load`.
 
@@ -62,6 +63,8 @@ class SessionParts:
             mode: The approval mode to start in instead of the settings' (`bypass` for `--yes`).
             trust_sandbox: Whether sandboxed shell commands run without asking (see
                 `ApprovalPolicy`).
+            trust_project: Whether what the project folder declares may run (its MCP servers:
+                `.mcp.json`, `.tui-assist/settings.toml`); the project-trust gate decides it.
         """
         self._source: ConfigSource | None = None
         self._settings: Settings | None = None
@@ -79,6 +82,8 @@ class SessionParts:
         self._fixed_approvals = approvals is not None
         self._mode: ApprovalMode | None = mode
         self._trust_sandbox = trust_sandbox
+        self.trust_project = trust_project
+        """Whether the project's own MCP servers run (read by `load`)."""
         self.approvals = approvals or ApprovalPolicy(mode=mode or "default", trust_sandbox=trust_sandbox)
         self.sandbox_description = "sandbox: …"
         """One line for the status bar once `load` chose the bash sandbox."""
@@ -232,11 +237,19 @@ class SessionParts:
             return lambda: EmptyToolbox(workdir)
 
     async def _start_mcp(self) -> Callable[[], Sequence[Tool]] | None:
-        """Start the configured MCP servers (if any); their tools join every toolbox."""
+        """Start the user's MCP servers, and the project's when it is trusted; their tools join every toolbox."""
         from tui_assist.session.factory import make_mcp
+        from tui_assist.session.mcp_config import project_mcp_servers, session_mcp_servers
 
         try:
-            self._mcp = manager = make_mcp(self.settings)
+            project = await asyncio.to_thread(project_mcp_servers, self.settings.workdir)
+            self.notes.extend(project.warnings)
+            if project.servers and not self.trust_project:
+                names = ", ".join(project.servers)
+                self.notes.append(f"the project's MCP servers ({names}) are not started: the project is not trusted")
+            servers, clashes = session_mcp_servers(self.settings, project if self.trust_project else None)
+            self.notes.extend(clashes)
+            self._mcp = manager = make_mcp(self.settings, servers)
             if manager is None:
                 return None
             await manager.start()
