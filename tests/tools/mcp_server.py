@@ -107,7 +107,9 @@ def _bearer_required(app: Any, token: str | None) -> Any:
 
     async def guarded(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != expected:
-            await send({"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"text/plain")]})
+            await send(
+                {"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"text/plain")]}
+            )
             await send({"type": "http.response.body", "body": b"missing or wrong bearer token"})
             return
         await app(scope, receive, send)

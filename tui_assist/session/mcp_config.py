@@ -83,7 +83,14 @@ def project_mcp_servers(workdir: Path) -> ProjectMcpServers:
             _add(servers, files, warnings, path, entries, translate=True)
     settings_file = project_settings_path(workdir)
     if settings_file.is_file():
-        _add(servers, files, warnings, settings_file, _read_settings_toml(settings_file, warnings), translate=False)
+        _add(
+            servers,
+            files,
+            warnings,
+            settings_file,
+            _read_settings_toml(settings_file, warnings),
+            translate=False,
+        )
     return ProjectMcpServers(servers, tuple(files), tuple(warnings))
 
 
@@ -139,7 +146,9 @@ def _add(
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
             why = first["msg"].removeprefix("Value error, ")
-            warnings.append(f"{path}: MCP server {name!r} is invalid ({where + ': ' if where else ''}{why}); skipped")
+            warnings.append(
+                f"{path}: MCP server {name!r} is invalid ({where + ': ' if where else ''}{why}); skipped"
+            )
 
 
 def _read_mcp_json(path: Path, warnings: list[str]) -> Mapping[str, Any]:

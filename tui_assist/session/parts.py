@@ -237,7 +237,7 @@ class SessionParts:
             return lambda: EmptyToolbox(workdir)
 
     async def _start_mcp(self) -> Callable[[], Sequence[Tool]] | None:
-        """Start the user's MCP servers, and the project's when it is trusted; their tools join every toolbox."""
+        """Start the user's MCP servers (and the project's, when trusted); their tools join every toolbox."""
         from tui_assist.session.factory import make_mcp
         from tui_assist.session.mcp_config import project_mcp_servers, session_mcp_servers
 
@@ -246,7 +246,9 @@ class SessionParts:
             self.notes.extend(project.warnings)
             if project.servers and not self.trust_project:
                 names = ", ".join(project.servers)
-                self.notes.append(f"the project's MCP servers ({names}) are not started: the project is not trusted")
+                self.notes.append(
+                    f"the project's MCP servers ({names}) are not started: the project is not trusted"
+                )
             servers, clashes = session_mcp_servers(self.settings, project if self.trust_project else None)
             self.notes.extend(clashes)
             self._mcp = manager = make_mcp(self.settings, servers)

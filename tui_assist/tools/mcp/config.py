@@ -9,7 +9,7 @@ import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal, cast
+from typing import Final, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -65,16 +65,18 @@ class McpServerConfig(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _derive_transport(cls, data: Any) -> Any:
-        if isinstance(data, Mapping) and "transport" not in data:
-            entry = dict(cast(Mapping[str, Any], data))
-            kind = entry.get("type")
-            if isinstance(kind, str) and kind in _HTTP_TYPES:
-                entry["transport"] = _HTTP_TYPES[kind]
-            elif entry.get("command") is None and entry.get("url") is not None:
-                entry["transport"] = "http"
-            return entry
-        return data
+    def _derive_transport(cls, data: object) -> object:
+        if not isinstance(data, Mapping):
+            return data
+        entry = dict(cast(Mapping[str, object], data))
+        kind = entry.get("type")
+        if "transport" in entry:
+            pass
+        elif isinstance(kind, str) and kind in _HTTP_TYPES:
+            entry["transport"] = _HTTP_TYPES[kind]
+        elif entry.get("command") is None and entry.get("url") is not None:
+            entry["transport"] = "http"
+        return entry
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpServerConfig:
@@ -85,7 +87,9 @@ class McpServerConfig(BaseModel):
         if self.type not in (None, "stdio") and self.url is None:
             raise ValueError(f"type = {self.type!r} needs `url`")
         if (self.transport == "stdio") != (self.command is not None):
-            raise ValueError(f"transport = {self.transport!r} needs `{'command' if self.transport == 'stdio' else 'url'}`")
+            raise ValueError(
+                f"transport = {self.transport!r} needs `{'command' if self.transport == 'stdio' else 'url'}`"
+            )
         if self.type is not None and self.type != "stdio" and _HTTP_TYPES[self.type] != self.transport:
             raise ValueError(f"type = {self.type!r} and transport = {self.transport!r} disagree")
         return self
