@@ -97,16 +97,27 @@ def make_toolbox_factory(
     extra_tools: Callable[[], Sequence[Tool]] | None = None,
     sandbox: Sandbox | None = None,
 ) -> ToolboxFactory:
-    """The tool registry's factory: a fresh toolbox (shell, editor, sub-agents, `extra_tools`) per run.
+    """The tool registry's factory: a fresh toolbox (shell, editor, sub-agents, web_fetch, extras) per run.
 
-    `sandbox` is the OS sandbox bash runs in (`choose_sandbox`), None for none.
+    `sandbox` is the OS sandbox bash runs in (`choose_sandbox`), None for none. The sandbox's
+    network switch does not apply to `web_fetch`: it runs in this process, behind the approval
+    policy and its own address checks.
     """
     from tui_assist.tools.registry import toolbox_factory
+
+    shared: list[Tool] = []
+    if settings.tools.web.fetch:
+        from tui_assist.tools.web import WebFetchTool
+
+        shared.append(WebFetchTool(allow_private=settings.tools.web.allow_private))
+
+    def extras() -> Sequence[Tool]:
+        return [*shared, *(extra_tools() if extra_tools is not None else ())]
 
     return toolbox_factory(
         settings.workdir,
         bash_timeout=settings.bash_timeout,
-        extra_tools=extra_tools or (),
+        extra_tools=extras,
         pass_env=settings.tools.bash.pass_env,
         sandbox=sandbox,
     )
