@@ -59,8 +59,12 @@ def make_provider(settings: Settings) -> Provider:
             raise MissingCredentials(MISSING_CREDENTIALS_HINT)
         from tui_assist.providers.anthropic import AnthropicProvider
 
+        web = settings.tools.web
         return AnthropicProvider(
-            settings.resolved_model, base_url=settings.base_url, request_timeout=settings.request_timeout
+            settings.resolved_model,
+            base_url=settings.base_url,
+            request_timeout=settings.request_timeout,
+            web_search_max_uses=web.search_max_uses if web.search else None,
         )
     from tui_assist.providers.profiles import EndpointError, is_openai_compatible, make_openai_provider
 
