@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -295,3 +299,60 @@ async def test_plan_mode_asks_for_a_fetch_and_the_pattern_answer_saves_the_domai
     assert outputs == [("web_fetch", False), ("bash", True), ("web_fetch", False)]
     assert "plan mode" in result.evidence[1].output
     assert not (tmp_path / "x").exists()
+
+
+# --------------------------------------------------------------------------- headless, as a user runs it
+
+
+def ask_fetch(site: Site, work: Path, tmp_path: Path, *flags: str) -> dict[str, Any]:
+    script = tmp_path / "fetch.json"
+    script.write_text(
+        json.dumps(
+            [
+                [{"type": "tool_use", "id": "t1", "name": "web_fetch", "input": {"url": site.url("/page")}}],
+                [{"type": "text", "text": "done"}],
+            ]
+        )
+    )
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tui_assist",
+            "ask",
+            "--json",
+            "--provider",
+            "scripted",
+            "--script",
+            str(script),
+        ]
+        + ["--workdir", str(work), *flags, "read the page"],
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_ask_without_yes_denies_a_fetch_that_no_domain_rule_allows(site: Site, tmp_path: Path) -> None:
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "tui-assist" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("[tools.web]\nallow_private = true\n")
+    work = tmp_path / "work"
+    (work / ".tui-assist").mkdir(parents=True)
+
+    data = ask_fetch(site, work, tmp_path)
+    assert data["denied_calls"] == [{"tool": "web_fetch", "summary": f"GET {site.url('/page')}"}]
+    assert site.seen == []
+
+    (work / ".tui-assist" / "settings.toml").write_text(
+        '[permissions]\nallow = ["web_fetch(domain:127.0.0.1)"]\n'
+    )
+    data = ask_fetch(site, work, tmp_path)
+    assert (data["answer"], data["denied_calls"]) == ("done", [])
+    assert site.seen == [("/page", f"127.0.0.1:{site.port}")]
+
+    config.write_text("")  # allow_private back to its default: the rule allows, the address check refuses
+    data = ask_fetch(site, work, tmp_path)
+    assert data["denied_calls"] == [] and len(site.seen) == 1
