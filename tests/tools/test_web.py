@@ -157,6 +157,12 @@ async def test_a_body_is_read_up_to_the_cap_and_no_further(site: Site) -> None:
     assert site.sent_endless[0] < 50 * MAX_BYTES  # the server was cut off, not drained
 
 
+async def test_long_html_is_cut_before_it_is_converted(site: Site) -> None:
+    text, error = await fetch(WebFetchTool(allow_private=True, max_html_chars=228), site.url("/page"))
+    assert not error and "# Fruit list" in text and "pear" not in text
+    assert text.endswith("[only the first 228 characters of HTML were converted]")
+
+
 async def test_a_redirect_to_another_site_is_handed_back_not_followed(site: Site) -> None:
     tool = WebFetchTool(allow_private=True, resolve=_fixed({"docs.test": ["127.0.0.1"]}))
     text, error = await fetch(tool, f"http://docs.test:{site.port}/elsewhere")

@@ -16,7 +16,8 @@ What the tool guards, and how:
   with a call of its own, which the approval policy sees (an open redirect on an approved site
   cannot carry the model's requests to any host).
 - **How much.** At most `max_redirects` hops, a connect and a read timeout, an overall deadline,
-  and at most `max_bytes` (5 MB) read from the body: it is streamed and the read stops there.
+  and at most `max_bytes` (5 MB) read from the body: it is streamed and the read stops there. At most 2 MB
+  of HTML is converted, in a thread (markdownify takes about a second per megabyte).
 
 HTTP goes through `httpx2`, the HTTP client the Anthropic and MCP SDKs already bring (one HTTP
 stack). HTML becomes Markdown through `markdownify`; both are imported on the first call.
@@ -48,6 +49,9 @@ __all__ = ["MAX_BYTES", "Resolver", "WebFetchArgs", "WebFetchTool", "blocked_rea
 
 MAX_BYTES: Final = 5 * 1024 * 1024
 """How much of a body is read at most."""
+MAX_HTML_CHARS: Final = 2_000_000
+"""How much HTML is turned into Markdown: the conversion takes about a second per megabyte, and
+the Markdown the model gets is cut far below what more HTML would give."""
 _HTML_TYPES: Final = ("text/html", "application/xhtml+xml")
 _TEXT_TYPES: Final = ("text/plain", "text/markdown", "text/x-markdown", "text/csv")
 _REDIRECTS: Final = (301, 302, 303, 307, 308)
@@ -137,6 +141,7 @@ class WebFetchTool:
         max_bytes: Bytes of a body read at most.
         max_redirects: Redirects followed at most.
         max_output_chars: Longer Markdown or text is cut, with a marker.
+        max_html_chars: Longer HTML is cut before it is converted, with a marker.
         resolve: Resolves host names; None: the system's resolver.
         public_addresses: Addresses to treat as public although they are not: only for tests,
             where a loopback server stands in for a public host. The settings never set it.
@@ -151,6 +156,7 @@ class WebFetchTool:
         max_bytes: int = MAX_BYTES,
         max_redirects: int = 5,
         max_output_chars: int = 100_000,
+        max_html_chars: int = MAX_HTML_CHARS,
         resolve: Resolver | None = None,
         public_addresses: Collection[str] = (),
     ) -> None:
@@ -160,6 +166,7 @@ class WebFetchTool:
         self._max_bytes = max_bytes
         self._max_redirects = max_redirects
         self._max_output_chars = max_output_chars
+        self._max_html_chars = max_html_chars
         self._resolve = resolve or system_resolver
         self._public = frozenset(public_addresses)
         self._spec = ToolSpec(
@@ -292,16 +299,19 @@ class WebFetchTool:
             )
         body, cut = await self._body(response, self._max_bytes)
         text = _decode(body, response)
+        notes: list[str] = []
+        if cut:
+            notes.append(f"[the body was cut at {self._max_bytes // (1024 * 1024)} MB]")
         if kind == "html":
-            text = _markdown(text)
+            if len(text) > self._max_html_chars:
+                notes.append(f"[only the first {self._max_html_chars:,} characters of HTML were converted]")
+                text = text[: self._max_html_chars]
+            text = await asyncio.to_thread(_markdown, text)  # CPU-bound: keep the event loop free
         elif kind == "json" and not cut:
             try:
                 text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
             except ValueError:
                 pass  # not valid JSON after all: pass it on as it came
-        notes: list[str] = []
-        if cut:
-            notes.append(f"[the body was cut at {self._max_bytes // (1024 * 1024)} MB]")
         if len(text) > self._max_output_chars:
             notes.append(f"[{len(text) - self._max_output_chars} more characters not shown]")
             text = text[: self._max_output_chars]
