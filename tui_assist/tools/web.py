@@ -26,10 +26,12 @@ stack). HTML becomes Markdown through `markdownify`; both are imported on the fi
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import json
 import re
 import socket
+import ssl
 from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urljoin, urlsplit, urlunsplit
@@ -223,7 +225,9 @@ class WebFetchTool:
 
         timeout = httpx2.Timeout(self._timeout)
         origin = url_host(url)
-        async with httpx2.AsyncClient(timeout=timeout, trust_env=False, follow_redirects=False) as client:
+        async with httpx2.AsyncClient(
+            timeout=timeout, trust_env=False, follow_redirects=False, verify=_tls_context()
+        ) as client:
             for _ in range(self._max_redirects + 1):
                 request = await self._pinned_request(client, url)
                 response = await client.send(request, stream=True)
@@ -329,6 +333,14 @@ class WebFetchTool:
             if size > limit:
                 return b"".join(chunks)[:limit], True
         return b"".join(chunks), False
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """The default verifying TLS context, built once: building one costs ~80 ms, every call."""
+    import httpx2
+
+    return httpx2.create_ssl_context(trust_env=False)
 
 
 def _same_site(host: str | None, origin: str | None) -> bool:
