@@ -59,6 +59,8 @@ def test_mcp_json_in_claude_codes_shape_is_read_as_project_servers(tmp_path: Pat
     assert project.servers["remote"].transport == "sse"
     assert project.servers["api"].transport == "http"
     assert project.servers["api"].headers == {"X-Key": "${API_KEY}"}
+    assert project.describe()[2] == "api: https://api.test/mcp (gets ${API_KEY})"
+    assert project.describe()[0] == "shared: node srv.js (gets ${HOME})"
     warnings = "\n".join(project.warnings)
     assert "'odd': oauth, trusted not supported; ignored" in warnings
     assert "'broken' is invalid" in warnings

@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from tui_assist.core.rule_files import project_settings_path
 from tui_assist.session.instructions import git_root
-from tui_assist.tools.mcp.config import McpServerConfig
+from tui_assist.tools.mcp.config import McpServerConfig, env_references
 
 if TYPE_CHECKING:
     from tui_assist.session.config import Settings
@@ -52,8 +52,13 @@ class ProjectMcpServers:
     """One line per file or entry that could not be used (it was skipped)."""
 
     def describe(self) -> list[str]:
-        """One line per server: `NAME: TARGET (FILE)`-like, for a trust dialog or a note."""
-        return [f"{name}: {config.target}" for name, config in self.servers.items()]
+        """One line per server for a trust dialog: `NAME: TARGET`, and the variables it would get."""
+        lines: list[str] = []
+        for name, config in self.servers.items():
+            names = env_references(config)
+            sends = f" (gets ${{{'}, ${'.join(names)}}})" if names else ""
+            lines.append(f"{name}: {config.target}{sends}")
+        return lines
 
 
 def project_mcp_servers(workdir: Path) -> ProjectMcpServers:

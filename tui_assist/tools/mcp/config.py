@@ -137,6 +137,15 @@ def expand_env(text: str, environ: Mapping[str, str] | None = None) -> str:
     return _ENV_REFERENCE.sub(value, text)
 
 
+def env_references(config: McpServerConfig) -> list[str]:
+    """The environment variables a server's `url`, `headers` and `env` name (`${VAR}`), in order.
+
+    What a trust dialog should show: trusting the server sends these values to it.
+    """
+    texts = [config.url or "", *config.headers.values(), *config.env.values()]
+    return list(dict.fromkeys(m.group(1) for text in texts for m in _ENV_REFERENCE.finditer(text)))
+
+
 @dataclass(frozen=True, slots=True)
 class McpServerStatus:
     """A server's state, for the palette and logs."""
