@@ -32,9 +32,9 @@ from tui_assist.core.approval import ApprovalPolicy  # noqa: E402
 from tui_assist.core.conversation import Conversation, ToolUseBlock  # noqa: E402
 from tui_assist.core.events import TurnEvent  # noqa: E402
 from tui_assist.core.observer import ApprovalDecision, ToolApproval  # noqa: E402
-from tui_assist.core.permissions import Permissions  # noqa: E402
 from tui_assist.core.turn import TurnDeps  # noqa: E402
 from tui_assist.providers.scripted import ScriptedProvider  # noqa: E402
+from tui_assist.session.rule_files import load_permissions  # noqa: E402
 from tui_assist.tools.registry import toolbox_factory  # noqa: E402
 from tui_assist.tools.sandbox import Sandbox, choose_sandbox  # noqa: E402
 from tui_assist.turns.agent import AgentTurn  # noqa: E402
@@ -138,7 +138,7 @@ async def run(name: str, *, rules: list[str], sandbox: Sandbox | None) -> Figure
         calls = session(outside)
         script: list[Any] = [[ToolUseBlock(f"t{i}", c["name"], c["input"])] for i, c in enumerate(calls)]
         script.append("Done: calc added, tested and committed.")
-        policy = ApprovalPolicy(permissions=Permissions.load(workdir, user_allow=rules))
+        policy = ApprovalPolicy(permissions=load_permissions(workdir, user_allow=rules))
         deps = TurnDeps(
             ScriptedProvider(script),
             toolbox_factory(workdir, bash_timeout=60, sandbox=sandbox),

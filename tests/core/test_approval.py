@@ -6,7 +6,8 @@ import pytest
 
 from tui_assist.core.approval import PLAN_MESSAGE, ApprovalPolicy, describe_mode
 from tui_assist.core.observer import ApprovalDecision, RecordingObserver, SandboxUse, ToolApproval
-from tui_assist.core.permissions import Permissions, project_settings_path
+from tui_assist.core.permissions import project_settings_path
+from tui_assist.session.rule_files import load_permissions
 
 
 def bash(command: str, workdir: Path, sandbox: SandboxUse = "off") -> ToolApproval:
@@ -19,7 +20,7 @@ def edit(path: str, workdir: Path) -> ToolApproval:
 
 
 def policy(workdir: Path, *, allow=(), deny=(), **kwargs) -> ApprovalPolicy:
-    permissions = Permissions.load(workdir, user_allow=allow, user_deny=deny)
+    permissions = load_permissions(workdir, user_allow=allow, user_deny=deny)
     return ApprovalPolicy(permissions=permissions, **kwargs)
 
 

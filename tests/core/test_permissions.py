@@ -16,6 +16,7 @@ from tui_assist.core.permissions import (
     project_settings_path,
     propose_bash_rule,
 )
+from tui_assist.session.rule_files import load_permissions
 
 WORKDIR = Path("/work/project")
 
@@ -267,7 +268,7 @@ def test_load_reads_user_and_project_rules_with_their_sources(tmp_path: Path) ->
     project.write_text(PROJECT_TOML)
     config = tmp_path / "config.toml"
 
-    permissions = Permissions.load(tmp_path, user_allow=["edit"], user_deny=["mcp__x"], user_file=config)
+    permissions = load_permissions(tmp_path, user_allow=["edit"], user_deny=["mcp__x"], user_file=config)
 
     listed = [(r.text, r.effect, r.source.label, r.source.path) for r in permissions.rules]
     assert listed == [
@@ -283,20 +284,20 @@ def test_bad_rules_and_files_are_skipped_with_a_warning(tmp_path: Path) -> None:
     project = project_settings_path(tmp_path)
     project.parent.mkdir()
     project.write_text('[permissions]\nallow = ["bash(ls)", "nonsense here"]\n')
-    permissions = Permissions.load(tmp_path)
+    permissions = load_permissions(tmp_path)
     assert [r.text for r in permissions.rules] == ["bash(ls)"]
     assert len(permissions.warnings) == 1 and "nonsense here" in permissions.warnings[0]
 
     project.write_text("[permissions\n")
-    broken = Permissions.load(tmp_path)
+    broken = load_permissions(tmp_path)
     assert broken.rules == [] and "cannot read it" in broken.warnings[0]
 
 
 def test_save_creates_the_project_file(tmp_path: Path) -> None:
-    permissions = Permissions.load(tmp_path)
+    permissions = load_permissions(tmp_path)
     permissions.save(["bash(pytest *)", "edit"])
 
-    reloaded = Permissions.load(tmp_path)
+    reloaded = load_permissions(tmp_path)
     assert [(r.text, r.source.label) for r in reloaded.rules] == [
         ("bash(pytest *)", "project"),
         ("edit", "project"),
@@ -308,14 +309,14 @@ def test_save_keeps_comments_and_other_content_and_leaves_no_temporary_file(tmp_
     project = project_settings_path(tmp_path)
     project.parent.mkdir()
     project.write_text(PROJECT_TOML)
-    permissions = Permissions.load(tmp_path)
+    permissions = load_permissions(tmp_path)
 
     permissions.save(["bash(pytest *)", "bash(git status)"])
 
     text = project.read_text()
     assert "# project settings, kept by hand" in text and 'title = "demo"  # stays' in text
     assert "# the usual" in text and "[other]\nx = 1" in text
-    reloaded = Permissions.load(tmp_path)
+    reloaded = load_permissions(tmp_path)
     allowed = [r.text for r in reloaded.rules if r.effect == "allow"]
     assert allowed == ["bash(git status)", "bash(pytest *)"]
     assert sorted(p.name for p in project.parent.iterdir()) == ["settings.toml"]
@@ -327,7 +328,7 @@ def test_remove_takes_a_rule_out_of_its_own_file(tmp_path: Path) -> None:
     project.write_text(PROJECT_TOML)
     config = tmp_path / "config.toml"
     config.write_text('model = "m"  # mine\n\n[permissions]\nallow = [\n  "edit",  # edits\n  "agent",\n]\n')
-    permissions = Permissions.load(tmp_path, user_allow=["edit", "agent"], user_file=config)
+    permissions = load_permissions(tmp_path, user_allow=["edit", "agent"], user_file=config)
 
     user_edit = next(r for r in permissions.rules if r.text == "edit")
     project_deny = next(r for r in permissions.rules if r.text == "bash(rm -rf *)")
@@ -341,7 +342,7 @@ def test_remove_takes_a_rule_out_of_its_own_file(tmp_path: Path) -> None:
 
 
 def test_session_rules_live_in_memory_only(tmp_path: Path) -> None:
-    permissions = Permissions.load(tmp_path)
+    permissions = load_permissions(tmp_path)
     (rule,) = permissions.allow_for_session(["bash(make *)"])
     assert permissions.allowing(bash("make test")) is rule
     permissions.remove(rule)
@@ -353,5 +354,5 @@ def test_a_broken_project_file_is_never_overwritten(tmp_path: Path) -> None:
     project.parent.mkdir()
     project.write_text("[permissions\nallow = ")
     with pytest.raises(PermissionsError, match="cannot read"):
-        Permissions.load(tmp_path).save(["edit"])
+        load_permissions(tmp_path).save(["edit"])
     assert project.read_text() == "[permissions\nallow = "

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from tests.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse
+from tui_assist.cli.flows import bench_docs
 from tui_assist.core.conversation import TextBlock, ToolResultBlock, ToolUseBlock
 from tui_assist.core.events import NodeFinished, NodeStarted, ToolCallFinished, ToolCallStarted
 from tui_assist.core.model import ModelRequest, ProviderError
 from tui_assist.core.observer import RecordingObserver
 from tui_assist.flows.docs.bench import SCRIPTED_POLICIES, outcome, run_bench, run_policy, select_cases
-from tui_assist.flows.docs.commands import bench_docs
 from tui_assist.flows.docs.corpus import (
     STOP_WORDS,
     Case,

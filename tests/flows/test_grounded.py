@@ -16,6 +16,7 @@ import pytest
 
 from tests.fake_anthropic import Error, FakeAnthropic, Reply, Text, ToolUse
 from tests.workflow.helpers import assert_balanced
+from tui_assist.cli.flows import flow_approve, flow_grounded
 from tui_assist.core.conversation import TextBlock, ToolUseBlock
 from tui_assist.core.events import NodeFinished, NodeStarted, ToolCallFinished, ToolCallStarted
 from tui_assist.core.model import ModelRequest, ModelResponse, StreamSink
@@ -33,7 +34,6 @@ from tui_assist.flows.grounded import (
     build_grounded_flow,
     run_grounded,
 )
-from tui_assist.flows.grounded.commands import flow_approve, flow_grounded
 from tui_assist.flows.grounded.finish import cited_ids
 from tui_assist.flows.grounded.index import CorpusIndex, chunk_document, default_index_path, doc_id_for
 from tui_assist.flows.grounded.sql import SqlRefused, SqlSource, validate_sql
@@ -644,7 +644,7 @@ async def test_flow_outcomes_are_counted_per_week(
         "no_relevant_documents": 1,
         "out_of_scope": 1,
     }
-    from tui_assist.store import commands as store_commands
+    from tui_assist.cli import history as store_commands
 
     out = io.StringIO()
     await store_commands.stats(store, out, as_json=True)

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from tests.workflow.helpers import assert_balanced
+from tui_assist.cli.flows import bench_helpdesk
 from tui_assist.core.model import ModelRequest, ProviderError
 from tui_assist.core.observer import RecordingObserver
 from tui_assist.flows.helpdesk import (
@@ -18,7 +19,6 @@ from tui_assist.flows.helpdesk import (
     load_tickets,
     run_pattern,
 )
-from tui_assist.flows.helpdesk.commands import bench_helpdesk
 from tui_assist.flows.helpdesk.model_leaves import DRAFT_SYSTEM
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.workflow import node_shape
@@ -195,7 +195,7 @@ def test_the_rules_benchmark_loads_no_textual_pydantic_or_sdk() -> None:
 
     code = (
         "import asyncio, io, sys\n"
-        "from tui_assist.flows.helpdesk.commands import bench_helpdesk\n"
+        "from tui_assist.cli.flows import bench_helpdesk\n"
         "asyncio.run(bench_helpdesk(as_json=False, leaves='rules', out=io.StringIO()))\n"
         "print(' '.join(sorted(m.split('.')[0] for m in sys.modules)))"
     )

@@ -128,11 +128,11 @@ async def test_blank_text_beside_a_tool_call_stays_out_of_the_history(
     assert all(b.text.strip() for m in conversation.messages for b in m.content if isinstance(b, TextBlock))
 
 
-async def test_tool_input_that_is_not_an_object_is_asked_for_again(
+async def test_tool_input_that_is_not_an_object_gets_a_tool_error_the_model_corrects(
     fake: FakeAnthropic, workdir: Path
 ) -> None:
     fake.add(
-        Reply([ToolUse("bash", 42, deltas=1)]),  # type: ignore[arg-type]
+        Reply([ToolUse("bash", 42, deltas=1, id="toolu_bad")]),  # type: ignore[arg-type]
         Reply([ToolUse("bash", {"command": "echo fine"}, id="toolu_ok")]),
         Reply("It printed fine."),
     )
@@ -144,9 +144,12 @@ async def test_tool_input_that_is_not_an_object_is_asked_for_again(
     await turn_deps.provider.aclose()
 
     assert (result.outcome, result.answer) == ("answered", "It printed fine.")
-    retried = [e.error for e in observer.events if isinstance(e, StreamRetried)]
-    assert retried == ["model sent tool arguments that are not a JSON object for 'bash': 42"]
-    tool_result = conversation.messages[2].content[0]
+    assert not [e for e in observer.events if isinstance(e, StreamRetried)]  # no stream retry
+    told = fake.requests[1].messages[-1]["content"][0]
+    assert told["is_error"] and told["tool_use_id"] == "toolu_bad"
+    assert "not a JSON object for 'bash': 42" in told["content"] and "as a JSON object" in told["content"]
+    assert fake.requests[1].messages[-2]["content"][0]["input"] == {}  # what the API takes back
+    tool_result = conversation.messages[4].content[0]
     assert isinstance(tool_result, ToolResultBlock) and tool_result.content.strip() == "fine"
 
 

@@ -532,13 +532,28 @@ async def test_invalid_tool_json_is_retried(fake: FakeOpenAI, provider: OpenAICo
 async def test_invalid_tool_json_every_time_fails_clearly(
     fake: FakeOpenAI, provider: OpenAICompatProvider
 ) -> None:
-    fake.add(*[Reply([ToolCall("bash", "[1, 2]")]) for _ in range(3)])
+    fake.add(*[Reply([ToolCall("bash", '{"command": ')]) for _ in range(3)])
 
     with pytest.raises(ProviderError) as info:
         await provider.complete(ask(tools=[BASH]), RecordingSink())
 
     line = one_line(info.value)
-    assert "stream failed after 3 attempts" in line and "not a JSON object for 'bash'" in line
+    assert "stream failed after 3 attempts" in line and "invalid JSON arguments for tool 'bash'" in line
+
+
+async def test_tool_json_that_is_not_an_object_comes_back_empty_with_its_problem(
+    fake: FakeOpenAI, provider: OpenAICompatProvider
+) -> None:
+    fake.add(Reply([ToolCall("bash", "[1, 2]", id="call_bad")]))
+    sink = RecordingSink()
+
+    response = await provider.complete(ask(tools=[BASH]), sink)
+
+    assert response.message.tool_uses == [ToolUseBlock("call_bad", "bash", {})]
+    assert response.invalid_tool_inputs == {
+        "call_bad": "model sent tool arguments that are not a JSON object for 'bash': [1, 2]"
+    }
+    assert sink.retries == [] and len(fake.completions) == 1
 
 
 async def test_tool_call_cut_by_the_output_limit_fails_at_once(
@@ -582,6 +597,49 @@ async def test_cancelling_mid_stream_leaves_the_provider_usable(
     held.release()
 
     assert (await provider.complete(ask(), RecordingSink())).message.text == "after"
+
+
+async def test_a_call_cancelled_mid_stream_reports_what_it_has(
+    fake: FakeOpenAI, provider: OpenAICompatProvider
+) -> None:
+    """A server tells usage only in its last chunk: a cut call reports an estimate of what was
+    sent and what came back, once, so the meter and the store count it."""
+    held = Reply([Text("Hello world, the answer is", deltas=3)], hold_after=3)
+    fake.add(held)
+    sink = RecordingSink()
+    request = ask("count these words " * 50)
+    task = asyncio.create_task(provider.complete(request, sink))
+    assert await asyncio.to_thread(held.held.wait, 5)
+    for _ in range(100):
+        if len(sink.texts) >= 2:
+            break
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    held.release()
+
+    [(spent, model)] = sink.usages
+    sent = json.dumps(fake.completions[0].body["messages"])
+    assert len(sent) // 4 * 0.9 <= spent.input_tokens <= len(sent) // 4 * 1.2
+    assert spent.output_tokens == (len("".join(sink.texts)) + 3) // 4 > 0
+    assert model == MODEL
+
+
+async def test_a_call_cancelled_before_the_response_reports_no_usage(
+    fake: FakeOpenAI, provider: OpenAICompatProvider
+) -> None:
+    fake.add(Hang(5))
+    sink = RecordingSink()
+    task = asyncio.create_task(provider.complete(ask(), sink))
+    for _ in range(200):
+        if fake.requests:
+            break
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert sink.usages == []
 
 
 async def test_aclose_leaves_an_injected_client_open(fake: FakeOpenAI) -> None:

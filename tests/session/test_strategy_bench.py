@@ -189,9 +189,10 @@ def test_scripted_mini_suite_rows_and_grading(capsys: pytest.CaptureFixture[str]
         assert row["input_tokens"] > 0 and row["output_tokens"] > 0
         assert row["cost"] is None  # the scripted model has no price
         assert row["seconds"] >= 0
-    # Not a terminal: one plain line per finished run.
+    # Not a terminal: one plain line as each run starts, one as it finishes.
     lines = err.splitlines()
-    assert len(lines) == 6 and all(line.startswith("tui-assist: bench strategies: [") for line in lines)
+    assert len(lines) == 12 and all(line.startswith("tui-assist: bench strategies: ") for line in lines)
+    assert sum("bench strategies: started " in line for line in lines) == 6
     assert any("fix-add refine: FAIL" in line for line in lines)
     # Each run worked in a throwaway copy: the suite itself is untouched.
     assert (mini_suite / "fix-add" / "repo" / "calc.py").read_text() == ADD
@@ -374,8 +375,6 @@ def test_rate_limited_runs_through_the_sdk_with_concurrency(
         (["--strategies", "agent,chain"], "unknown strategy 'chain'"),
         (["--strategies", "agent,agent"], "named twice"),
         (["--concurrency", "0"], "--concurrency must be at least 1"),
-        (["--data-dir", "x"], "--data-dir does not apply to bench strategies"),
-        (["--workdir", "x"], "--workdir does not apply to bench strategies"),
     ],
 )
 def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
@@ -471,3 +470,42 @@ def test_the_wheel_ships_the_builtin_suite(tmp_path: Path) -> None:
             if path.is_file() and "__pycache__" not in path.parts:
                 assert str(path.relative_to(root)) in shipped, path
         assert f"{folder}/task.toml" in shipped and f"{folder}/scripts/refine.json" in shipped
+
+
+def test_without_a_terminal_each_run_is_a_line_as_it_starts_and_as_it_ends(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    for name in ("alpha", "beta"):
+        make_task(
+            tmp_path, name, prompt="p", check="true", files={"a": "a"}, scripts={"agent": [[text("ok")]]}
+        )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "TUI_ASSIST_"))}
+    proc = subprocess.run(
+        [sys.executable, "-m", "tui_assist", "bench", "strategies", "--suite", str(tmp_path),
+         "--provider", "scripted", "--strategies", "agent", "--json"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = [line.removeprefix("tui-assist: bench strategies: ") for line in proc.stderr.splitlines()]
+    assert [line.split(" (")[0] for line in lines] == [
+        "started alpha agent",
+        "[1/2] alpha agent: pass",
+        "started beta agent",
+        "[2/2] beta agent: pass",
+    ]
+    assert lines[0].endswith("(1/2)") and lines[2].endswith("(2/2)")
+    assert [row["task"] for row in json.loads(proc.stdout)] == ["alpha", "beta"]
+
+
+def test_the_bar_names_the_runs_under_way() -> None:
+    out = io.StringIO()
+    progress = Progress(2, out=out, bar=True)
+    progress.started("t", "agent")
+    progress.started("u", "agent")
+    progress(BenchRow("t", "agent", True, "answered", 0, 1, 10, 5, None, 0.1))
+    frames = out.getvalue().split("\r")[1:]
+    assert frames[0].startswith("[....................] 0/2 0 passed  running: t agent")
+    assert "running: t agent, u agent" in frames[1]
+    assert frames[2].startswith("[##########..........] 1/2 1 passed  running: u agent")

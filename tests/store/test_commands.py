@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tui_assist.store import Store, commands
+from tui_assist.cli import history as commands
+from tui_assist.store import Store
 
 from .helpers import REFINE_ANSWER, REFINE_PROMPT, commit_plain, run_agent_turn, run_refine
 

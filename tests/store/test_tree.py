@@ -165,17 +165,24 @@ def test_a_retry_voids_only_the_text_of_the_call_it_retried() -> None:
 
 
 def test_coalescing_keeps_retries_and_node_boundaries() -> None:
+    turn = NodeStarted(node_id="a", parent_id=None, node_kind="turn", label="turn")
+    b = NodeStarted(node_id="b", parent_id="a", node_kind="agent", label="agent")
     events = [
+        turn,
         TextDelta(node_id="a", text="1"),
         TextDelta(node_id="a", text="2"),
         StreamRetried(node_id="a", attempt=1, error="e"),
         TextDelta(node_id="a", text="3"),
+        b,
         TextDelta(node_id="b", text="4"),
         TextDelta(node_id="b", text="5"),
+        TextDelta(node_id="x", text="a node never started: not in the log"),
     ]
     assert coalesce_text(events) == [
+        turn,
         TextDelta(node_id="a", text="12"),
         StreamRetried(node_id="a", attempt=1, error="e"),
         TextDelta(node_id="a", text="3"),
+        b,
         TextDelta(node_id="b", text="45"),
     ]

@@ -167,6 +167,7 @@ async def test_a_timeout_kills_the_sandbox_and_the_next_command_starts_fresh(
 
 
 async def test_the_files_that_decide_what_runs_stay_read_only(box: Toolset, workdir: Path) -> None:
+    (workdir / ".tui-assist").mkdir()
     (workdir / ".git" / "hooks").mkdir(parents=True)
     (workdir / ".git" / "config").write_text("[core]\n")
     out = await run(
@@ -182,6 +183,38 @@ async def test_the_files_that_decide_what_runs_stay_read_only(box: Toolset, work
     )
     assert (workdir / ".git" / "config").read_text() == "[core]\n"
     assert (workdir / ".git" / "HEAD-ish").exists()  # the rest of .git stays writable: commits work
+
+
+async def test_a_sandboxed_call_creates_nothing_in_a_fresh_workdir(box: Toolset, workdir: Path) -> None:
+    out = await run(box, command="ls -A; echo done")
+    assert out.content == "done" and not out.is_error
+    assert list(workdir.iterdir()) == []  # no .tui-assist/ (nor anything else) made for the sandbox
+
+
+async def test_a_project_folder_a_sandboxed_command_creates_is_taken_away(
+    box: Toolset, workdir: Path
+) -> None:
+    out = await run(
+        box,
+        command="mkdir -p .tui-assist && echo '[permissions]' > .tui-assist/settings.toml && echo made",
+    )
+    assert out.content.startswith("made") and "the sandbox removed .tui-assist/" in out.content
+    assert not (workdir / ".tui-assist").exists()
+    assert (await run(box, command="echo still here")).content == "still here"
+
+
+async def test_a_project_folder_that_appears_between_commands_is_bound_read_only(
+    box: Toolset, workdir: Path
+) -> None:
+    """The app itself creates `.tui-assist/` when `p` saves a rule; the shell then starts afresh."""
+    await run(box, command="cd /tmp && export MARK=1")
+    (workdir / ".tui-assist").mkdir()
+    (workdir / ".tui-assist" / "settings.toml").write_text("# the user's\n")
+    out = await run(box, command='pwd; echo "[$MARK]"; echo evil >> .tui-assist/settings.toml; echo done')
+    assert out.content.startswith("[the shell was restarted")
+    assert str(workdir) in out.content and "[]" in out.content and "Read-only file system" in out.content
+    assert (workdir / ".tui-assist" / "settings.toml").read_text() == "# the user's\n"
+    assert "restarted" not in (await run(box, command="echo again")).content
 
 
 async def test_sandbox_false_runs_in_a_separate_unsandboxed_shell(box: Toolset, outside: Path) -> None:

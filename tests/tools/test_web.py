@@ -22,6 +22,7 @@ from tui_assist.core.permissions import Permissions, RuleError, canonical_rule
 from tui_assist.core.tooling import ToolContext, ToolInputError
 from tui_assist.core.turn import TurnDeps
 from tui_assist.providers.scripted import ScriptedProvider
+from tui_assist.session.rule_files import load_permissions
 from tui_assist.tools.registry import toolbox_factory
 from tui_assist.tools.web import MAX_BYTES, WebFetchTool, blocked_reason
 from tui_assist.turns.agent import AgentTurn
@@ -277,7 +278,7 @@ def test_domain_rules_allow_deny_and_are_proposed() -> None:
 async def test_plan_mode_asks_for_a_fetch_and_the_pattern_answer_saves_the_domain_rule(
     site: Site, tmp_path: Path
 ) -> None:
-    permissions = Permissions.load(tmp_path)
+    permissions = load_permissions(tmp_path)
     policy = ApprovalPolicy(mode="plan", permissions=permissions)
     web = WebFetchTool(allow_private=True)
     provider = ScriptedProvider(

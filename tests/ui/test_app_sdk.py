@@ -198,6 +198,7 @@ async def test_shift_tab_cycles_the_approval_mode_and_plan_mode_runs_nothing(
         await settle(app, pilot)
         assert not isinstance(app.screen, ApprovalScreen)
     assert not (workdir / "planned").exists()
+    assert "Plan mode is on: only reads run." in json.dumps(fake.requests[0].system)  # told up front
     assert "plan mode" in json.dumps(fake.requests[1].messages[-1]["content"])
 
 

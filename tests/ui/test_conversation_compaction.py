@@ -45,9 +45,11 @@ def _turn_events(n: int) -> tuple[str, str, list[TurnEvent]]:
                 *_tool(gen, gen),
                 TextDelta(node_id=gen, text=_answer(n)),
                 NodeFinished(node_id=gen),
+                NodeStarted(node_id=f"{rnd}.c", parent_id=rnd, node_kind="critic", label="critic"),
                 VerdictReached(
                     node_id=f"{rnd}.c", round=r, verdict="pass" if r == 2 else "revise", feedback="more"
                 ),
+                NodeFinished(node_id=f"{rnd}.c"),
                 NodeFinished(node_id=rnd),
             ]
         events.append(NodeFinished(node_id=t, outcome="answered", output=_answer(n)))

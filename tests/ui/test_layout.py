@@ -62,8 +62,9 @@ async def test_at_100_columns_and_more_the_panels_are_open(fixed_clock) -> None:
         assert app.query_one("#side").region.width >= 32
         *_, status, footer = _lines(app)
         assert all(key in footer for key in FOOTER_KEYS)
-        # Beside the mode, the sandbox and the context fill, the token counts take their short form.
-        assert "cache r0 w0" in status and "scripted ctx" in status
+        # Beside the mode (spelled in full), the sandbox and the context fill, the token counts take
+        # their short form, then the model's name goes (the fill stays: it matters more).
+        assert "cache r0 w0" in status and " default " in status and " ctx 0%" in status
         assert status.rstrip().endswith("/work/project")
 
 
@@ -154,3 +155,20 @@ async def test_nested_chains_are_named_by_their_steps() -> None:
             "extract",
             "draft",
         ]
+
+
+@pytest.mark.parametrize("width", [80, 140])
+async def test_the_status_bar_names_the_mode_as_the_flag_spells_it(width: int) -> None:
+    app = make_app([], mode="accept-edits")
+    async with app.run_test(size=(width, 24)) as pilot:
+        await app.session.wait_ready()
+        await app.workers.wait_for_complete()
+        seen = []
+        for _ in range(4):
+            await pilot.pause()
+            status = _lines(app)[-2]
+            seen.append(next(m for m in ("accept-edits", "plan", "bypass", "default") if f" {m} " in status))
+            assert "Refine OFF" in status and status.rstrip().endswith("/work/project")
+            await pilot.press("shift+tab")
+        assert seen == ["accept-edits", "plan", "default", "accept-edits"]
+        assert " edits " not in status and " ask " not in status

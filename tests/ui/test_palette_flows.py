@@ -165,7 +165,7 @@ async def test_choosing_a_flow_panel_row_inspects_its_inputs_and_outputs(tmp_pat
             ),
             NodeFinished(node_id="t", outcome="answered", output="One file."),
         ):
-            main.apply_event(event, replay=True)
+            main.apply_event(event)
         await pilot.pause()
         await pilot.click(FlowPanel, offset=(3, 1))
         await pilot.pause()

@@ -99,3 +99,40 @@ async def test_permissions_lists_rules_with_their_source_and_removes_one(
         await pilot.pause()
     text = (project / "settings.toml").read_text()
     assert "pytest" not in text and "[permissions]" in text
+
+
+async def test_the_rewind_picker_lists_the_turns_first_and_fills_in_their_files_after(
+    fake: FakeAnthropic, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each turn's file summary costs git processes: the list must not wait for them."""
+    import asyncio
+
+    from tui_assist.ui.screens import rewind as picker
+
+    for name in ("one", "two"):
+        create = {"command": "create", "path": f"{name}.txt", "file_text": f"{name}\n"}
+        fake.add(Reply([ToolUse("str_replace_based_edit_tool", create)]), Reply(f"Made {name}.txt."))
+    gate = asyncio.Event()
+    real = picker.turn_changes
+
+    async def gated(*args: object):  # the git work, held until the list has been seen
+        await gate.wait()
+        return await real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(picker, "turn_changes", gated)
+    app = make_app(workdir)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await settle(app, pilot)
+        for name in ("one", "two"):
+            await pilot.press(*f"make {name}.txt", "enter")
+            await settle(app, pilot)
+        await pilot.press("escape", "escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen))
+        await wait_until(pilot, lambda: "#2 make two.txt" in screen_text(app))
+        shown = screen_text(app)
+        assert "#1 make one.txt" in shown and shown.count("files …") == 2 and "file(s)" not in shown
+        gate.set()
+        await wait_until(pilot, lambda: "1 file(s): one.txt" in screen_text(app), timeout=10)
+        assert "1 file(s): two.txt" in screen_text(app) and "files …" not in screen_text(app)
+        shown = screen_text(app)
+        assert shown.index("#2 make two.txt") < shown.index("#1 make one.txt")  # newest first

@@ -144,3 +144,56 @@ def test_answer_diff_counts_lines_and_keeps_context() -> None:
     assert "- the value is 41" in lines and "+ the value is 42" in lines and "+ extra" in lines
     assert "  line 1" in lines and "  line 4" in lines and "  line 11" in lines
     assert "  ⋯" in lines and "  line 7" not in lines  # context far from a change is folded
+
+
+async def test_f4_never_opens_a_round_of_another_conversation(tmp_path) -> None:
+    """After a new conversation or a resume, the node log holds only what the screen shows."""
+    from tests.ui.helpers import FakeToolbox, settings, wait_until
+    from tui_assist.providers.scripted import ScriptedProvider
+    from tui_assist.ui.app import TuiAssistApp
+    from tui_assist.ui.screens.main import MainScreen
+
+    script = ["A draft.", "REVISE\nCheck it.", "The answer is 42.", "PASS", "A plain answer."]
+    app = TuiAssistApp(
+        settings(tmp_path, refine=True),
+        provider_factory=lambda: ScriptedProvider(script),
+        toolbox_factory=lambda: FakeToolbox(tmp_path),
+    )
+
+    async def settle() -> None:
+        await app.session.wait_ready()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+    async def f4_opens_a_review() -> bool:
+        await pilot.press("f4")
+        await pilot.pause()
+        opened = isinstance(app.screen, RoundReviewScreen)
+        if opened:
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: isinstance(app.screen, MainScreen))
+        return opened
+
+    async with app.run_test(size=(120, 34)) as pilot:
+        await settle()
+        await pilot.press(*"what is the answer?", "enter")
+        await settle()
+        refined = app.session.conversation_id
+        assert await f4_opens_a_review()
+
+        await pilot.press("ctrl+n")
+        await settle()
+        assert not await f4_opens_a_review()  # the refined turn belongs to the other conversation
+
+        await pilot.press("ctrl+r", *"a plain question", "enter")  # Refine off: an agent turn
+        await settle()
+        plain = app.session.conversation_id
+        assert plain is not None and plain != refined
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        screen.resume(refined)
+        await settle()
+        assert await f4_opens_a_review()  # its rounds, replayed from the store
+        screen.resume(plain)
+        await settle()
+        assert not await f4_opens_a_review()

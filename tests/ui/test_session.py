@@ -212,7 +212,7 @@ async def test_export_writes_the_conversation_as_markdown() -> None:
     files = list((data_dir() / "exports").glob("conversation-*.md"))
     assert len(files) == 1
     text = files[0].read_text()
-    assert "## You\n\nhi" in text and "An **answer**." in text
+    assert "### Prompt\n\nhi" in text and "An **answer**." in text
 
 
 async def test_panels_toggle() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_anthropic import FakeAnthropic, Reply, Usage
-from tests.ui.helpers import FakeToolbox, make_app, settings, wait_until
+from tests.ui.helpers import FakeToolbox, make_app, screen_text, settings, wait_until
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.session.config import Price, Settings
 from tui_assist.ui.app import TuiAssistApp
@@ -278,3 +278,19 @@ async def test_commands_run_at_once_during_a_turn_and_model_waits_for_its_end() 
         assert "a turn is running" in _error(app) and provider.model == "blocking"
         provider.release.set()
         await _settle(app, pilot)
+
+
+async def test_help_opens_at_its_start_and_the_next_turn_is_followed_again() -> None:
+    """/help is taller than a 140x42 screen: its list of commands shows from the top."""
+    app = make_app(["An earlier answer.", "The next answer."])
+    async with app.run_test(size=(140, 42)) as pilot:
+        await _settle(app, pilot)
+        await _run(app, pilot, "an earlier prompt")
+        await _run(app, pilot, "/help")
+        await pilot.pause()
+        shown = screen_text(app)
+        assert "Commands" in shown and "/help " in shown and "/new " in shown, shown
+        conversation = app.query_one("#conversation")
+        assert conversation.max_scroll_y > 0  # it is taller than the screen: the test means something
+        await _run(app, pilot, "one more prompt")
+        await wait_until(pilot, lambda: "The next answer." in screen_text(app))

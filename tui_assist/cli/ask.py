@@ -17,8 +17,9 @@ from tui_assist.session.factory import SetupError
 if TYPE_CHECKING:
     from tui_assist.core.approval import Refusal
     from tui_assist.core.turn import TurnResult
-    from tui_assist.session.chat import ChatSession, TurnOutcome
+    from tui_assist.session.chat import TurnOutcome
     from tui_assist.session.config import Settings
+    from tui_assist.session.controller import TurnController
 
 
 def result_json(
@@ -79,6 +80,8 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
         SetupError: when the provider or the store can't be set up.
     """
     from tui_assist.session.chat import ChatSession
+    from tui_assist.session.controller import TurnController
+    from tui_assist.session.headless import HeadlessHost
     from tui_assist.store.db import UnknownIdError
 
     if args.yes and getattr(args, "mode", "bypass") != "bypass":
@@ -89,6 +92,8 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
     # Headless, nothing can be asked: without --yes a side-effecting call runs only when a rule
     # of the user's allows it (a sandboxed shell is not enough).
     session = ChatSession(settings, mode="bypass" if args.yes else None, trust_sandbox=False)
+    host = HeadlessHost(progress=sys.stderr.isatty())
+    controller = host.controller = TurnController(session, host)
     try:
         await session.load()
         if session.store is None:
@@ -102,10 +107,18 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
                 raise ConfigError(f"{exc} (see `tui-assist history list`)") from exc
         elif args.continue_:
             await session.continue_latest()
-        outcome = await _run_interruptible(session, prompt)
+        await _run_interruptible(controller, prompt)
     finally:
         await session.aclose()
 
+    if host.command_output is not None:
+        print(host.command_output)
+        return EXIT_OK
+    ended = host.ended
+    assert ended is not None, "a prompt that is not a command runs a turn"
+    if ended.outcome is None:
+        raise SetupError(ended.problem or "the turn did not run")
+    outcome = ended.outcome
     warnings = [*session.notes, *outcome.warnings]
     result = outcome.result
     err = PrefixedErrors("ask")
@@ -138,22 +151,30 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_FAILED if not outcome.saved else EXIT_OK
 
 
-async def _run_interruptible(session: ChatSession, prompt: str) -> TurnOutcome:
-    """Run the turn with SIGINT and SIGTERM stopping it (it is then stored as cancelled)."""
-    from tui_assist.session.headless import HeadlessObserver
+async def _run_interruptible(controller: TurnController, prompt: str) -> None:
+    """Run the prompt with SIGINT and SIGTERM stopping it (a turn is then stored as cancelled).
+
+    Raises:
+        ConfigError: for a command that is unknown or needs the chat screen.
+    """
+    from tui_assist.session.commands import CommandError
 
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
 
     def interrupt() -> None:
-        if not session.interrupt():  # before the turn starts, stop everything
+        if not controller.cancel():  # before the turn starts, stop everything
             task.cancel()
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, interrupt)
     try:
-        return await session.run_turn(prompt, HeadlessObserver(progress=sys.stderr.isatty()))
+        work = controller.submit(prompt)
+        if work is not None:
+            await work
+    except CommandError as exc:
+        raise ConfigError(str(exc)) from exc
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)

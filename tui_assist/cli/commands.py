@@ -46,7 +46,7 @@ class PrefixedErrors(io.StringIO):
 
 async def history_or_stats(args: argparse.Namespace, settings: Settings) -> int:
     """`history list|show|search|export` and `stats`: read-only, they never create a store."""
-    from tui_assist.store import commands
+    from tui_assist.cli import history as commands
 
     if getattr(args, "limit", 1) < 1:
         raise UsageError("", "--limit must be at least 1")
@@ -91,8 +91,7 @@ def _no_history(args: argparse.Namespace, message: str) -> int:
 
 async def bench(args: argparse.Namespace, settings: Settings) -> int:
     """`bench docs` and `bench helpdesk`."""
-    from tui_assist.flows.docs.commands import bench_docs
-    from tui_assist.flows.helpdesk.commands import bench_helpdesk
+    from tui_assist.cli.flows import bench_docs, bench_helpdesk
 
     err = PrefixedErrors(command_name(args))
     provider_factory = functools.partial(make_provider, settings)
@@ -114,7 +113,7 @@ async def bench(args: argparse.Namespace, settings: Settings) -> int:
 
 async def flow(args: argparse.Namespace, settings: Settings) -> int:
     """`flow grounded` and `flow approve`."""
-    from tui_assist.flows.grounded import commands
+    from tui_assist.cli import flows as commands
 
     store = await open_store(settings)
     err = PrefixedErrors(command_name(args))

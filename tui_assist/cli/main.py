@@ -181,7 +181,7 @@ async def _bench_strategies(args: argparse.Namespace, settings: Settings) -> int
     progress = bench.Progress(len(tasks) * len(strategies))
     rows = await bench.run_suite(
         tasks, settings, strategies=strategies, rounds=getattr(args, "rounds", None),
-        concurrency=args.concurrency, on_row=progress,
+        concurrency=args.concurrency, on_row=progress, on_start=progress.started,
     )  # fmt: skip
     if args.json:
         print(json.dumps([row.to_dict() for row in rows], indent=2, ensure_ascii=False))

@@ -1,8 +1,10 @@
 """The command line's grammar: commands, the flags each one uses, and one-line usage errors.
 
-Global flags (`--data-dir`, `--workdir`, `--provider`, ...) are accepted before or after the
-command, but only by the commands that use them, and each command's `--help` lists only those.
-A word that is not a command opens the chat with that prompt (`tui-assist "fix the test"`).
+Global flags (`--data-dir`, `--workdir`, `--provider`, ...) are accepted before or after every
+command, as `git -C` is: users put them in aliases and scripts. A command that does not use one
+ignores it (it is dropped from the namespace, so its value is neither read nor validated), and
+its `--help` names such flags apart, on one line. A word that is not a command opens the chat with
+that prompt (`tui-assist "fix the test"`).
 """
 
 from __future__ import annotations
@@ -76,21 +78,34 @@ USES: dict[str, tuple[str, ...]] = {
     "stats": ("data_dir",),
     "flow grounded": ("data_dir", *_MODEL),
     "flow approve": ("data_dir",),
-    "rewind": ("data_dir",),
+    # A rewind restores the turn's own workdir; --workdir only confirms it (cli/rewind.py).
+    "rewind": ("data_dir", "workdir"),
     "bench docs": _MODEL,
     "bench helpdesk": _MODEL,
     # Each run has its own copy of the task's repo and a throwaway data dir; scripts come per task.
     "bench strategies": ("rounds", "provider", "base_url", "model"),
 }
-"""The global flags each command uses (a command's subcommands use its flags)."""
+"""The global flags each command uses; it accepts and ignores the others."""
 
 COMMANDS = ("ask", "explore", "history", "stats", "flow", "bench", "rewind")
 
 
-def _add_globals(parser: argparse.ArgumentParser, names: Sequence[str]) -> None:
-    for name in names:
+def _add_globals(parser: argparse.ArgumentParser, uses: Sequence[str]) -> None:
+    """Every global flag; `--help` lists those in `uses` and names the others on one line."""
+    ignored = [_GLOBALS[name][0][0] for name in GLOBAL_FLAGS if name not in uses]
+    description = f"also accepted, and ignored here: {' '.join(ignored)}" if ignored else None
+    group = parser.add_argument_group("global options", description)
+    for name in GLOBAL_FLAGS:
         flags, kwargs = _GLOBALS[name]
-        parser.add_argument(*flags, dest=name, default=argparse.SUPPRESS, **kwargs)
+        if name not in uses:
+            kwargs = {**kwargs, "help": argparse.SUPPRESS}
+        group.add_argument(*flags, dest=name, default=argparse.SUPPRESS, **kwargs)
+
+
+def _union(group: str) -> tuple[str, ...]:
+    """The global flags some subcommand of `group` uses (a group's own `--help` lists those)."""
+    used = {name for command, names in USES.items() if command.startswith(f"{group} ") for name in names}
+    return tuple(name for name in GLOBAL_FLAGS if name in used)
 
 
 def _sub(subparsers: Any, name: str, uses: Sequence[str], **kwargs: Any) -> argparse.ArgumentParser:
@@ -164,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     stats = _sub(sub, "stats", USES["stats"], help="outcomes and tokens by week")
     stats.add_argument("--json", action="store_true", help="print JSON")
 
-    flow = _sub(sub, "flow", (), help="run built-in flows")
+    flow = _sub(sub, "flow", _union("flow"), help="run built-in flows")
     fsub = flow.add_subparsers(dest="flow_command", metavar="FLOW", required=True)
     grounded = _sub(
         fsub, "grounded", USES["flow grounded"], help="answer from your documents, with citations"
@@ -187,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     approve.add_argument("run_id", metavar="RUN_ID", help="the held run's id")
     approve.add_argument("--json", action="store_true", help="print JSON")
 
-    bench = _sub(sub, "bench", (), help="reproducible benchmarks of control policies")
+    bench = _sub(sub, "bench", _union("bench"), help="reproducible benchmarks of control policies")
     bsub = bench.add_subparsers(dest="bench_command", metavar="BENCH", required=True)
     docs = _sub(bsub, "docs", USES["bench docs"], help="docs tasks: keyword route vs workflow vs loops")
     docs.add_argument("--fixtures", metavar="DIR", type=Path, help="dir of documents/glossary/cases.json")
@@ -251,14 +266,10 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     args.prompt = prompt if args.command is None else getattr(args, "prompt", None)
     command = command_name(args)
     if extras:
-        known = {flags[0] for flags, _ in _GLOBALS.values()}
-        if extras[0] in known:
-            raise UsageError(command, f"{extras[0]} does not apply to {command}")
         raise UsageError(command, f"unrecognized arguments: {' '.join(extras)}")
     for name in GLOBAL_FLAGS:
         if name in vars(args) and name not in _uses(command):
-            flag = _GLOBALS[name][0][0]
-            raise UsageError(command, f"{flag} does not apply to {command}")
+            delattr(args, name)  # ignored: never read, so never validated either
     if command != "chat" and (getattr(args, "resume", None) is not None):
         raise UsageError(command, "--resume opens the chat; it does not apply to a command")
     return args

@@ -34,7 +34,9 @@ async def rewind(args: argparse.Namespace, settings: Settings) -> int:
         raise ConfigError(f"no turn {args.turn_id!r}: {exc}") from exc
     folder = data_dir(settings.data_dir)
     try:
-        plan = await plan_rewind(store, folder, args.turn_id, args.scope or "both")
+        # --workdir is a global flag: a rewind restores the turn's own folder, the flag confirms it.
+        workdir = settings.workdir if "workdir" in vars(args) else None
+        plan = await plan_rewind(store, folder, args.turn_id, args.scope or "both", workdir=workdir)
         result = await apply_rewind(store, folder, plan) if args.yes else None
     except RewindError as exc:
         raise ConfigError(str(exc)) from exc

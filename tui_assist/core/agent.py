@@ -16,7 +16,6 @@ to the guard to compact further and retried once.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, cast
@@ -25,14 +24,9 @@ from tui_assist.core.approval import ApprovalPolicy, approval_request
 from tui_assist.core.budget import BudgetExhausted, BudgetTracker
 from tui_assist.core.context import ContextGuard
 from tui_assist.core.conversation import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
-from tui_assist.core.events import (
-    NodeKind,
-    ToolCallFinished,
-    ToolCallStarted,
-    UsageRecorded,
-)
+from tui_assist.core.events import NodeKind, UsageRecorded
 from tui_assist.core.model import ContextOverflow, ModelRequest, ModelResponse, Provider, ProviderError
-from tui_assist.core.nodes import NodeScope, new_id
+from tui_assist.core.nodes import NodeScope, ToolCallScope
 from tui_assist.core.observer import NodeSink, TurnObserver
 from tui_assist.core.prompts import SUBAGENT_SYSTEM_SUFFIX
 from tui_assist.core.server_tools import cited_sources, server_tool_calls, sources_note
@@ -138,6 +132,8 @@ class _AgentRun:
         answer = ""
         sink = NodeSink(rt.observer, self.node_id)
         empty_replies = 0
+        invalid_before = False
+        """Whether the previous reply had tool arguments that were not a JSON object."""
         while True:
             try:
                 rt.budget.before_model_request()
@@ -165,6 +161,11 @@ class _AgentRun:
                 sink.retrying(empty_replies, why)
                 continue
             empty_replies = 0
+            invalid = response.invalid_tool_inputs
+            if invalid and invalid_before:
+                # The model was told, and did it again: it won't correct itself this turn.
+                raise ProviderError(f"{next(iter(invalid.values()))}, again after being told")
+            invalid_before = bool(invalid)
             transcript.append(reply)
             added.append(reply)
             self._report_server_tools(reply)
@@ -188,7 +189,7 @@ class _AgentRun:
                 if stop is not None:
                     results.append(ToolResultBlock(use.id, f"Not run: {stop}.", is_error=True))
                 else:
-                    results.append(await self._call(use))
+                    results.append(await self._call(use, invalid.get(use.id)))
             tool_message = Message("user", tuple(results))
             transcript.append(tool_message)
             added.append(tool_message)
@@ -217,61 +218,41 @@ class _AgentRun:
         """Show the calls the provider ran itself (web searches) as tool calls, and keep them as evidence."""
         rt = self.rt
         for call in server_tool_calls(reply):
-            tool_node = new_id()
-            rt.observer.on_event(
-                ToolCallStarted(
-                    node_id=tool_node,
-                    parent_id=self.node_id,
-                    call_id=call.call_id,
-                    name=call.name,
-                    input=call.input,
-                )
-            )
-            rt.observer.on_event(
-                ToolCallFinished(
-                    node_id=tool_node,
-                    call_id=call.call_id,
-                    name=call.name,
-                    output=call.output,
-                    is_error=call.is_error,
-                )
-            )
+            with ToolCallScope(rt.observer, self.node_id, call.call_id, call.name, call.input) as scope:
+                scope.finish(call.output, is_error=call.is_error)
             rt.evidence.append(
                 ToolCallRecord(
-                    tool_node, self.node_id, call.name, call.input, call.output, call.is_error, 0.0
+                    scope.node_id, self.node_id, call.name, call.input, call.output, call.is_error, 0.0
                 )
             )
 
-    async def _call(self, use: ToolUseBlock) -> ToolResultBlock:
+    async def _call(self, use: ToolUseBlock, invalid_input: str | None = None) -> ToolResultBlock:
         rt = self.rt
-        tool_node = new_id()
-        rt.observer.on_event(
-            ToolCallStarted(
-                node_id=tool_node, parent_id=self.node_id, call_id=use.id, name=use.name, input=use.input
-            )
-        )
-        started = time.monotonic()
-        output = ToolOutput("cancelled", is_error=True)
+        scope = ToolCallScope(rt.observer, self.node_id, use.id, use.name, use.input)
         try:
-            output = await self._execute(use, tool_node)
+            with scope:
+                if invalid_input is not None:
+                    output = ToolOutput(
+                        f"Not run: the {invalid_input}. Call {use.name} again "
+                        "with its arguments as a JSON object, as its input schema says.",
+                        is_error=True,
+                    )
+                else:
+                    output = await self._execute(use, scope.node_id)
+                scope.finish(output.content, is_error=output.is_error)
         finally:
-            duration = time.monotonic() - started
-            rt.observer.on_event(
-                ToolCallFinished(
-                    node_id=tool_node,
-                    call_id=use.id,
-                    name=use.name,
-                    output=output.content,
-                    is_error=output.is_error,
-                    duration=duration,
-                )
-            )
             rt.evidence.append(
                 ToolCallRecord(
-                    tool_node, self.node_id, use.name, use.input, output.content, output.is_error, duration
+                    scope.node_id,
+                    self.node_id,
+                    use.name,
+                    use.input,
+                    scope.output,
+                    scope.is_error,
+                    scope.duration,
                 )
             )
-        return ToolResultBlock(use.id, output.content, output.is_error)
+        return ToolResultBlock(use.id, scope.output, scope.is_error)
 
     async def _execute(self, use: ToolUseBlock, tool_node: str) -> ToolOutput:
         tool = self.tools.get(use.name)

@@ -19,13 +19,12 @@ measures.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tui_assist.core.conversation import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from tui_assist.core.model import ModelRequest, Provider, ProviderError, StreamSink
-from tui_assist.core.text import clip, plural, truncate_middle
+from tui_assist.core.text import clip, estimate_tokens, plural, truncate_middle
 
 SUMMARY_SYSTEM = """\
 You summarise the earlier part of a conversation between a user and an AI assistant that works \
@@ -82,7 +81,7 @@ def _json_chars(value: object) -> int:
 
 def message_tokens(messages: Sequence[Message]) -> int:
     """Estimated tokens of `messages` as they travel (their Messages API JSON)."""
-    return math.ceil(sum(_json_chars(m.to_dict()) for m in messages) / 4)
+    return estimate_tokens(sum(_json_chars(m.to_dict()) for m in messages))
 
 
 def request_tokens(request: ModelRequest) -> int:
@@ -90,7 +89,7 @@ def request_tokens(request: ModelRequest) -> int:
     tools = [
         {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools
     ]
-    fixed = math.ceil((len(request.system) + (_json_chars(tools) if tools else 0)) / 4)
+    fixed = estimate_tokens(len(request.system) + (_json_chars(tools) if tools else 0))
     return fixed + message_tokens(request.messages)
 
 

@@ -15,14 +15,13 @@ from dataclasses import dataclass, field
 
 from tui_assist.core.conversation import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
 from tui_assist.core.events import (
-    NodeStarted,
     StreamRetried,
-    TextDelta,
     ToolCallFinished,
     ToolCallStarted,
     TurnEvent,
     UsageRecorded,
 )
+from tui_assist.core.tree import NodeLog, TextSegment
 
 INTERRUPTED_MARKER = "[interrupted by the user]"
 """Closes the history of a turn the user stopped."""
@@ -52,22 +51,6 @@ class _Response:
         return out
 
 
-def _agent_node(events: Sequence[TurnEvent], turn_id: str) -> str | None:
-    """The node whose transcript the history keeps: the turn's agent, or its latest generator."""
-    parents: dict[str, str | None] = {}
-    chosen: str | None = None
-    for event in events:
-        if not isinstance(event, NodeStarted):
-            continue
-        parents[event.node_id] = event.parent_id
-        if event.node_kind not in ("agent", "generate"):
-            continue
-        parent = event.parent_id
-        if parent == turn_id or (parent is not None and parents.get(parent) == turn_id):
-            chosen = event.node_id
-    return chosen
-
-
 def interrupted_history(prompt: str, events: Sequence[TurnEvent], turn_id: str) -> list[Message]:
     """The messages a turn stopped by the user adds to the history.
 
@@ -80,12 +63,14 @@ def interrupted_history(prompt: str, events: Sequence[TurnEvent], turn_id: str) 
         The prompt, each finished model response with its finished tool calls and their results,
         then the partial answer, closed with `INTERRUPTED_MARKER`.
     """
-    node = _agent_node(events, turn_id)
+    log = NodeLog.of(events)
+    generators = log.main_generators(turn_id)  # the turn's agent, or its latest round's generator
+    node = generators[-1].node_id if generators else ""
     responses: list[_Response] = []
     streaming = ""
-    for event in events:
+    for event in log.subtree_timeline(node):
         match event:
-            case TextDelta(node_id=n, text=text) if n == node:
+            case TextSegment(node_id=n, text=text) if n == node:
                 streaming += text
             case StreamRetried(node_id=n) if n == node:
                 streaming = ""

@@ -7,8 +7,8 @@ stream that broke mid-way) and report streamed text through a `StreamSink`; ever
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
 from tui_assist.core.conversation import Message, Usage
@@ -54,6 +54,10 @@ class ModelResponse:
     stop_reason: str
     usage: Usage
     model: str
+    invalid_tool_inputs: Mapping[str, str] = field(default_factory=lambda: dict[str, str]())
+    """Tool calls (by id) whose arguments were not a JSON object, with what was wrong: such a
+    call's input is `{}` in the message (the API takes nothing else back), and the agent loop
+    answers it with an error the model can correct."""
 
 
 class StreamSink(Protocol):

@@ -4,7 +4,7 @@ Rules are strings, kept in two files under `[permissions]` (`allow = [...]`, `de
 user's `config.toml` and the project's `<workdir>/.tui-assist/settings.toml`. Answers of "allow
 for this session" are rules too, kept in memory. Every rule remembers where it came from, so
 `/permissions` can list it and remove it from its own file (`core/rule_files.py` reads and edits
-the files).
+the files through the `RulesFiles` port; `tui_assist.session.rule_files` reads and writes them).
 
 - `bash(PATTERN)`: shell commands whose normalised text matches the glob (`fnmatch`, `*` matches
   anything); a pattern ending in ` *` also matches its prefix alone (`bash(ls *)` allows `ls`).
@@ -29,7 +29,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -39,10 +39,8 @@ from tui_assist.core.rule_files import (
     PROJECT_DIR,
     PermissionsError,
     RuleEffect,
-    edit_rules_file,
+    RulesFiles,
     project_settings_path,
-    read_rules_file,
-    rule_strings,
 )
 from tui_assist.core.shell_words import INTERPRETERS, WRAPPERS, CommandAnalysis, analyse_command
 
@@ -252,7 +250,9 @@ def url_host(url: str) -> str | None:
 class Permissions:
     """Every rule of a session, from the user's file, the project's file and the session itself.
 
-    Build it with `Permissions.load(...)`; `Permissions()` has no rules.
+    The application layer builds it from the files (`tui_assist.session.rule_files.load_permissions`)
+    and hands it the `RulesFiles` that saves and removes rules; `Permissions()` has no rules and
+    saves none.
     """
 
     rules: list[Rule] = field(default_factory=lambda: list[Rule]())
@@ -261,44 +261,8 @@ class Permissions:
     """Where `save()` writes (None: rules cannot be saved)."""
     warnings: list[str] = field(default_factory=lambda: list[str]())
     """One line per rule or file that could not be read (it was skipped)."""
-
-    @classmethod
-    def load(
-        cls,
-        workdir: Path | None,
-        *,
-        user_allow: Sequence[str] = (),
-        user_deny: Sequence[str] = (),
-        user_file: Path | None = None,
-    ) -> Permissions:
-        """The rules of the user's settings plus those of the project file under `workdir`.
-
-        Args:
-            workdir: The project's working directory (None: no project rules, nothing saved).
-            user_allow: `[permissions] allow` of the user's config.
-            user_deny: `[permissions] deny` of the user's config.
-            user_file: The user's config file, so its rules can be removed there.
-
-        Returns:
-            The rules. Invalid rules and unreadable files are skipped with a line in `warnings`.
-        """
-        permissions = cls(project_file=project_settings_path(workdir) if workdir is not None else None)
-        user = RuleSource(USER_SOURCE, user_file)
-        permissions.extend(user_allow, "allow", user)
-        permissions.extend(user_deny, "deny", user)
-        if permissions.project_file is not None and permissions.project_file.is_file():
-            path = permissions.project_file
-            try:
-                data = read_rules_file(path)
-            except PermissionsError as exc:
-                permissions.warnings.append(f"{exc}; its rules are ignored")
-            else:
-                project = RuleSource(PROJECT_SOURCE, path)
-                for effect in ("allow", "deny"):
-                    permissions.extend(
-                        rule_strings(data, effect, path, permissions.warnings), effect, project
-                    )
-        return permissions
+    files: RulesFiles | None = None
+    """What edits the rules files (None: rules live in memory only)."""
 
     def extend(self, texts: Iterable[str], effect: RuleEffect, source: RuleSource) -> None:
         """Add rules from one source; invalid ones are skipped with a warning."""
@@ -432,11 +396,11 @@ class Permissions:
             RuleError: when a string is not a rule.
             PermissionsError: when there is no project file or it cannot be read or written.
         """
-        if self.project_file is None:
+        if self.project_file is None or self.files is None:
             raise PermissionsError("there is no project folder to save rules in")
         source = RuleSource(PROJECT_SOURCE, self.project_file)
         added = [Rule.parse(text, effect, source) for text in texts]
-        edit_rules_file(self.project_file, effect, add=[rule.text for rule in added])
+        self.files.edit(self.project_file, effect, add=[rule.text for rule in added])
         self.rules.extend(rule for rule in added if not self._has(rule))
         return added
 
@@ -447,7 +411,9 @@ class Permissions:
             PermissionsError: when its file cannot be read or written.
         """
         if rule.source.path is not None:
-            edit_rules_file(rule.source.path, rule.effect, remove=rule.written or rule.text)
+            if self.files is None:
+                raise PermissionsError(f"cannot edit {rule.source.path} from here")
+            self.files.edit(rule.source.path, rule.effect, remove=rule.written or rule.text)
         self.rules = [r for r in self.rules if r != rule]
 
     def _has(self, rule: Rule) -> bool:

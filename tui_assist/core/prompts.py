@@ -9,6 +9,16 @@ prefer checking over guessing, and report what you actually observed. Keep answe
 exact. If the request is ambiguous in a way that matters, ask one clear clarifying question instead
 of guessing."""
 
+PLAN_MODE_SUFFIX = """
+
+<plan_mode>
+Plan mode is on: only reads run. Viewing files works; running commands (bash, even to read) and
+creating or editing files are refused. Read what you need, then propose a plan: the steps, the
+files you would change and the commands you would run. The user will switch modes to carry it out.
+</plan_mode>"""
+"""Added to the system prompt in `plan` mode, so the model knows from its first request, not only
+from the refusal of its first side-effecting call."""
+
 SUBAGENT_SYSTEM_SUFFIX = """
 
 You are a sub-agent: another agent delegated one task to you. Do it with the tools, then reply with

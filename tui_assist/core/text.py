@@ -1,7 +1,12 @@
-"""Text helpers for messages shown to users: one line, clipped, exceptions named."""
+"""Text helpers for messages shown to users: one line, clipped, exceptions named, tokens counted.
+
+The one home of clipping (`clip`), of the token estimate (`estimate_tokens`: characters / 4) and
+of how a token count is written (`token_count`: `850`, `1.2k`, `12k`, `1.5M`).
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 MAX_LINE = 300
@@ -19,9 +24,20 @@ def exc_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def clip(text: str, limit: int) -> str:
-    """Whitespace folded to single spaces, cut to `limit` characters with an ellipsis."""
-    line = " ".join(text.split())
+def clip(text: str, limit: int, *, fold: bool = True) -> str:
+    """`text` cut to `limit` characters, ending with `…` when it was cut.
+
+    The one clipper: labels, summaries, table cells and error lines all cut this way.
+
+    Args:
+        text: The text.
+        limit: The longest text returned.
+        fold: Fold whitespace (newlines included) to single spaces first, for one line.
+
+    Returns:
+        The text, at most `limit` characters long.
+    """
+    line = " ".join(text.split()) if fold else text
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
@@ -78,10 +94,34 @@ def truncate_middle(text: str, max_chars: int, marker: Callable[[int], str] = tr
     return text[:head] + marker(len(text) - max_chars) + text[len(text) - tail :]
 
 
-def estimate_tokens(text: str) -> int:
-    """About how many tokens `text` is: characters / 4, the usual rule of thumb for English.
+CHARS_PER_TOKEN = 4.0
+"""The usual rule of thumb for English text (code and JSON run nearer 3)."""
 
-    Code and JSON run at nearer 3 characters a token, so callers that must fit a window leave a
-    margin.
+
+def estimate_tokens(text: str | int, *, chars_per_token: float = CHARS_PER_TOKEN) -> int:
+    """About how many tokens a text is: its characters / `chars_per_token`, rounded up.
+
+    The one token estimator: compaction, the critic's room, the grounded flow's budget check and
+    the scripted provider all count this way. Code and JSON run at nearer 3 characters a token, so
+    callers that must fit a window leave a margin (or pass a smaller `chars_per_token`).
+
+    Args:
+        text: The text, or its length in characters when it is already measured.
+        chars_per_token: How many characters a token is taken to be.
+
+    Returns:
+        The estimate (0 for an empty text).
     """
-    return (len(text) + 3) // 4
+    chars = text if isinstance(text, int) else len(text)
+    return math.ceil(chars / chars_per_token)
+
+
+def token_count(n: float) -> str:
+    """A token count for a glance: `850`, `1.2k`, `12k`, `1.5M`."""
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if n >= 10_000:
+        return f"{n / 1000:.0f}k"
+    if n >= 1_000:
+        return f"{n / 1000:.1f}k"
+    return f"{n:.0f}"

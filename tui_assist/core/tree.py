@@ -34,12 +34,53 @@ from tui_assist.core.events import (
 NodeStatus = Literal["running", "done", "failed", "cancelled"]
 
 
-@dataclass(slots=True)
 class TextSegment:
-    """Text one node streamed between two other happenings (tool calls, other nodes)."""
+    """Text one node streamed between two other happenings (tool calls, other nodes).
 
-    node_id: str
-    text: str = ""
+    The deltas are kept as pieces and joined when the text is read, so a long answer streamed in
+    thousands of deltas is not copied once per delta.
+    """
+
+    __slots__ = ("_pieces", "node_id", "voided")
+    __match_args__ = ("node_id", "text")
+
+    def __init__(self, node_id: str, text: str = "") -> None:
+        self.node_id = node_id
+        self._pieces = [text]
+        self.voided = ""
+        """The text a retried stream voided (then `text` is empty): kept so the log replays as it
+        streamed."""
+
+    @property
+    def text(self) -> str:
+        """The segment's text (empty once voided)."""
+        if len(self._pieces) > 1:
+            self._pieces = ["".join(self._pieces)]
+        return self._pieces[0]
+
+    @property
+    def streamed(self) -> str:
+        """The text as it streamed, voided or not."""
+        return self.voided or self.text
+
+    def append(self, text: str) -> None:
+        """Add the text of one more delta."""
+        self._pieces.append(text)
+
+    def void(self) -> None:
+        """A retried stream voided this text."""
+        self.voided = self.voided or self.text
+        self._pieces = [""]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TextSegment):
+            return NotImplemented
+        return (self.node_id, self.text, self.voided) == (other.node_id, other.text, other.voided)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass's
+
+    def __repr__(self) -> str:
+        return f"TextSegment(node_id={self.node_id!r}, text={self.text!r})"
 
 
 @dataclass(slots=True)
@@ -130,6 +171,21 @@ class NodeLog:
         self.max_turns = max_turns
         """Older turns are forgotten (they stay in the store), so a long session stays flat."""
 
+    @classmethod
+    def of(cls, events: Iterable[TurnEvent]) -> NodeLog:
+        """Fold a run of events (a turn's, live or stored) into a new log.
+
+        Args:
+            events: Events in the order they happened.
+
+        Returns:
+            The log, with no turn forgotten.
+        """
+        log = cls(max_turns=1 << 30)
+        for event in events:
+            log.apply(event)
+        return log
+
     @property
     def roots(self) -> list[NodeRecord]:
         """The root nodes, oldest first."""
@@ -173,7 +229,7 @@ class NodeLog:
                 log = self._turn_log(record)
                 last = log.timeline[-1] if log is not None and log.timeline else None
                 if isinstance(last, TextSegment) and last.node_id == record.node_id:
-                    last.text += event.text
+                    last.append(event.text)
                 else:
                     segment = TextSegment(record.node_id, event.text)
                     record.segments.append(segment)
@@ -224,7 +280,7 @@ class NodeLog:
             return
         for item in reversed(log.timeline):
             if isinstance(item, TextSegment) and item.node_id == record.node_id:
-                item.text = ""
+                item.void()
                 return
             if isinstance(item, UsageRecorded) and item.node_id == record.node_id and not item.cut:
                 return
@@ -346,6 +402,113 @@ class NodeLog:
         inside = {r.node_id for r in self.walk(node_id)}
         return [item for item in log.timeline if item.node_id in inside]
 
+    # -- queries: what the hosts, the history and the store read off the log ----------------------
+
+    def is_main_generator(self, node_id: str) -> bool:
+        """Whether a node is one of its turn's main generators.
+
+        A main generator writes the turn's answer: the turn's agent, or the generator of one of
+        the turn's rounds. Sub-agents (under a tool call) and critics are not.
+
+        Args:
+            node_id: Any node.
+
+        Returns:
+            True for an `agent` or `generate` node right under its root, or under a round that is.
+        """
+        record = self.nodes.get(node_id)
+        if record is None or record.kind not in ("agent", "generate"):
+            return False
+        parent = self.nodes.get(record.parent_id or "")
+        if parent is None or parent.parent_id is None:
+            return parent is not None
+        grandparent = self.nodes.get(parent.parent_id)
+        return parent.kind == "round" and grandparent is not None and grandparent.parent_id is None
+
+    def main_generators(self, turn_id: str) -> list[NodeRecord]:
+        """A turn's main generators (see `is_main_generator`), in start order.
+
+        Args:
+            turn_id: The turn.
+
+        Returns:
+            Its agent, or its rounds' generators; none for an unknown turn.
+        """
+        return [r for r in self.walk(turn_id) if self.is_main_generator(r.node_id)]
+
+    def usage(self, node_id: str) -> Usage:
+        """Tokens spent under a node: every `UsageRecorded` in its subtree, cut calls' included.
+
+        Args:
+            node_id: The subtree's top (a turn for the turn's spend).
+
+        Returns:
+            The sum (zero for an unknown node).
+        """
+        return sum((r.usage for r in self.walk(node_id)), Usage())
+
+    def round_of(self, node_id: str) -> int | None:
+        """The 1-based index of the round a node runs in.
+
+        Args:
+            node_id: Any node.
+
+        Returns:
+            The nearest enclosing round's index (the node's own, for a round), or None.
+        """
+        record = self.nodes.get(node_id)
+        if record is not None and record.kind == "round":
+            return record.round_index
+        return next((a.round_index for a in self.ancestors(node_id) if a.kind == "round"), None)
+
+    def tool_calls(self, node_id: str) -> list[tuple[ToolCallStarted, NodeRecord]]:
+        """The tool calls made in a subtree, in the order they finished, then the unfinished ones.
+
+        Args:
+            node_id: The subtree's top (a turn for all its calls).
+
+        Returns:
+            Each call's start event (its `call_id` and input) with its record (its result in
+            `output` and `status`, `running` for a call that never finished).
+        """
+        done: list[tuple[ToolCallStarted, NodeRecord]] = []
+        starts: dict[str, ToolCallStarted] = {}
+        for item in self.subtree_timeline(node_id):
+            if isinstance(item, ToolCallStarted):
+                starts[item.node_id] = item
+            elif isinstance(item, ToolCallFinished) and item.node_id in starts:
+                done.append((starts.pop(item.node_id), self.nodes[item.node_id]))
+        return done + [(start, self.nodes[start.node_id]) for start in starts.values()]
+
+    def rounds_started(self, turn_id: str) -> int:
+        """How many rounds a turn (or a flow) started, at any depth.
+
+        Args:
+            turn_id: The root.
+
+        Returns:
+            The number of `round` nodes in its subtree.
+        """
+        return sum(1 for r in self.walk(turn_id) if r.kind == "round")
+
+    def streamed(self, node_id: str) -> list[TurnEvent]:
+        """A subtree's events as they happened, each run of text of one node as one `TextDelta`.
+
+        This is the log as the store keeps it, and what a view replays to build itself again: it
+        folds into the same tree as the original events, a retried stream's text included (the
+        `StreamRetried` after it voids it again).
+
+        Args:
+            node_id: The subtree's top (a turn for the whole turn).
+
+        Returns:
+            The events, text deltas merged; events of unknown nodes were never in the log.
+        """
+        return [
+            TextDelta(node_id=item.node_id, text=item.streamed) if isinstance(item, TextSegment) else item
+            for item in self.subtree_timeline(node_id)
+        ]
+
 
 def build_tree(events: Iterable[TurnEvent]) -> list[NodeRecord]:
     """Fold events (live or stored) into their node tree.
@@ -356,7 +519,4 @@ def build_tree(events: Iterable[TurnEvent]) -> list[NodeRecord]:
     Returns:
         The root nodes (normally one: the turn), each with its children in start order.
     """
-    log = NodeLog()
-    for event in events:
-        log.apply(event)
-    return log.roots
+    return NodeLog.of(events).roots

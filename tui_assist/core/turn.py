@@ -19,7 +19,7 @@ from tui_assist.core.conversation import Conversation, Message, Usage
 from tui_assist.core.events import Verdict
 from tui_assist.core.model import Provider
 from tui_assist.core.observer import TurnObserver
-from tui_assist.core.prompts import CRITIC_PROMPT, SYSTEM_PROMPT
+from tui_assist.core.prompts import CRITIC_PROMPT, PLAN_MODE_SUFFIX, SYSTEM_PROMPT
 from tui_assist.core.tooling import Toolbox, ToolboxFactory
 
 StrategyName = Literal["agent", "refine"]
@@ -87,14 +87,17 @@ class TurnDeps:
     """Keeps every request of the turn (generators and sub-agents included) inside the window."""
 
     def runtime(self, toolbox: Toolbox, observer: TurnObserver, budget: BudgetTracker) -> AgentRuntime:
-        """An agent runtime over one toolbox, with fresh evidence."""
+        """An agent runtime over one toolbox, with fresh evidence (told of plan mode when it is on)."""
+        system = self.system_prompt.replace("{workdir}", str(Path(toolbox.workdir)))
+        if self.approvals.mode == "plan":
+            system += PLAN_MODE_SUFFIX
         return AgentRuntime(
             provider=self.provider,
             toolbox=toolbox,
             observer=observer,
             approvals=self.approvals,
             budget=budget,
-            system=self.system_prompt.replace("{workdir}", str(Path(toolbox.workdir))),
+            system=system,
             max_depth=self.max_depth,
             max_tokens=self.max_tokens,
             context=self.context,

@@ -61,7 +61,6 @@ from tui_assist.core.conversation import (
 )
 from tui_assist.core.model import (
     DEFAULT_REQUEST_TIMEOUT,
-    ContextOverflow,
     ModelRequest,
     ModelResponse,
     ProviderError,
@@ -79,15 +78,14 @@ from tui_assist.providers.anthropic_info import (
     anthropic_credentials_available,
     supports_native_tools,
 )
+from tui_assist.providers.errors import refused, retried_after, timed_out, unreachable
 from tui_assist.providers.streaming import (
+    SdkProvider,
     StreamBroke,
-    context_overflow,
     exc_text,
     one_line,
-    plural,
     response_within,
     retry_broken_stream,
-    sdk_attempts,
     sdk_timeout,
     tool_input_object,
 )
@@ -147,7 +145,7 @@ class StreamParams(TypedDict, total=False):
     tools: list[ToolUnionParam]
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkProvider[AsyncAnthropic]):
     """A `Provider` for Claude through the `anthropic` SDK.
 
     Credentials and the endpoint come from the arguments, else from the SDK's own environment
@@ -190,19 +188,20 @@ class AnthropicProvider:
         client: AsyncAnthropic | None = None,
         web_search_max_uses: int | None = None,
     ) -> None:
-        self.model = model
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=max_retries,
+            stream_retries=stream_retries,
+            stream_backoff=stream_backoff,
+            request_timeout=request_timeout,
+            stream_idle_timeout=stream_idle_timeout,
+            client=client,
+        )
         self.web_search_max_uses = web_search_max_uses
         """Searches per request when the web search server tool is offered (None: not offered)."""
-        self.stream_retries = stream_retries
-        self.stream_backoff = stream_backoff
         self.prompt_caching = prompt_caching
-        self.request_timeout = request_timeout
-        self.stream_idle_timeout = request_timeout if stream_idle_timeout is None else stream_idle_timeout
-        self._api_key = api_key
-        self._base_url = base_url
-        self._max_retries = max_retries
-        self._client = client
-        self._owns_client = client is None
 
     @property
     def client(self) -> AsyncAnthropic:
@@ -279,7 +278,7 @@ class AnthropicProvider:
                         text = f"{etype}: {e.api_message or e.message}"
                         if etype in _NOT_RETRYABLE_STREAM_ERRORS:
                             line = one_line(f"Anthropic API error mid-stream ({text})")
-                            raise context_overflow(line, text) or ProviderError(line) from e
+                            raise refused(line, text) from e
                         raise StreamBroke(text) from e
                     except httpx2.TimeoutException as e:
                         raise StreamBroke(
@@ -299,13 +298,9 @@ class AnthropicProvider:
         except anthropic.APIStatusError as e:
             raise _status_error(e) from e
         except anthropic.APITimeoutError as e:
-            attempts = sdk_attempts(e.request)
-            raise ProviderError(
-                f"Anthropic API at {_url(client)} did not answer in time ({plural(attempts, 'attempt')})"
-            ) from e
+            raise timed_out(f"Anthropic API at {_url(client)}", e.request) from e
         except anthropic.APIConnectionError as e:
-            cause = exc_text(e.__cause__) if e.__cause__ is not None else e.message
-            raise ProviderError(one_line(f"could not reach Anthropic API at {_url(client)}: {cause}")) from e
+            raise unreachable(f"Anthropic API at {_url(client)}", e, e.message) from e
         except anthropic.AnthropicError as e:
             raise ProviderError(one_line(f"Anthropic API error: {e}")) from e
         except TypeError as e:
@@ -337,12 +332,6 @@ class AnthropicProvider:
         except anthropic.AnthropicError as e:
             raise ProviderError(one_line(f"Anthropic API could not count tokens: {exc_text(e)}")) from e
         return counted.input_tokens
-
-    async def aclose(self) -> None:
-        """Close the client this provider created (an injected client is left to its owner)."""
-        if self._client is not None and self._owns_client:
-            await self._client.close()
-            self._client = None
 
 
 # --------------------------------------------------------------------------- request
@@ -500,6 +489,7 @@ def _tool_param(spec: ToolSpec, *, native: bool, cache: bool) -> ToolUnionParam:
 
 def _to_response(final: ApiMessage) -> ModelResponse:
     blocks: list[Block] = []
+    invalid: dict[str, str] = {}
     for block in final.content:
         # Thinking and redacted thinking have no neutral form yet.
         if block.type == "text" and block.text:
@@ -508,12 +498,16 @@ def _to_response(final: ApiMessage) -> ModelResponse:
         elif block.type in SERVER_TOOL_BLOCK_TYPES:
             blocks.append(ServerToolBlock(block.model_dump(mode="json", exclude_none=True)))
         elif block.type == "tool_use":
-            blocks.append(ToolUseBlock(block.id, block.name, tool_input_object(block.name, block.input)))
+            arguments, problem = tool_input_object(block.name, block.input)
+            if problem is not None:
+                invalid[block.id] = problem
+            blocks.append(ToolUseBlock(block.id, block.name, arguments))
     return ModelResponse(
         message=Message("assistant", tuple(blocks)),
         stop_reason=final.stop_reason or "end_turn",
         usage=_usage(final.usage),
         model=final.model,
+        invalid_tool_inputs=invalid,
     )
 
 
@@ -531,22 +525,14 @@ def _usage(usage: ApiUsage) -> Usage:
 
 def _status_error(e: anthropic.APIStatusError) -> ProviderError:
     """The error for a failed status: `ContextOverflow` when the request is too long for the model."""
-    line = _status_error_line(e)
-    if e.status_code == 413:  # more bytes than a request may carry: a shorter history fixes it too
-        return ContextOverflow(line)
-    if e.status_code == 400:
-        overflow = context_overflow(line, e.api_message or e.message)
-        if overflow is not None:
-            return overflow
-    return ProviderError(line)
+    return refused(_status_error_line(e), e.api_message or e.message, status=e.status_code)
 
 
 def _status_error_line(e: anthropic.APIStatusError) -> str:
     status = e.status_code
     etype = e.type or "error"
     message = e.api_message or e.message
-    attempts = sdk_attempts(e.response.request)
-    after = f" after {attempts} attempts" if attempts > 1 else ""
+    after = retried_after(e.response.request)
     if status == 401:
         line = f"authentication failed: check ANTHROPIC_API_KEY (Anthropic API 401 {etype}: {message})"
     elif status == 529 or etype == "overloaded_error":

@@ -8,8 +8,10 @@ mirrors `AnthropicProvider` in everything the core can see:
   408/409/429/5xx and connection errors itself (`max_retries`), honouring `retry-after`. Once a
   200 has arrived the SDK never retries; a stream that then breaks (a dropped connection, no
   data for `stream_idle_timeout`, an error payload mid-stream, a stream that ends without a
-  finish reason, tool arguments that are not a JSON object) is retried here from scratch, up to
-  `stream_retries` times, and the sink hears `retrying()` first.
+  finish reason, tool arguments that are not JSON) is retried here from scratch, up to
+  `stream_retries` times, and the sink hears `retrying()` first. Arguments that are JSON but not
+  an object are the model's mistake, not the stream's: the call comes back with `{}` and its
+  problem (`ModelResponse.invalid_tool_inputs`), for the agent loop to answer with an error.
 - A response that has not begun within `request_timeout` (the SDK's retries included) fails at
   once.
 - Whatever still fails becomes a `ProviderError` with one line a user can act on; a request the
@@ -23,7 +25,9 @@ Translation: neutral `tool_use` blocks become an assistant message's `tool_calls
 error result is prefixed with `Error:`). Tools are sent as JSON-schema function tools; Anthropic's
 versioned `native_type` is ignored. Streamed `tool_calls` deltas (an id and name first, then the
 arguments JSON in pieces, keyed by `index`) are assembled into `ToolUseBlock`s. Usage is asked
-for with `stream_options.include_usage`; servers that do not report it yield zero usage. The
+for with `stream_options.include_usage`; servers that do not report it yield zero usage. A call
+cancelled mid-stream reports (`StreamSink.usage`) the server's usage if a chunk carried it, else an
+estimate of what was sent and received, since servers tell usage only at the end. The
 cached share of the prompt (`prompt_tokens_details.cached_tokens`) is reported as cache reads,
 so `Usage.input_tokens` stays exclusive of cached tokens, as in the rest of the app.
 
@@ -32,6 +36,7 @@ Only this module imports `openai`; `tui_assist.providers.profiles` resolves endp
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -66,17 +71,17 @@ from tui_assist.core.model import (
     StreamSink,
     ToolSpec,
 )
+from tui_assist.core.text import estimate_tokens
+from tui_assist.providers.errors import refused, retried_after, timed_out, unreachable
 from tui_assist.providers.profiles import NO_KEY_PLACEHOLDER, MaxTokensParam
 from tui_assist.providers.streaming import (
+    SdkProvider,
     StreamBroke,
     clip,
-    context_overflow,
     exc_text,
     one_line,
-    plural,
     response_within,
     retry_broken_stream,
-    sdk_attempts,
     sdk_timeout,
     tool_input_object,
 )
@@ -106,7 +111,7 @@ _NO_TOOLS = re.compile(
 """What servers say when the model or server has no native tool calling (Ollama, vLLM, llama.cpp)."""
 
 
-class OpenAICompatProvider:
+class OpenAICompatProvider(SdkProvider[AsyncOpenAI]):
     """A `Provider` for any OpenAI-compatible Chat Completions server, through the `openai` SDK.
 
     The client is created on first use, so constructing a provider never fails.
@@ -147,18 +152,19 @@ class OpenAICompatProvider:
         include_usage: bool = True,
         client: AsyncOpenAI | None = None,
     ) -> None:
-        self.model = model
-        self.stream_retries = stream_retries
-        self.stream_backoff = stream_backoff
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=max_retries,
+            stream_retries=stream_retries,
+            stream_backoff=stream_backoff,
+            request_timeout=request_timeout,
+            stream_idle_timeout=stream_idle_timeout,
+            client=client,
+        )
         self.max_tokens_param: MaxTokensParam = max_tokens_param
         self.include_usage = include_usage
-        self.request_timeout = request_timeout
-        self.stream_idle_timeout = request_timeout if stream_idle_timeout is None else stream_idle_timeout
-        self._base_url = base_url
-        self._api_key = api_key
-        self._max_retries = max_retries
-        self._client = client
-        self._owns_client = client is None
 
     @property
     def client(self) -> AsyncOpenAI:
@@ -217,19 +223,12 @@ class OpenAICompatProvider:
             )
         except openai.APIStatusError as e:
             line = _status_error_line(e, client, self.model, has_tools=has_tools)
-            overflow = None
-            if e.status_code in (400, 413, 422):
-                overflow = context_overflow(line, _api_message(e), code=e.code)
-            raise overflow or ProviderError(line) from e
+            raise refused(line, _api_message(e), status=e.status_code, code=e.code) from e
         except openai.APITimeoutError as e:
-            attempts = sdk_attempts(e.request)
-            raise ProviderError(
-                f"{_server(client)} did not answer in time ({plural(attempts, 'attempt')})"
-            ) from e
+            raise timed_out(_server(client), e.request) from e
         except openai.APIConnectionError as e:
-            cause = exc_text(e.__cause__) if e.__cause__ is not None else e.message
             hint = " (is the server running?)" if _is_local(client) else ""
-            raise ProviderError(one_line(f"could not reach {_server(client)}: {cause}{hint}")) from e
+            raise unreachable(_server(client), e, e.message, hint=hint) from e
         except openai.OpenAIError as e:
             raise ProviderError(one_line(f"{_server(client)} error: {e}")) from e
         assembler = _Assembler(self.model)
@@ -237,6 +236,11 @@ class OpenAICompatProvider:
             try:
                 async for chunk in stream:
                     assembler.add(chunk, sink)
+            except asyncio.CancelledError:
+                # The server has the request and may bill it: report what is known, since a
+                # server tells usage only in its last chunk.
+                sink.usage(assembler.usage_so_far(params), assembler.model)
+                raise
             except openai.APITimeoutError as e:
                 raise StreamBroke(f"no data from the server for {self.stream_idle_timeout:g} s") from e
             except openai.APIConnectionError as e:
@@ -248,17 +252,11 @@ class OpenAICompatProvider:
                 text = f"{etype}: {e.message}"
                 if etype in _NOT_RETRYABLE_STREAM_ERRORS:
                     line = one_line(f"{_server(client)} error mid-stream ({text})")
-                    raise context_overflow(line, e.message, code=e.code) or ProviderError(line) from e
+                    raise refused(line, e.message, code=e.code) from e
                 raise StreamBroke(text) from e
             except ValueError as e:
                 raise StreamBroke(f"malformed stream ({exc_text(e)})") from e
         return assembler.finish()
-
-    async def aclose(self) -> None:
-        """Close the client this provider created (an injected client is left to its owner)."""
-        if self._client is not None and self._owns_client:
-            await self._client.close()
-            self._client = None
 
 
 # --------------------------------------------------------------------------- request
@@ -369,12 +367,15 @@ class _Assembler:
         self.calls: dict[int, _PendingCall] = {}
         self.finish_reason: str | None = None
         self.usage = Usage()
+        self.reported = False
+        """Whether a chunk carried the server's usage."""
 
     def add(self, chunk: ChatCompletionChunk, sink: StreamSink) -> None:
         if chunk.model:
             self.model = chunk.model
         if chunk.usage is not None:
             self.usage = _usage(chunk)
+            self.reported = True
         for choice in chunk.choices:
             if choice.index != 0:
                 continue
@@ -413,10 +414,22 @@ class _Assembler:
             return max(self.calls, default=-1) + 1
         return max(self.calls, default=0)
 
+    def usage_so_far(self, params: dict[str, Any]) -> Usage:
+        """The usage of a call cut short: the server's if a chunk carried it, else an estimate.
+
+        vLLM's continuous usage stats put it in every chunk; most servers send it only last.
+        """
+        if self.reported:
+            return self.usage
+        sent = json.dumps([params.get("messages"), params.get("tools")], ensure_ascii=False)
+        received = "".join(self.text) + "".join(a for call in self.calls.values() for a in call.arguments)
+        return Usage(input_tokens=estimate_tokens(sent), output_tokens=estimate_tokens(received))
+
     def finish(self) -> ModelResponse:
         if self.finish_reason is None:
             raise StreamBroke("stream ended before the finish reason")
         blocks: list[Block] = []
+        invalid: dict[str, str] = {}
         text = "".join(self.text)
         if text:
             blocks.append(TextBlock(text))
@@ -424,27 +437,34 @@ class _Assembler:
             call = self.calls[index]
             if not call.name:
                 raise StreamBroke("a streamed tool call had no function name")
+            call_id = call.id or f"call_{n}"
             try:
-                arguments = _arguments(call)
+                arguments, problem = _arguments(call)
             except StreamBroke as e:
                 if self.finish_reason == "length":  # cut by the output limit: another try ends the same way
                     raise ProviderError(
                         one_line(f"the reply hit the output limit (max_tokens) inside a tool call: {e}")
                     ) from e
                 raise
-            blocks.append(ToolUseBlock(call.id or f"call_{n}", call.name, arguments))
+            if problem is not None:
+                invalid[call_id] = problem
+            blocks.append(ToolUseBlock(call_id, call.name, arguments))
         stop = _STOP_REASONS.get(self.finish_reason, self.finish_reason)
         if self.calls and stop == "end_turn":
             stop = "tool_use"  # some servers say `stop` after tool calls
         return ModelResponse(
-            message=Message("assistant", tuple(blocks)), stop_reason=stop, usage=self.usage, model=self.model
+            message=Message("assistant", tuple(blocks)),
+            stop_reason=stop,
+            usage=self.usage,
+            model=self.model,
+            invalid_tool_inputs=invalid,
         )
 
 
-def _arguments(call: _PendingCall) -> dict[str, Any]:
+def _arguments(call: _PendingCall) -> tuple[dict[str, Any], str | None]:
     raw = "".join(call.arguments).strip()
     if not raw:
-        return {}
+        return {}, None
     try:
         value: Any = json.loads(raw)
         if isinstance(value, str):  # some models double-encode the arguments
@@ -476,8 +496,7 @@ def _usage(chunk: ChatCompletionChunk) -> Usage:
 def _status_error_line(e: openai.APIStatusError, client: AsyncOpenAI, model: str, *, has_tools: bool) -> str:
     status = e.status_code
     message = _api_message(e)
-    attempts = sdk_attempts(e.response.request)
-    after = f" after {attempts} attempts" if attempts > 1 else ""
+    after = retried_after(e.response.request)
     where = _server(client)
     if has_tools and status in (400, 404, 422, 500, 501) and _NO_TOOLS.search(message):
         line = (

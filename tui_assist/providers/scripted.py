@@ -8,7 +8,6 @@ callables that build the reply from the request (like pydantic-ai's `FunctionMod
 from __future__ import annotations
 
 import json
-import math
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -16,12 +15,9 @@ from typing import Any, cast
 
 from tui_assist.core.conversation import Block, Message, TextBlock, ToolUseBlock, Usage, block_from_dict
 from tui_assist.core.model import ModelRequest, ModelResponse, ProviderError, StreamSink
+from tui_assist.core.text import estimate_tokens
 
 ScriptStep = Sequence[Block] | str | Callable[[ModelRequest], "Sequence[Block] | str"]
-
-
-def _estimate_tokens(chars: int) -> int:
-    return max(1, math.ceil(chars / 4))
 
 
 def load_script(path: Path) -> list[ScriptStep]:
@@ -94,7 +90,8 @@ class ScriptedProvider:
             message=Message("assistant", content),
             stop_reason=stop,
             usage=Usage(
-                input_tokens=_estimate_tokens(prompt_chars), output_tokens=_estimate_tokens(output_chars)
+                input_tokens=max(1, estimate_tokens(prompt_chars)),
+                output_tokens=max(1, estimate_tokens(output_chars)),
             ),
             model=self.model,
         )

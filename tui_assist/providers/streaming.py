@@ -17,25 +17,23 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, TypeVar, cast
+from typing import Any, Final, Generic, Protocol, TypeVar, cast
 
 import httpx2
 
-from tui_assist.core.model import ContextOverflow, ProviderError, StreamSink
+from tui_assist.core.model import ProviderError, StreamSink
 from tui_assist.core.text import clip, exc_text, one_line, plural
 
 __all__ = [
+    "SdkProvider",
     "StreamBroke",
     "clip",
-    "context_overflow",
     "exc_text",
     "one_line",
     "plural",
     "response_within",
     "retry_broken_stream",
-    "sdk_attempts",
     "tool_input_object",
 ]
 
@@ -104,86 +102,25 @@ async def response_within(seconds: float, start: Awaitable[T], *, what: str) -> 
         ) from exc
 
 
-def tool_input_object(tool: str, value: object) -> dict[str, Any]:
+def tool_input_object(tool: str, value: object) -> tuple[dict[str, Any], str | None]:
     """A streamed tool input, which the API and every tool expect to be a JSON object.
 
+    A value that is not one (`42`, a list, a string; an OpenAI-compatible server can send it) must
+    never enter the history as it is: the API would reject every later request. It becomes `{}`,
+    with a problem that the agent loop hands the model as the call's error result, so the model
+    can correct itself (`ModelResponse.invalid_tool_inputs`).
+
     Args:
-        tool: The tool's name, for the error.
+        tool: The tool's name, for the problem.
         value: The decoded input.
 
     Returns:
-        `value`, typed as an object.
-
-    Raises:
-        StreamBroke: when `value` is not an object (`42`, a list, a string): the model or the
-            server got it wrong, so the call is worth another attempt; such a call must never
-            enter the history, which the API would then reject on every later request.
+        `value` typed as an object and None, or `{}` and what was wrong (one line).
     """
     if not isinstance(value, dict):
         shown = json.dumps(value, ensure_ascii=False, default=str)
-        raise StreamBroke(
-            f"model sent tool arguments that are not a JSON object for {tool!r}: {clip(shown, 80)}"
-        )
-    return cast(dict[str, Any], value)
-
-
-def sdk_attempts(request: Any) -> int:
-    """How many HTTP attempts a Stainless-generated SDK made: it numbers retries in a header."""
-    try:
-        return int(request.headers.get("x-stainless-retry-count", "0")) + 1
-    except (AttributeError, ValueError):
-        return 1
-
-
-_TOO_LONG = re.compile(
-    r"prompt is too long|input is too long|exceed context limit|maximum context length"
-    r"|context[_ ]length[_ ]exceeded"
-    r"|exceeds? the (?:available |model's )?context (?:size|window|length)",
-    re.IGNORECASE,
-)
-"""How providers say a request does not fit the context window: Anthropic ("prompt is too long:
-N tokens > M maximum", "input length and `max_tokens` exceed context limit: N + K > M"), OpenAI
-and vLLM ("maximum context length is M tokens ... resulted in / requested N tokens", code
-`context_length_exceeded`), llama.cpp ("exceeds the available context size")."""
-
-_NUMBER = r"(\d[\d,]*)"
-_TOKENS = (
-    re.compile(_NUMBER + r" tokens? > " + _NUMBER),  # Anthropic: N tokens > M maximum
-    re.compile(_NUMBER + r" \+ \d[\d,]* > " + _NUMBER),  # Anthropic: N + max_tokens > M
-    re.compile(r"(?:resulted in|requested) " + _NUMBER + r" tokens"),
-)
-_LIMIT = re.compile(r"maximum context length is " + _NUMBER)
-
-
-def _int(text: str) -> int:
-    return int(text.replace(",", ""))
-
-
-def context_overflow(line: str, message: str, *, code: str | None = None) -> ContextOverflow | None:
-    """A `ContextOverflow` when a provider's error message says the request is too long, else None.
-
-    Args:
-        line: The one-line error for users.
-        message: The provider's own error message.
-        code: The provider's error code, if any (`context_length_exceeded`).
-
-    Returns:
-        The error, with the request's size and the model's window when the message gives them.
-    """
-    if code != "context_length_exceeded" and not _TOO_LONG.search(message):
-        return None
-    tokens = limit = None
-    for pattern in _TOKENS:
-        found = pattern.search(message)
-        if found is not None:
-            tokens = _int(found.group(1))
-            if found.lastindex == 2:
-                limit = _int(found.group(2))
-            break
-    found = _LIMIT.search(message)
-    if found is not None:
-        limit = _int(found.group(1))
-    return ContextOverflow(line, tokens=tokens, limit=limit)
+        return {}, f"model sent tool arguments that are not a JSON object for {tool!r}: {clip(shown, 80)}"
+    return cast(dict[str, Any], value), None
 
 
 CONNECT_TIMEOUT: Final = 5.0
@@ -193,3 +130,48 @@ CONNECT_TIMEOUT: Final = 5.0
 def sdk_timeout(stream_idle_timeout: float) -> httpx2.Timeout:
     """The SDK client's timeouts: a read (a stream gone quiet) after the idle one, a connection within 5 s."""
     return httpx2.Timeout(stream_idle_timeout, connect=min(CONNECT_TIMEOUT, stream_idle_timeout))
+
+
+class _Closable(Protocol):
+    async def close(self) -> None: ...
+
+
+ClientT = TypeVar("ClientT", bound=_Closable)
+
+
+class SdkProvider(Generic[ClientT]):
+    """What every SDK-backed provider holds: its settings, its lazily made client, closing it.
+
+    Subclasses make the client (`client`, on first use, so constructing a provider never fails)
+    and run each call through `retry_broken_stream` with these settings.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        max_retries: int,
+        stream_retries: int,
+        stream_backoff: float,
+        request_timeout: float,
+        stream_idle_timeout: float | None,
+        client: ClientT | None,
+    ) -> None:
+        self.model = model
+        self.stream_retries = stream_retries
+        self.stream_backoff = stream_backoff
+        self.request_timeout = request_timeout
+        self.stream_idle_timeout = request_timeout if stream_idle_timeout is None else stream_idle_timeout
+        self._api_key = api_key
+        self._base_url = base_url
+        self._max_retries = max_retries
+        self._client: ClientT | None = client
+        self._owns_client = client is None
+
+    async def aclose(self) -> None:
+        """Close the client this provider created (an injected client is left to its owner)."""
+        if self._client is not None and self._owns_client:
+            await self._client.close()
+            self._client = None

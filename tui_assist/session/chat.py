@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tui_assist.core.approval import ApprovalMode, ApprovalPolicy
-from tui_assist.core.conversation import Conversation, ToolUseBlock, Usage
-from tui_assist.core.events import UsageRecorded
+from tui_assist.core.conversation import Conversation
 from tui_assist.core.interrupted import interrupted_history
 from tui_assist.core.nodes import new_id
 from tui_assist.core.observer import FanOutObserver, NullObserver, RecordingObserver
-from tui_assist.core.text import estimate_tokens
+from tui_assist.core.tree import NodeLog
 from tui_assist.session.config_source import ConfigSource
 from tui_assist.session.factory import EmptyToolbox
 from tui_assist.session.instructions import Instructions, InstructionsLoader
@@ -40,8 +39,10 @@ if TYPE_CHECKING:
     from tui_assist.core.turn import TurnResult, TurnStrategy
     from tui_assist.session.config import Price, Settings
     from tui_assist.session.context import CompactionReport, ContextKeeper
+    from tui_assist.session.history import History
     from tui_assist.session.mentions import Attachments
     from tui_assist.session.prompt_history import PromptHistory
+    from tui_assist.session.slash_commands import CustomCommandLoader, CustomCommands
     from tui_assist.store.db import Store
 
 log = logging.getLogger(__name__)
@@ -115,6 +116,7 @@ class ChatSession(SessionParts):
         self._instructions: InstructionsLoader | None = None
         self._prompt_history: PromptHistory | None = None
         self._context: ContextKeeper | None = None
+        self._commands: CustomCommandLoader | None = None
 
     # -- the next turn -------------------------------------------------------------------------
 
@@ -149,11 +151,11 @@ class ChatSession(SessionParts):
         )
         if not self.refine:
             return AgentTurn(deps)
-        # The critic's whole input (context, task, evidence, answer) must fit the window too,
-        # beside its reply and the system prompt.
+        # The critic's whole request must fit the window too, beside its reply; `critic_message`
+        # takes the system prompt out of this room itself.
         from tui_assist.core.critic import CRITIC_MAX_TOKENS
 
-        room = self.context_window - CRITIC_MAX_TOKENS - estimate_tokens(s.critic_prompt)
+        room = self.context_window - CRITIC_MAX_TOKENS
         return RefineTurn(deps, max_rounds=self.rounds, critic_max_input_tokens=max(1_000, room))
 
     def _instructions_loader(self) -> InstructionsLoader:
@@ -168,6 +170,18 @@ class ChatSession(SessionParts):
         """The project instructions as they are on disk now (what the next turn will be given)."""
         self.instructions = self._instructions_loader().load()
         return self.instructions
+
+    def custom_commands(self) -> CustomCommands:
+        """The custom commands on disk now, the project's and the user's (re-read when one changed)."""
+        from tui_assist.session.slash_commands import CustomCommandLoader
+
+        workdir = self.settings.workdir if self.ready else self.preview.workdir
+        if self._commands is None or self._commands.workdir != workdir:
+            from tui_assist.paths import config_dir
+            from tui_assist.session.commands import SLASH
+
+            self._commands = CustomCommandLoader(workdir, config_dir(), reserved=SLASH.names)
+        return self._commands.load()
 
     @property
     def prompt_history(self) -> PromptHistory:
@@ -319,7 +333,7 @@ class ChatSession(SessionParts):
             from tui_assist.core.turn import TurnResult  # loaded with the strategies
 
             # What the cancelled calls spent, as far as the API reported it before the cut.
-            spent = sum((e.usage for e in log.events if isinstance(e, UsageRecorded)), Usage())
+            spent = NodeLog.of(log.events).usage(turn_id)
             result = TurnResult(
                 turn_id, strategy.name, prompt, "", "cancelled", spent, history, error="cancelled"
             )
@@ -384,6 +398,16 @@ class ChatSession(SessionParts):
         return True
 
     # -- conversations -------------------------------------------------------------------------
+
+    @property
+    def history(self) -> History | None:
+        """The stored conversations, for pickers (None without a store)."""
+        if self.store is None:
+            return None
+        from tui_assist.paths import data_dir
+        from tui_assist.session.history import History
+
+        return History(self.store, data_dir(self.settings.data_dir))
 
     def new_conversation(self) -> None:
         """Start over: the next turn creates a new conversation (and the meter starts at zero)."""
@@ -484,21 +508,32 @@ class ChatSession(SessionParts):
         return turns
 
     def export_markdown(self) -> str:
-        """The conversation's history as a Markdown document."""
-        return export_markdown(self.conversation.messages, title=self.conversation_id or "conversation")
+        """The in-memory history as a Markdown document (what a session without a store exports)."""
+        from tui_assist.session.export import messages_markdown
 
+        return messages_markdown(self.conversation.messages, title=self.conversation_id or "conversation")
 
-def export_markdown(messages: Sequence[Message], *, title: str) -> str:
-    """The conversation as a Markdown document (prompts, answers, tool calls in brief)."""
-    lines = [f"# {title}", ""]
-    for message in messages:
-        if message.role == "user":
-            if message.text:
-                lines += ["## You", "", message.text, ""]
-            continue
-        for block in message.content:
-            if isinstance(block, ToolUseBlock):
-                lines += [f"> tool `{block.name}` {block.input}", ""]
-        if message.text:
-            lines += ["## Assistant", "", message.text, ""]
-    return "\n".join(lines)
+    async def export(self, fmt: str) -> str:
+        """The conversation as a document (`/export`): the stored turns, rounds included.
+
+        Args:
+            fmt: `md` or `json`.
+
+        Returns:
+            The document. Without a store, the in-memory history as Markdown.
+
+        Raises:
+            ExportError: for an unknown format, JSON without the stored history, or nothing yet
+                to export.
+        """
+        from tui_assist.session.export import ExportError, export_chunks
+
+        if self.conversation_id is None and not self.conversation.messages:
+            raise ExportError("nothing to export yet: this conversation has no turns")
+        if self.store is not None and self.conversation_id is not None:
+            conversation = await self.store.get_conversation(self.conversation_id)
+            if conversation is not None:
+                return "".join([piece async for piece in export_chunks(self.store, conversation, fmt)])
+        if fmt == "md":
+            return self.export_markdown()
+        raise ExportError("JSON export needs the stored history, which is not available")

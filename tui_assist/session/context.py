@@ -56,7 +56,7 @@ from tui_assist.core.events import UsageRecorded
 from tui_assist.core.model import ContextOverflow, ModelRequest, Provider, ProviderError, TokenCounter
 from tui_assist.core.nodes import NodeScope
 from tui_assist.core.observer import NodeSink, TurnObserver
-from tui_assist.core.text import estimate_tokens, plural, truncate_middle
+from tui_assist.core.text import estimate_tokens, plural, token_count, truncate_middle
 
 log = logging.getLogger(__name__)
 
@@ -74,14 +74,6 @@ SUMMARY_INPUT_SHARE: Final = 0.75
 """Share of the window one summariser request's transcript may fill; longer histories go in parts."""
 
 SaveSummary = Callable[[HistorySummary], Awaitable[None]]
-
-
-def _tokens(n: int) -> str:
-    if n >= 10_000:
-        return f"{n / 1000:.0f}k"
-    if n >= 1_000:
-        return f"{n / 1000:.1f}k"
-    return str(n)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +100,7 @@ class CompactionReport:
             what = f"cut old tool results in {plural(self.turns, 'earlier turn')}"
         else:
             what = "cut older tool results of this turn"
-        return f"{what}: {_tokens(self.tokens_before)} → {_tokens(self.tokens_after)} tokens"
+        return f"{what}: {token_count(self.tokens_before)} → {token_count(self.tokens_after)} tokens"
 
 
 @dataclass(slots=True)

@@ -1,9 +1,10 @@
-"""The observer of headless runs: short progress lines on stderr, no questions asked."""
+"""The host of headless runs (`ask`, `bench strategies`): progress lines on stderr, no questions asked."""
 
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+from collections.abc import Awaitable, Sequence
+from typing import TYPE_CHECKING, TextIO
 
 from tui_assist.core.events import (
     NodeFinished,
@@ -13,7 +14,12 @@ from tui_assist.core.events import (
     TurnEvent,
     VerdictReached,
 )
-from tui_assist.core.observer import ApprovalDecision, ToolApproval
+from tui_assist.core.observer import ApprovalDecision, ToolApproval, TurnObserver
+
+if TYPE_CHECKING:
+    from tui_assist.session.controller import TurnController, TurnEnded
+    from tui_assist.session.mentions import Attachments
+    from tui_assist.session.slash_commands import SlashInput
 
 
 class HeadlessObserver:
@@ -53,6 +59,64 @@ class HeadlessObserver:
 
     def _write(self, line: str) -> None:
         print(line[:200], file=self._out, flush=True)
+
+
+class HeadlessHost(HeadlessObserver):
+    """A controller's host with no screen: it keeps how the turn ended, and what a command said."""
+
+    def __init__(
+        self, *, progress: bool, out: TextIO | None = None, observer: TurnObserver | None = None
+    ) -> None:
+        """Print progress lines to `out` (stderr) when `progress`; or report to `observer` instead."""
+        super().__init__(progress=progress, out=out)
+        self._observer = observer
+        self.controller: TurnController | None = None
+        """Set by whoever builds the controller: headless commands run through it."""
+        self.ended: TurnEnded | None = None
+        """How the last turn ended (None until one did)."""
+        self.command_output: str | None = None
+        """What the last command said (Markdown), when the prompt was one."""
+
+    @property
+    def turn_observer(self) -> TurnObserver:
+        """The observer given, else itself: progress lines, and no questions asked."""
+        return self._observer or self
+
+    def turn_started(self, prompt: str, strategy: str) -> None:
+        """Nothing to show before the turn's own events."""
+
+    def prompt_attached(self, attachments: Attachments) -> None:
+        """Reported after the turn, from its outcome."""
+
+    def turn_ended(self, ended: TurnEnded) -> None:
+        """Keep how the turn ended."""
+        self.ended = ended
+
+    def queue_changed(self, queued: Sequence[str]) -> None:
+        """A headless run sends one prompt: there is no queue to show."""
+
+    def queue_returned(self, texts: Sequence[str]) -> None:
+        """A headless run sends one prompt: there is no queue to give back."""
+
+    def meter_changed(self) -> None:
+        """The meter is read at the end."""
+
+    def run_command(self, call: SlashInput, text: str) -> Awaitable[None]:
+        """Run a built-in that needs no screen (see `session.commands.run_headless`).
+
+        A `/` prompt that names no built-in (`/etc/hosts is wrong`) is sent as typed: a script
+        has no completion list to tell it apart from a command.
+        """
+        return self._run_command(call, text)
+
+    async def _run_command(self, call: SlashInput, text: str) -> None:
+        from tui_assist.session.commands import SLASH, run_headless
+
+        assert self.controller is not None, "the controller sets itself as the host's"
+        if call.name in SLASH:
+            self.command_output = await run_headless(self.controller, call.name, call.args)
+        else:
+            await self.controller.run_prompt(text)
 
 
 def _short(data: dict[str, object]) -> str:

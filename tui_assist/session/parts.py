@@ -144,10 +144,10 @@ class SessionParts:
 
     def _approval_policy(self, settings: Settings) -> ApprovalPolicy:
         """The policy the settings describe: the user's and the project's rules, the mode."""
-        from tui_assist.core.permissions import Permissions
         from tui_assist.paths import config_file
+        from tui_assist.session.rule_files import load_permissions
 
-        permissions = Permissions.load(
+        permissions = load_permissions(
             settings.workdir,
             user_allow=settings.permissions.allow,
             user_deny=settings.permissions.deny,

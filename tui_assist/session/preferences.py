@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,19 +61,12 @@ class Preferences:
         Returns:
             Whether they were saved.
         """
-        import tempfile  # only when saving: not on the way to the first frame
+        from tui_assist.tools.safe_io import write_atomically  # only when saving
 
         data = {"theme": self.theme, "refine": self.refine}
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, temporary = tempfile.mkstemp(prefix=".tui-state-", dir=path.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as file:
-                    json.dump(data, file)
-                os.replace(temporary, path)
-            except BaseException:
-                Path(temporary).unlink(missing_ok=True)
-                raise
+            write_atomically(path, json.dumps(data).encode("utf-8"), new_mode=0o600)
         except OSError:
             log.warning("cannot save the TUI state to %s", path, exc_info=True)
             return False

@@ -170,7 +170,9 @@ async def turn_changes(store: Store, data_dir: Path, turn_id: str) -> list[FileC
         return None
 
 
-async def plan_rewind(store: Store, data_dir: Path, turn_id: str, scope: RewindScope) -> RewindPlan:
+async def plan_rewind(
+    store: Store, data_dir: Path, turn_id: str, scope: RewindScope, *, workdir: Path | None = None
+) -> RewindPlan:
     """Work out what rewinding `turn_id` would do (the workdir is snapshotted, nothing changed).
 
     Args:
@@ -178,9 +180,10 @@ async def plan_rewind(store: Store, data_dir: Path, turn_id: str, scope: RewindS
         data_dir: The data dir holding the shadow repositories.
         turn_id: The turn to go back to before (an id or a unique prefix of one).
         scope: The files, the conversation, or both.
+        workdir: The folder the user said the turn belongs to (`rewind --workdir`), if they did.
 
     Raises:
-        RewindError: when the turn is unknown.
+        RewindError: when the turn is unknown, or belongs to another folder than `workdir`.
     """
     try:
         turn_id = await store.resolve_turn_id(turn_id)
@@ -188,6 +191,14 @@ async def plan_rewind(store: Store, data_dir: Path, turn_id: str, scope: RewindS
         raise RewindError(f"{exc} (see `tui-assist history show ID`)") from exc
     turn = await store.get_turn(turn_id)
     assert turn is not None
+    if workdir is not None:
+        conversation = await store.get_conversation(turn.conversation_id)
+        assert conversation is not None
+        if Path(conversation.workdir).resolve() != workdir.resolve():
+            raise RewindError(
+                f"turn {turn_id} belongs to {conversation.workdir}, not {workdir} "
+                f"(run it with --workdir {conversation.workdir}, or without --workdir)"
+            )
     turns = tuple(await _turns_from(store, turn.conversation_id, turn.seq)) if scope != "files" else ()
     if scope == "conversation":
         return RewindPlan(turn_id, scope, None, turns)

@@ -225,6 +225,7 @@ class CustomCommandLoader:
             user_config_dir: The user's config dir (its `commands/`).
             reserved: Names a custom command can't take (the built-ins).
         """
+        self.workdir = workdir
         self.folders: tuple[tuple[Path, CommandSource], ...] = (
             (workdir / PROJECT_COMMANDS_DIR, "project"),
             (user_config_dir / USER_COMMANDS_DIR, "user"),

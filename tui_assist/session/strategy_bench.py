@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
+from tui_assist.core.text import token_count
 from tui_assist.session.config_source import ConfigError
 
 if TYPE_CHECKING:
@@ -179,6 +180,8 @@ class BenchRow:
 
 
 RowCallback = Callable[[BenchRow], None]
+StartCallback = Callable[[str, str], None]
+"""Told (task name, strategy) as a run starts."""
 
 
 async def run_suite(
@@ -189,6 +192,7 @@ async def run_suite(
     rounds: int | None = None,
     concurrency: int = 1,
     on_row: RowCallback | None = None,
+    on_start: StartCallback | None = None,
 ) -> list[BenchRow]:
     """Run every (task, strategy) pair, at most `concurrency` at once.
 
@@ -199,6 +203,7 @@ async def run_suite(
         rounds: Refine's round budget; None: the settings' own.
         concurrency: How many runs may be in flight at once (one limiter for all).
         on_row: Called as each run finishes, in finishing order.
+        on_start: Called as each run starts (once it has its place under `concurrency`).
 
     Returns:
         The rows, in task order, then strategy order (not finishing order).
@@ -212,6 +217,8 @@ async def run_suite(
 
     async def limited(task: BenchTask, strategy: str) -> BenchRow:
         async with limiter:
+            if on_start is not None:
+                on_start(task.name, strategy)
             row = await run_task(task, strategy, settings, rounds=rounds)
         if on_row is not None:
             on_row(row)
@@ -286,7 +293,8 @@ async def _run_turn(
 ) -> tuple[TurnOutcome | None, str | None]:
     """One headless turn as `ask --yes` runs it; None and why when the session cannot start."""
     from tui_assist.session.chat import ChatSession
-    from tui_assist.session.headless import HeadlessObserver
+    from tui_assist.session.controller import TurnController
+    from tui_assist.session.headless import HeadlessHost
 
     update: dict[str, Any] = {
         "workdir": workdir,
@@ -304,11 +312,14 @@ async def _run_turn(
         await session.load()
         if session.provider is None:
             return None, session.provider_problem or "no provider"
-        timer = asyncio.get_running_loop().call_later(task.timeout, session.interrupt)
+        host = HeadlessHost(progress=False, observer=observer)
+        controller = host.controller = TurnController(session, host)
+        timer = asyncio.get_running_loop().call_later(task.timeout, controller.cancel)
         try:
-            return await session.run_turn(task.prompt, observer or HeadlessObserver(progress=False)), None
+            ended = await controller.run_prompt(task.prompt)  # a task's prompt is never a command
         finally:
             timer.cancel()
+        return ended.outcome, ended.problem
     except Exception as exc:  # one run's failure must not end the benchmark
         return None, f"{type(exc).__name__}: {exc}"
     finally:
@@ -425,7 +436,7 @@ def format_report(rows: Sequence[BenchRow], summary: Summary, *, source: str) ->
         f"{'tokens':>7} {'time':>6}",
     ]
     for r in rows:
-        tokens = _k(r.input_tokens + r.output_tokens)
+        tokens = token_count(r.input_tokens + r.output_tokens)
         result = "pass" if r.passed else "FAIL"
         lines.append(
             f"{r.task:<{width}}  {r.strategy:<8} {result:<6} {r.outcome:<16} {r.rounds:>3} "
@@ -438,9 +449,10 @@ def format_report(rows: Sequence[BenchRow], summary: Summary, *, source: str) ->
     ]
     for s in summary.strategies:
         cost = "n/a" if s.cost is None else f"${s.cost:.4f}"
+        tokens_in, tokens_out = token_count(s.input_tokens), token_count(s.output_tokens)
         lines.append(
-            f"{s.strategy:<8} {f'{s.passed}/{s.runs}':>9} {s.pass_rate:>5.0%}  {_k(s.input_tokens):>11} "
-            f"{_k(s.output_tokens):>12} {cost:>9} {s.seconds:>8.1f}s"
+            f"{s.strategy:<8} {f'{s.passed}/{s.runs}':>9} {s.pass_rate:>5.0%}  {tokens_in:>11} "
+            f"{tokens_out:>12} {cost:>9} {s.seconds:>8.1f}s"
         )
     strategies = {s.strategy for s in summary.strategies}
     if {"agent", "refine"} <= strategies:
@@ -452,10 +464,6 @@ def format_report(rows: Sequence[BenchRow], summary: Summary, *, source: str) ->
     return "\n".join(lines) + "\n"
 
 
-def _k(n: float) -> str:
-    return f"{n / 1000:.1f}k" if n >= 1000 else f"{n:.0f}"
-
-
 def _names(tasks: list[str]) -> str:
     return f" ({', '.join(tasks)})" if tasks else ""
 
@@ -464,33 +472,47 @@ def _names(tasks: list[str]) -> str:
 
 
 class Progress:
-    """Reports finished runs on stderr: a redrawn bar on a terminal, else one line per run."""
+    """Reports runs as they start and finish on stderr: a redrawn bar on a terminal, else lines."""
 
     def __init__(self, total: int, *, out: TextIO | None = None, bar: bool | None = None) -> None:
         self.total = total
+        self.started_count = 0
         self.done = 0
         self.passed = 0
+        self.running: list[str] = []
+        """`task strategy` of the runs under way, oldest first."""
         self._out = out or sys.stderr
         self._bar = self._out.isatty() if bar is None else bar
+
+    def started(self, task: str, strategy: str) -> None:
+        """Show one run starting."""
+        self.started_count += 1
+        self.running.append(f"{task} {strategy}")
+        if self._bar:
+            self._draw()
+        else:
+            self._line(f"started {task} {strategy} ({self.started_count}/{self.total})")
 
     def __call__(self, row: BenchRow) -> None:
         """Count one finished run and show it."""
         self.done += 1
         self.passed += row.passed
+        name = f"{row.task} {row.strategy}"
+        if name in self.running:
+            self.running.remove(name)
         verdict = "pass" if row.passed else "FAIL"
         if not self._bar:
-            print(
-                f"tui-assist: bench strategies: [{self.done}/{self.total}] {row.task} {row.strategy}: "
-                f"{verdict} ({row.outcome}, {row.seconds:.1f}s)",
-                file=self._out,
-                flush=True,
-            )
+            self._line(f"[{self.done}/{self.total}] {name}: {verdict} ({row.outcome}, {row.seconds:.1f}s)")
             return
+        self._draw(f"last: {name} {verdict}")
+
+    def _line(self, text: str) -> None:
+        print(f"tui-assist: bench strategies: {text}", file=self._out, flush=True)
+
+    def _draw(self, last: str = "") -> None:
         filled = round(20 * self.done / self.total) if self.total else 20
-        line = (
-            f"\r[{'#' * filled}{'.' * (20 - filled)}] {self.done}/{self.total} "
-            f"{self.passed} passed  last: {row.task} {row.strategy} {verdict}"
-        )
+        now = f"running: {', '.join(self.running)}" if self.running else last
+        line = f"\r[{'#' * filled}{'.' * (20 - filled)}] {self.done}/{self.total} {self.passed} passed  {now}"
         self._out.write(line[:79].ljust(79))
         if self.done == self.total:
             self._out.write("\n")

@@ -1,6 +1,7 @@
 """A turn's event log as the store keeps it: text deltas coalesced, and what a cancelled turn's events tell.
 
-Pure functions over events, with no database.
+Pure functions over events, with no database; both read the events through `NodeLog`, the one
+fold of the event stream.
 """
 
 from __future__ import annotations
@@ -10,14 +11,8 @@ from dataclasses import dataclass, field
 
 from tui_assist.core.agent import ToolCallRecord
 from tui_assist.core.conversation import Usage
-from tui_assist.core.events import (
-    NodeStarted,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    TurnEvent,
-    UsageRecorded,
-)
+from tui_assist.core.events import TurnEvent
+from tui_assist.core.tree import NodeLog
 
 
 def coalesce_text(events: Iterable[TurnEvent]) -> list[TurnEvent]:
@@ -28,19 +23,13 @@ def coalesce_text(events: Iterable[TurnEvent]) -> list[TurnEvent]:
     or any other event ends a run, so retries replay exactly as they happened.
 
     Args:
-        events: Events in order.
+        events: One turn's events, in order (events of nodes never started are dropped).
 
     Returns:
         The same events with delta runs merged.
     """
-    merged: list[TurnEvent] = []
-    for event in events:
-        last = merged[-1] if merged else None
-        if isinstance(event, TextDelta) and isinstance(last, TextDelta) and last.node_id == event.node_id:
-            merged[-1] = TextDelta(node_id=event.node_id, text=last.text + event.text)
-        else:
-            merged.append(event)
-    return merged
+    log = NodeLog.of(events)
+    return [event for root in log.roots for event in log.streamed(root.node_id)]
 
 
 @dataclass(slots=True)
@@ -56,50 +45,18 @@ class EventSummary:
 
 def summarize(events: Sequence[TurnEvent]) -> EventSummary:
     """Usage, rounds and tool calls (with their round) read off a turn's events."""
+    log = NodeLog.of(events)
     summary = EventSummary()
-    parents: dict[str, str | None] = {}
-    round_of: dict[str, int] = {}
-    started: dict[str, ToolCallStarted] = {}
-
-    def round_index(node_id: str | None) -> int | None:
-        seen: set[str] = set()
-        while node_id is not None and node_id not in seen:
-            if node_id in round_of:
-                return round_of[node_id]
-            seen.add(node_id)
-            node_id = parents.get(node_id)
-        return None
-
-    for event in events:
-        match event:
-            case NodeStarted():
-                parents[event.node_id] = event.parent_id
-                if event.node_kind == "round":
-                    summary.rounds += 1
-                    round_of[event.node_id] = summary.rounds
-            case ToolCallStarted():
-                parents[event.node_id] = event.parent_id
-                started[event.node_id] = event
-            case ToolCallFinished():
-                call = started.pop(event.node_id, None)
-                if call is not None:
-                    record = ToolCallRecord(
-                        call.node_id,
-                        call.parent_id,
-                        call.name,
-                        call.input,
-                        event.output,
-                        event.is_error,
-                        event.duration,
-                    )
-                    summary.calls.append((round_index(call.parent_id), record))
-            case UsageRecorded():
-                summary.usage = summary.usage + event.usage
-            case _:
-                pass
-    for call in started.values():  # started but never finished: the cancel cut it
-        record = ToolCallRecord(
-            call.node_id, call.parent_id, call.name, call.input, "(not finished)", True, 0.0
-        )
-        summary.calls.append((round_index(call.parent_id), record))
+    for root in log.roots:
+        summary.usage = summary.usage + log.usage(root.node_id)
+        summary.rounds += log.rounds_started(root.node_id)
+        for start, record in log.tool_calls(root.node_id):
+            if record.status == "running":  # started but never finished: the cancel cut it
+                output, is_error, duration = "(not finished)", True, 0.0
+            else:
+                output, is_error, duration = record.output, record.status == "failed", record.duration or 0.0
+            call = ToolCallRecord(
+                start.node_id, start.parent_id, start.name, start.input, output, is_error, duration
+            )
+            summary.calls.append((log.round_of(start.parent_id), call))
     return summary

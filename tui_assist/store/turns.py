@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -353,6 +353,27 @@ class TurnsMixin(StoreBase):
             rows = await self._db.execute_fetchall(sql, params)
         turns = [_turn_row(row) for row in rows]
         return turns[::-1] if newest_first else turns
+
+    async def all_turns(self, conversation_id: str, *, page: int = 200) -> AsyncIterator[TurnRow]:
+        """Every turn of a conversation, oldest first, read `page` turns per query.
+
+        So showing or exporting a 10,000-turn conversation never holds it all in memory.
+
+        Args:
+            conversation_id: The conversation.
+            page: Turns read per query.
+
+        Returns:
+            An async iterator over its turns (rewound ones left out).
+        """
+        after = 0
+        while True:
+            rows = await self.turns_page(conversation_id, after_seq=after, limit=page)
+            for turn in rows:
+                yield turn
+            if len(rows) < page:
+                return
+            after = rows[-1].seq
 
     async def turn_events(self, turn_id: str) -> list[TurnEvent]:
         """A stored turn's events, in order, ready for `tui_assist.core.tree.build_tree`."""

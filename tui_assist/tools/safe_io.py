@@ -39,6 +39,7 @@ __all__ = [
     "read_text",
     "replace_file",
     "writable_target",
+    "write_atomically",
 ]
 
 _READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -162,8 +163,53 @@ def writable_target(path: Path, display: str) -> bool:
     return True
 
 
+def write_atomically(path: Path, data: bytes, *, new_mode: int = 0o666) -> None:
+    """Write `data` to a new file beside `path`, flush it to disk and rename it over `path`.
+
+    The one place in the package that replaces a file (`os.replace`): the editor's writes, the
+    saved TUI state, the rules files and the checkpoints' state all come here. A crash leaves the
+    old content or the new, never half a file. The temporary file is created exclusively
+    (`O_EXCL | O_NOFOLLOW`), so nothing planted under its name is written through; its data is
+    `fsync`ed before the rename. A replaced file keeps its permission bits (and its owner, where
+    permitted); a new file gets `new_mode`, less the umask.
+
+    Args:
+        path: The file to write; its folder must exist.
+        data: The whole new content.
+        new_mode: The permission bits of a file that did not exist (0o600 for private state).
+
+    Raises:
+        OSError: when the new file cannot be written or renamed (the old one is then unchanged).
+    """
+    try:
+        old = os.lstat(path)
+    except FileNotFoundError:
+        old = None
+    temporary = path.parent / f".tui-assist-{secrets.token_hex(8)}.tmp"
+    fd = os.open(temporary, _TEMP_FLAGS, 0o600 if old is not None else new_mode)
+    try:
+        try:
+            if old is not None and stat.S_ISREG(old.st_mode):
+                new = os.fstat(fd)
+                if (new.st_uid, new.st_gid) != (old.st_uid, old.st_gid):
+                    with contextlib.suppress(PermissionError):
+                        os.fchown(fd, old.st_uid, old.st_gid)
+                os.fchmod(fd, stat.S_IMODE(old.st_mode))
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
 def replace_file(path: Path, data: bytes, display: str) -> bool:
-    """Write `data` to a new file beside `path` and rename it over `path`.
+    """Replace the file an edit writes (`write_atomically`, after `writable_target` allows it).
 
     Never writes into an existing inode, so a hard link to a file outside the workdir is broken
     rather than written through; see the module docstring.
@@ -181,27 +227,7 @@ def replace_file(path: Path, data: bytes, display: str) -> bool:
         OSError: when the new file cannot be written or renamed (the old one is then unchanged).
     """
     existed = writable_target(path, display)
-    old = os.lstat(path) if existed else None
-    temporary = path.parent / f".tui-assist-{secrets.token_hex(8)}.tmp"
-    fd = os.open(temporary, _TEMP_FLAGS, 0o666)
-    try:
-        try:
-            if old is not None:
-                new = os.fstat(fd)
-                if (new.st_uid, new.st_gid) != (old.st_uid, old.st_gid):
-                    with contextlib.suppress(PermissionError):
-                        os.fchown(fd, old.st_uid, old.st_gid)
-                os.fchmod(fd, stat.S_IMODE(old.st_mode))
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    write_atomically(path, data)
     return existed
 
 

@@ -12,9 +12,12 @@ Details that matter for safety:
   a root shell with `CAP_SYS_ADMIN` can simply remount `/` read-write. Nothing relies on file
   modes either: as root, `chmod` would not stop a write, a read-only mount does.
 - **The files that decide what may run stay read-only** even inside the workdir:
-  `.tui-assist/` (the project's permission rules; created empty when missing, so a sandboxed
-  command cannot create it to grant itself rules) and `.git/hooks` and `.git/config` when they
-  exist (they run code outside the sandbox on the user's next `git commit`).
+  `.tui-assist/` (the project's permission rules) and `.git/hooks` and `.git/config` (they run
+  code outside the sandbox on the user's next `git commit`), when they exist. Nothing is created
+  in the user's folder for this (a mount point would be): a `.tui-assist/` that a sandboxed
+  command creates is removed after the command (`ShellSession` checks, and tells the model), and
+  one that appears between commands (the app saving a rule) gets the shell restarted, bound
+  read-only.
 - **Cleanup is whole**: `--unshare-pid` makes the shell's processes a namespace of their own that
   the kernel kills as one when bwrap dies, and `--die-with-parent` kills bwrap with us; so the
   shell's usual `killpg` on a timeout still ends everything the command started.
@@ -43,6 +46,7 @@ __all__ = [
     "SandboxMode",
     "choose_sandbox",
     "probe_bwrap",
+    "project_dir",
 ]
 
 SandboxMode = Literal["workspace-write", "off"]
@@ -105,6 +109,11 @@ def _isolation_args(*, network: bool) -> list[str]:
     return args
 
 
+def project_dir(workdir: Path) -> Path:
+    """The project's settings folder (`.tui-assist/`), which a sandboxed command may not change."""
+    return workdir.resolve() / PROJECT_DIR
+
+
 @dataclass(frozen=True, slots=True)
 class Sandbox:
     """How to run a command under bubblewrap in `workspace-write` mode.
@@ -129,12 +138,7 @@ class Sandbox:
         """
         root = workdir.resolve()
         args = [self.bwrap, *_isolation_args(network=self.network), "--bind", str(root), str(root)]
-        protected = root / PROJECT_DIR
-        try:
-            protected.mkdir(exist_ok=True)
-        except OSError:
-            pass  # a read-only workdir: nothing can be created in it from inside either
-        for path in (protected, *(root / name for name in _PROTECTED_GIT)):
+        for path in (project_dir(root), *(root / name for name in _PROTECTED_GIT)):
             if path.exists():
                 args += ["--ro-bind", str(path), str(path)]
         return [*args, "--chdir", str(root), "--", *argv]

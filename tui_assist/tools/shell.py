@@ -33,6 +33,7 @@ import asyncio
 import contextlib
 import os
 import secrets
+import shutil
 import signal
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ from tui_assist.core.observer import SandboxUse
 from tui_assist.core.text import truncate_middle, truncation_marker
 from tui_assist.core.tooling import ToolContext, ToolOutput
 from tui_assist.tools.base import validate_input
-from tui_assist.tools.sandbox import Sandbox
+from tui_assist.tools.sandbox import Sandbox, project_dir
 
 _SENTINEL_PREFIX = "__TUI_ASSIST_DONE_"
 _READ_CHUNK = 65_536
@@ -167,6 +168,12 @@ def _wrap(command: str, token: str) -> str:
     )
 
 
+_PROJECT_RESTART_NOTE = (
+    "[the shell was restarted (earlier cd and variables are gone): the project's .tui-assist/ "
+    "folder appeared, and the sandbox keeps it read-only]\n"
+)
+
+
 class ShellSession:
     """A persistent `bash --noprofile --norc` process, started lazily in the workdir.
 
@@ -199,6 +206,9 @@ class ShellSession:
         self._lifeline: BinaryIO | None = None
         """The write end of the pipe the shell's watcher reads; closing it kills the shell."""
         self._lock = asyncio.Lock()
+        self._project_bound = False
+        """Whether the sandboxed shell has `.tui-assist/` bound read-only (it existed at its start)."""
+        self._restarted_note = ""
 
     @property
     def workdir(self) -> Path:
@@ -232,6 +242,7 @@ class ShellSession:
         async with self._lock:
             proc = await self._ensure_started()
             assert proc.stdin is not None and proc.stdout is not None
+            unguarded = self._sandbox is not None and not self._project_bound
             token = secrets.token_hex(12)
             collector = _OutputCollector(self._max_output_chars)
             try:
@@ -254,7 +265,18 @@ class ShellSession:
             if status is None:
                 returncode = await self._kill(grace=_REAP_TIMEOUT)
                 return CommandResult(collector.text(), returncode, shell_exited=True)
-            return CommandResult(collector.text(), status)
+            output, self._restarted_note = self._restarted_note + collector.text(), ""
+            if unguarded and project_dir(self._workdir).exists():
+                output += await self._undo_project_dir()
+            return CommandResult(output, status)
+
+    async def _undo_project_dir(self) -> str:
+        """Remove the `.tui-assist/` a sandboxed command just made (it holds the rules of what runs)."""
+        await asyncio.to_thread(shutil.rmtree, project_dir(self._workdir), True)
+        return (
+            f"\n[the sandbox removed {project_dir(self._workdir).name}/, which this command created: "
+            "it holds the project's permission rules, which no sandboxed command may write]"
+        )
 
     async def restart(self) -> None:
         """Kill the shell (and anything it started); the next command gets a fresh one."""
@@ -266,13 +288,20 @@ class ShellSession:
         await self.restart()
 
     async def _ensure_started(self) -> asyncio.subprocess.Process:
-        if self._proc is not None and self._proc.returncode is None:
+        appeared = (
+            self._sandbox is not None and not self._project_bound and project_dir(self._workdir).exists()
+        )
+        if self._proc is not None and self._proc.returncode is None and not appeared:
             return self._proc
         if self._proc is not None:
+            # Also when `.tui-assist/` appeared since the shell started (the app saved a rule):
+            # only a fresh sandbox can bind it read-only.
             await self._kill()
+            self._restarted_note = _PROJECT_RESTART_NOTE if appeared else ""
         # Both ends are close-on-exec; only the read end is handed to bash, under the same number.
         argv = ["bash", "--noprofile", "--norc"]
         if self._sandbox is not None:
+            self._project_bound = project_dir(self._workdir).exists()
             argv = self._sandbox.wrap(argv, self._workdir)
         read_end, write_end = os.pipe()
         try:

@@ -25,8 +25,8 @@ from tui_assist.ui.themes import discover_themes
 
 if TYPE_CHECKING:
     from tui_assist.core.tooling import ToolboxFactory
+    from tui_assist.session.chat import Store
     from tui_assist.session.config import Settings
-    from tui_assist.store.db import Store
 
 StartScreen = Literal["chat", "explore"]
 
@@ -153,6 +153,9 @@ class TuiAssistApp(App[int]):
             self.notify(problem, severity="warning", timeout=6)
         if self.start == "explore":
             self.open_explorer()
+
+    def action_open_explorer(self) -> None:
+        self.open_explorer()
 
     def open_explorer(self) -> None:
         """Show the Workflow Explorer (escape returns to the chat)."""

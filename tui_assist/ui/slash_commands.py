@@ -1,20 +1,15 @@
 """The chat's slash commands: the built-ins' handlers, running a `/` prompt, and its completion.
 
-Adding a command is one entry here (or in a module imported here):
-
-    @slash("rename", "NAME", "Rename the conversation")
-    async def _rename(screen: MainScreen, args: str) -> None:
-        ...
-
-A handler gets the main screen and the text after the name. It raises `CommandError` for a
-mistake the user should fix (one line, shown above the prompt, with the prompt text put back);
-it may be a coroutine function (it then runs in a worker). What it reports goes to the
+The commands themselves (name, arguments, help) are declared once, in `session/commands.py`; this
+module gives the chat's handler of each slash command declared there (`@handles(NAME)` above an
+`async` or plain function of the main screen and the text after the name). A handler raises
+`CommandError` for a mistake the user should fix (one line, shown above the prompt, with the
+prompt text put back); a coroutine function runs in a worker. What it reports goes to the
 conversation pane (`screen.conversation.add_notice`) or a toast (`screen.notify`).
 """
 
 from __future__ import annotations
 
-import io
 import os
 import shlex
 import subprocess
@@ -25,37 +20,28 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tui_assist.paths import config_dir, data_dir
-from tui_assist.session.config_source import MAX_ROUNDS
-from tui_assist.session.slash_commands import (
-    CommandRegistry,
-    CustomCommandLoader,
-    SlashCommand,
-    closest,
-    matching,
-    parse_slash,
-)
+from tui_assist.session.commands import SLASH, CommandError, cost_markdown, parse_refine, parse_rounds
+from tui_assist.session.slash_commands import SlashCommand, SlashInput, closest, matching
 from tui_assist.ui.widgets.completion import CompletionItem, CompletionSpan
 
 if TYPE_CHECKING:
-    from tui_assist.session.meter import Meter
     from tui_assist.ui.screens.main import MainScreen
 
 Handler = Callable[["MainScreen", str], Awaitable[None] | None]
 
+__all__ = ["CommandError", "SlashCommands", "SlashCompletion", "handles"]
 
-class CommandError(Exception):
-    """A command can't run as typed; the message is one line for the user."""
-
-
-BUILTINS: CommandRegistry[Handler] = CommandRegistry()
-"""The built-in commands, in the order `/help` and the completion list show them."""
+HANDLERS: dict[str, Handler] = {}
+"""The chat's handler of each built-in slash command, by name."""
 
 
-def slash(name: str, args: str = "", description: str = "") -> Callable[[Handler], Handler]:
-    """Register the decorated function as the handler of the built-in `/name`."""
+def handles(name: str) -> Callable[[Handler], Handler]:
+    """Register the decorated function as the chat's handler of the built-in `/name`."""
+    if name not in SLASH:
+        raise LookupError(f"/{name} is not declared in session/commands.py")
 
     def register(handler: Handler) -> Handler:
-        BUILTINS.register(SlashCommand(name, args, description), handler)
+        HANDLERS[name] = handler
         return handler
 
     return register
@@ -69,28 +55,16 @@ class SlashCommands:
 
     def __init__(self, screen: MainScreen) -> None:
         self.screen = screen
-        self._loader: CustomCommandLoader | None = None
-
-    @property
-    def loader(self) -> CustomCommandLoader:
-        session = self.screen.session
-        workdir = session.settings.workdir if session.ready else session.preview.workdir
-        if self._loader is None or self._loader.folders[0][0].parent.parent != workdir:
-            self._loader = CustomCommandLoader(workdir, config_dir(), reserved=BUILTINS.names)
-        return self._loader
 
     def all_commands(self) -> list[SlashCommand]:
-        custom = self.loader.load().commands
-        return [*BUILTINS.commands, *(c.command for c in custom.values())]
+        custom = self.screen.session.custom_commands().commands
+        return [*SLASH.commands, *(c.command for c in custom.values())]
 
-    def run(self, text: str) -> None:
-        """Run the command `text` (a prompt starting with `/`)."""
+    def run(self, call: SlashInput, text: str) -> None:
+        """Run the built-in command `call` (typed as `text`), or say why it can't run."""
         screen = self.screen
-        call = parse_slash(text)
-        assert call is not None
-        entry = BUILTINS.get(call.name)
-        if entry is not None:
-            _, handler = entry
+        handler = HANDLERS.get(call.name)
+        if handler is not None:
             try:
                 result = handler(screen, call.args)
             except CommandError as exc:
@@ -99,12 +73,7 @@ class SlashCommands:
             if result is not None:
                 screen.run_worker(self._finish(text, result), group="slash-command", exit_on_error=False)
             return
-        loaded = self.loader.load()
-        custom = loaded.commands.get(call.name)
-        if custom is not None:
-            screen.send_prompt(custom.expand(call.args))
-            return
-        names = [*BUILTINS.names, *loaded.commands]
+        names = [*SLASH.names, *screen.session.custom_commands().commands]
         guess = closest(call.name, names)
         if not call.name:
             why = "type a command name after /"
@@ -155,7 +124,7 @@ class SlashCompletion:
 # -- the built-ins ---------------------------------------------------------------------------------
 
 
-@slash("help", "", "Commands and keys")
+@handles("help")
 def _help(screen: MainScreen, args: str) -> None:
     commands = screen.slash.all_commands()
     width = max(len(c.usage) for c in commands)
@@ -175,10 +144,16 @@ def _help(screen: MainScreen, args: str) -> None:
         " are Markdown files in `.tui-assist/commands/` (in the workdir) and"
         f" `{config_dir() / 'commands'}`; `$ARGUMENTS` is replaced by what follows the name.",
     ]
-    problems = screen.slash.loader.load().problems
+    problems = screen.session.custom_commands().problems
     if problems:
         lines += ["", "**Skipped command files**", ""] + [f"- `{p}`" for p in problems]
-    screen.conversation.add_notice("\n".join(lines))
+    conversation = screen.conversation
+    notice = conversation.add_notice("\n".join(lines))
+    # Taller than most screens: open it at its start (the commands), not at its end, where the
+    # pane's anchor to the bottom would leave it.
+    conversation.call_after_refresh(
+        conversation.scroll_to_widget, notice, animate=False, top=True, immediate=True
+    )
 
 
 def key_help(screen: MainScreen) -> list[tuple[str, str, str]]:
@@ -193,17 +168,17 @@ def key_help(screen: MainScreen) -> list[tuple[str, str, str]]:
     return [(" / ".join(shown), what, binding_id) for binding_id, (shown, what) in keys.items()]
 
 
-@slash("new", "", "Start a new conversation")
+@handles("new")
 def _new(screen: MainScreen, args: str) -> None:
     screen.action_new_conversation()
 
 
-@slash("resume", "[QUERY]", "Open a stored conversation (the picker, filtered by QUERY)")
+@handles("resume")
 def _resume(screen: MainScreen, args: str) -> None:
     screen.action_resume_conversation(query=args)
 
 
-@slash("model", "[NAME]", "Switch the model for the following turns; without NAME, list the models")
+@handles("model")
 def _model(screen: MainScreen, args: str) -> None:
     session = screen.session
     if not args:
@@ -224,48 +199,28 @@ def _model(screen: MainScreen, args: str) -> None:
     screen.notify(f"Model: {args} (from the next turn)", timeout=2)
 
 
-@slash("refine", "[on|off]", "Turn Refine mode on or off (no argument: toggle)")
+@handles("refine")
 def _refine(screen: MainScreen, args: str) -> None:
-    wanted = args.lower()
-    if wanted not in ("", "on", "off"):
-        raise CommandError("usage: /refine [on|off]")
-    if wanted == "" or (wanted == "on") != screen.session.refine:
-        screen.action_toggle_refine()
+    on = parse_refine(args, screen.session.refine)
+    if args and on == screen.session.refine:
+        screen.notify(f"Refine is already {args.upper()}", timeout=1.5)
     else:
-        screen.notify(f"Refine is already {wanted.upper()}", timeout=1.5)
+        screen.set_refine(on)
 
 
-@slash("rounds", "N", f"Set the Refine round budget (1-{MAX_ROUNDS})")
+@handles("rounds")
 def _rounds(screen: MainScreen, args: str) -> None:
-    if not args.isdigit() or not 1 <= int(args) <= MAX_ROUNDS:
-        raise CommandError(f"usage: /rounds N (a whole number from 1 to {MAX_ROUNDS})")
-    screen.set_rounds(int(args))
+    screen.set_rounds(parse_rounds(args))
 
 
-@slash("cost", "", "Tokens and cost of this session, by model and by kind")
+@handles("cost")
 def _cost(screen: MainScreen, args: str) -> None:
     screen.conversation.add_notice(cost_markdown(screen.session.meter))
 
 
-def cost_markdown(meter: Meter) -> str:
-    """The session's spend as a table: one row per model and kind, then the total."""
-    lines = meter.lines()
-    if not lines:
-        return "**Cost** · no model calls in this session yet."
-    rows = ["| model | kind | tokens | cost |", "|---|---|--:|--:|"]
-    for line in lines:
-        cost = "unknown" if line.cost is None else f"${line.cost:.4f}"
-        rows.append(f"| `{line.model}` | {line.kind} | {line.tokens:,} | {cost} |")
-    usage = meter.usage
-    total = "unknown (a model has no price)" if meter.cost is None else f"${meter.cost:.4f}"
-    tokens = usage.total_input_tokens + usage.output_tokens
-    rows.append(f"| **total** | | **{tokens:,}** | **{total}** |")
-    return "**Cost of this session**\n\n" + "\n".join(rows)
-
-
-@slash("export", "[md|json] [PATH]", "Write the conversation to a file (Markdown or JSON)")
+@handles("export")
 async def _export(screen: MainScreen, args: str) -> None:
-    from tui_assist.store.commands import history_export
+    from tui_assist.session.export import ExportError
 
     words = shlex.split(args) if args else []
     fmt = "md"
@@ -274,31 +229,24 @@ async def _export(screen: MainScreen, args: str) -> None:
     if len(words) > 1:
         raise CommandError("usage: /export [md|json] [PATH]")
     session = screen.session
-    if session.conversation_id is None and not session.conversation.messages:
-        raise CommandError("nothing to export yet: this conversation has no turns")
-    workdir = session.settings.workdir
     if words:
-        path = workdir / Path(words[0]).expanduser()
+        path = session.settings.workdir / Path(words[0]).expanduser()
     else:
         stamp = datetime.fromtimestamp(time.time()).strftime("%Y%m%d-%H%M%S")
         path = data_dir(session.settings.data_dir) / "exports" / f"conversation-{stamp}.{fmt}"
-    out, err = io.StringIO(), io.StringIO()
-    if session.store is not None and session.conversation_id is not None:
-        if await history_export(session.store, session.conversation_id, out, fmt=fmt, err=err) != 0:
-            raise CommandError(f"cannot export: {err.getvalue().strip()}")
-    elif fmt == "md":
-        out.write(session.export_markdown())
-    else:
-        raise CommandError("JSON export needs the stored history, which is not available")
+    try:
+        document = await session.export(fmt)
+    except ExportError as exc:
+        raise CommandError(str(exc)) from exc
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(out.getvalue(), encoding="utf-8")
+        path.write_text(document, encoding="utf-8")
     except OSError as exc:
         raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from exc
     screen.notify(f"Exported to {path}", timeout=4)
 
 
-@slash("theme", "[NAME]", "Switch the theme; without NAME, list the themes")
+@handles("theme")
 def _theme(screen: MainScreen, args: str) -> None:
     app = screen.tui_app
     names = app.theme_names
@@ -312,7 +260,7 @@ def _theme(screen: MainScreen, args: str) -> None:
     app.switch_theme(args)
 
 
-@slash("memory", "[N]", "List the loaded instruction files (AGENTS.md); /memory N opens one in $EDITOR")
+@handles("memory")
 def _memory(screen: MainScreen, args: str) -> None:
     from tui_assist.session.instructions import describe
 
@@ -352,25 +300,14 @@ def edit_file(screen: MainScreen, path: Path) -> None:
         screen.notify(f"{editor} exited with status {completed.returncode}", severity="warning")
 
 
-@slash("compact", "[INSTRUCTIONS]", "Summarise the older history now (the last turn stays verbatim)")
+@handles("compact")
 async def _compact(screen: MainScreen, args: str) -> None:
-    from tui_assist.core.model import ProviderError
-    from tui_assist.session.factory import SetupError
-    from tui_assist.ui.bridge import TextualObserver
+    from tui_assist.session.commands import compact
 
-    if screen.running:
-        raise CommandError("a turn is running: compact when it ends")
-    session = screen.session
-    try:
-        report = await session.compact(args.strip() or None, TextualObserver(screen, screen.app))
-    except (SetupError, ProviderError, RuntimeError) as exc:
-        raise CommandError(f"cannot compact: {exc}") from exc
-    notice = f"⇣ {report.notice}" if report else "Nothing to compact yet: the latest turn stays verbatim."
-    screen.conversation.add_notice(notice, classes="-compacted")
-    screen.status.context = session.context_fill
+    screen.conversation.add_notice(await compact(screen.controller, args), classes="-compacted")
 
 
-@slash("rename", "NAME", "Rename the conversation")
+@handles("rename")
 async def _rename(screen: MainScreen, args: str) -> None:
     from tui_assist.session.factory import SetupError
 
@@ -381,7 +318,7 @@ async def _rename(screen: MainScreen, args: str) -> None:
     screen.notify(f"Renamed: {title}", timeout=2)
 
 
-@slash("permissions", "[remove N]", "The approval mode and every allow/deny rule with its source")
+@handles("permissions")
 def _permissions(screen: MainScreen, args: str) -> None:
     from tui_assist.core.approval import describe_mode
     from tui_assist.core.permissions import PermissionsError
@@ -415,11 +352,11 @@ def _permissions(screen: MainScreen, args: str) -> None:
     screen.conversation.add_notice("\n".join(lines))
 
 
-@slash("rewind", "", "Go back to before a turn: its files, the conversation, or both")
+@handles("rewind")
 def _rewind(screen: MainScreen, args: str) -> None:
     screen.open_rewind()
 
 
-@slash("quit", "", "Quit tui-assist")
+@handles("quit")
 def _quit(screen: MainScreen, args: str) -> None:
     screen.app.exit()

@@ -25,6 +25,7 @@ from tui_assist.core.budget import Budget, BudgetExhausted, BudgetTracker
 from tui_assist.core.events import NodeKind
 from tui_assist.core.nodes import NodeScope, new_id
 from tui_assist.core.observer import NullObserver, TurnObserver
+from tui_assist.core.text import clip
 
 if TYPE_CHECKING:
     from tui_assist.core.conversation import Usage
@@ -51,8 +52,7 @@ def summarize(value: object, limit: int = SUMMARY_LIMIT) -> str:
     Returns:
         The text, at most `limit` characters long.
     """
-    text = value if isinstance(value, str) else str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(value if isinstance(value, str) else str(value), limit, fold=False)
 
 
 class Step(Generic[In, Out]):

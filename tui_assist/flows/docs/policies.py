@@ -91,16 +91,14 @@ async def keyword_route(
                     else f"{len(topics)} topic words in the question: {', '.join(topics)}"
                 )
                 node.finish(outcome="awaiting_approval", output=detail)
-                run.note(1, "needs_review", {"topics": topics}, detail)
-                return run.finish("needs_review", detail=detail)
+                return _needs_review(run, 1, detail, {"topics": topics})
             page_id = f"{topics[0]}-{task.version}"
             run.note(1, "route", {"topics": topics}, page_id)
             observation = run.tool(Read(page_id), turn=1, parent_id=node.node_id)
             node.finish(output=f"{topics[0]} -> {observation.summary}")
         if observation.page is None:
             detail = observation.error or "read failed"
-            run.note(2, "needs_review", {}, detail)
-            return run.finish("needs_review", detail=detail)
+            return _needs_review(run, 2, detail)
         return _answer(run, 2, observation)
 
 
@@ -128,16 +126,21 @@ async def workflow(
             node.finish(output=found.summary)
         if not found.hits:
             detail = found.error or "no page matches the question"
-            run.note(2, "needs_review", {}, detail)
-            return run.finish("needs_review", detail=detail)
+            return _needs_review(run, 2, detail)
         with run.step("read", detail=found.hits[0].id) as node:
             page = run.tool(Read(found.hits[0].id), turn=2, parent_id=node.node_id)
             node.finish(output=page.summary)
         if page.page is None:
             detail = page.error or "read failed"
-            run.note(3, "needs_review", {}, detail)
-            return run.finish("needs_review", detail=detail)
+            return _needs_review(run, 3, detail)
         return _answer(run, 3, page)
+
+
+def _needs_review(
+    run: PolicyRun, turn: int, detail: str, data: dict[str, object] | None = None
+) -> PolicyResult:
+    run.note(turn, "needs_review", data or {}, detail)
+    return run.finish("needs_review", detail=detail)
 
 
 def _answer(run: PolicyRun, turn: int, observation: Observation) -> PolicyResult:
@@ -290,55 +293,45 @@ async def adaptive_decide(state: LoopState) -> Proposal:
     return _final(last.page.command, last.page.id)
 
 
-async def _bounded(
-    task: Task,
-    corpus: Corpus,
-    decide: Decide,
-    limits: Limits,
-    policy: str,
-    observer: TurnObserver | None,
-    parent_id: str | None,
-) -> PolicyResult:
-    """Run a scripted decider through the bounded runtime with its limits."""
-    runtime = DocsRuntime(corpus, observer=observer)
-    return await runtime.run(
-        task, decide, limits.max_turns, limits.max_tools, policy=policy, parent_id=parent_id
-    )
+@dataclass(frozen=True, slots=True)
+class BoundedPolicy:
+    """A scripted decider run through the bounded runtime with its limits: one policy."""
+
+    name: str
+    decide: Decide
+    limits: Limits
+
+    async def __call__(
+        self,
+        task: Task,
+        corpus: Corpus,
+        *,
+        observer: TurnObserver | None = None,
+        parent_id: str | None = None,
+    ) -> PolicyResult:
+        """Run the policy on one task.
+
+        Args:
+            task: The task.
+            corpus: The pages and glossary.
+            observer: Where events go; None discards them.
+            parent_id: The node the run hangs under, if any.
+
+        Returns:
+            How the run ended.
+        """
+        runtime = DocsRuntime(corpus, observer=observer)
+        return await runtime.run(
+            task,
+            self.decide,
+            self.limits.max_turns,
+            self.limits.max_tools,
+            policy=self.name,
+            parent_id=parent_id,
+        )
 
 
-async def scripted_loop(
-    task: Task, corpus: Corpus, *, observer: TurnObserver | None = None, parent_id: str | None = None
-) -> PolicyResult:
-    """The scripted policy through the bounded runtime, with 3 turns and 2 tools.
-
-    Args:
-        task: The task.
-        corpus: The pages and glossary.
-        observer: Where events go; None discards them.
-        parent_id: The node the run hangs under, if any.
-
-    Returns:
-        How the run ended.
-    """
-    return await _bounded(
-        task, corpus, scripted_decide, SCRIPTED_LIMITS, "scripted_loop", observer, parent_id
-    )
-
-
-async def adaptive_loop(
-    task: Task, corpus: Corpus, *, observer: TurnObserver | None = None, parent_id: str | None = None
-) -> PolicyResult:
-    """The adaptive policy through the bounded runtime, with 4 turns and 3 tools.
-
-    Args:
-        task: The task.
-        corpus: The pages and glossary.
-        observer: Where events go; None discards them.
-        parent_id: The node the run hangs under, if any.
-
-    Returns:
-        How the run ended.
-    """
-    return await _bounded(
-        task, corpus, adaptive_decide, ADAPTIVE_LIMITS, "adaptive_loop", observer, parent_id
-    )
+scripted_loop = BoundedPolicy("scripted_loop", scripted_decide, SCRIPTED_LIMITS)
+"""The scripted policy through the bounded runtime, with 3 turns and 2 tools."""
+adaptive_loop = BoundedPolicy("adaptive_loop", adaptive_decide, ADAPTIVE_LIMITS)
+"""The adaptive policy through the bounded runtime, with 4 turns and 3 tools."""

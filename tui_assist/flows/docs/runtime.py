@@ -22,14 +22,12 @@ decision and tool call is an observer event, so a flow panel can draw the run as
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from tui_assist.core.events import ToolCallFinished, ToolCallStarted
 from tui_assist.core.model import ProviderError
-from tui_assist.core.nodes import NodeScope, new_id
+from tui_assist.core.nodes import NodeScope, ToolCallScope
 from tui_assist.core.observer import NullObserver, TurnObserver
 from tui_assist.flows.docs.corpus import (
     MAX_FIELD_CHARS,
@@ -379,43 +377,26 @@ class PolicyRun:
             The observation; a tool error is an observation too.
         """
         call_id = call_id or f"{self.policy}-{turn}"
-        node_id = new_id()
-        self.observer.on_event(
-            ToolCallStarted(
-                node_id=node_id,
-                parent_id=parent_id,
-                call_id=call_id,
-                name=decision.name,
-                input=decision.to_input(),
-            )
-        )
-        started = time.monotonic()
         self.tool_calls += 1
-        try:
-            match decision:
-                case Search(query=query):
-                    hits = self.corpus.search(
-                        query, self.task.version, expand=SEARCH_EXPAND, top_k=SEARCH_TOP_K
-                    )
-                    observation = Observation(decision, hits=tuple(hits))
-                case Read(id=page_id):
-                    observation = Observation(decision, page=self.corpus.read(page_id, self.task.version))
-        except DocsToolError as exc:
-            observation = Observation(decision, error=str(exc))
-        self.history.append(observation)
-        self.trace.append(
-            TraceEntry(turn, decision.name, decision.to_input(), observation.summary, observation.is_error)
-        )
-        self.observer.on_event(
-            ToolCallFinished(
-                node_id=node_id,
-                call_id=call_id,
-                name=decision.name,
-                output=observation.text,
-                is_error=observation.is_error,
-                duration=time.monotonic() - started,
+        with ToolCallScope(self.observer, parent_id, call_id, decision.name, decision.to_input()) as scope:
+            try:
+                match decision:
+                    case Search(query=query):
+                        hits = self.corpus.search(
+                            query, self.task.version, expand=SEARCH_EXPAND, top_k=SEARCH_TOP_K
+                        )
+                        observation = Observation(decision, hits=tuple(hits))
+                    case Read(id=page_id):
+                        observation = Observation(decision, page=self.corpus.read(page_id, self.task.version))
+            except DocsToolError as exc:
+                observation = Observation(decision, error=str(exc))
+            self.history.append(observation)
+            self.trace.append(
+                TraceEntry(
+                    turn, decision.name, decision.to_input(), observation.summary, observation.is_error
+                )
             )
-        )
+            scope.finish(observation.text, is_error=observation.is_error)
         return observation
 
     def note(self, turn: int, action: str, data: dict[str, Any], observation: str = "") -> None:

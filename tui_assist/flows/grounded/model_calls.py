@@ -7,7 +7,6 @@ Every model call of a leaf goes through `complete` (or `ask_json`, for a validat
 from __future__ import annotations
 
 import json
-import math
 from typing import TypeVar
 
 from pydantic import BaseModel
@@ -17,6 +16,7 @@ from tui_assist.core.conversation import Message
 from tui_assist.core.events import UsageRecorded
 from tui_assist.core.model import ModelRequest, ModelResponse, ProviderError
 from tui_assist.core.observer import NodeSink
+from tui_assist.core.text import estimate_tokens
 from tui_assist.flows.grounded.state import FlowState
 from tui_assist.workflow import WorkflowContext
 from tui_assist.workflow.prompt import StructuredOutputError, parse_reply
@@ -27,7 +27,7 @@ nearer 4 characters per token) and the whole `max_tokens` reply is counted, so a
 passes the check does not cross the budget in practice."""
 
 
-def estimate_tokens(request: ModelRequest) -> int:
+def estimate_request_tokens(request: ModelRequest) -> int:
     """A pessimistic token estimate of a request's prompt (system, messages, tools).
 
     Args:
@@ -38,7 +38,7 @@ def estimate_tokens(request: ModelRequest) -> int:
     """
     chars = len(request.system) + sum(len(json.dumps(m.to_dict())) for m in request.messages)
     chars += sum(len(t.name) + len(t.description) + len(json.dumps(t.input_schema)) for t in request.tools)
-    return max(1, math.ceil(chars / ESTIMATE_CHARS_PER_TOKEN))
+    return max(1, estimate_tokens(chars, chars_per_token=ESTIMATE_CHARS_PER_TOKEN))
 
 
 def check_budget(state: FlowState, request: ModelRequest) -> None:
@@ -53,7 +53,7 @@ def check_budget(state: FlowState, request: ModelRequest) -> None:
     Raises:
         BudgetExhausted: when used + estimate would cross the budget.
     """
-    need = estimate_tokens(request) + request.max_tokens
+    need = estimate_request_tokens(request) + request.max_tokens
     if state.tokens_used + need > state.token_budget:
         raise BudgetExhausted(
             f"token budget of {state.token_budget} would be crossed: {state.tokens_used} used, "

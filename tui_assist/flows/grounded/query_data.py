@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import re
-import time
 
 from tui_assist.core.conversation import Message, ToolResultBlock, ToolUseBlock
-from tui_assist.core.events import ToolCallFinished, ToolCallStarted
 from tui_assist.core.model import ModelRequest, ToolSpec
+from tui_assist.core.nodes import ToolCallScope
+from tui_assist.core.observer import NullObserver
 from tui_assist.flows.grounded.base import WORDS, GroundedDeps, GroundedError, StateStep, named_table
 from tui_assist.flows.grounded.model_calls import complete
 from tui_assist.flows.grounded.sql import (
@@ -78,47 +78,30 @@ class QueryDataStep(StateStep):
     ) -> ToolResultBlock:
         query = use.input.get("query")
         observer = ctx.observer
-        node_id = ctx.new_node_id()
-        if observer is not None and ctx.parent_id is not None:
-            observer.on_event(
-                ToolCallStarted(
-                    node_id=node_id,
-                    parent_id=ctx.parent_id,
-                    call_id=use.id,
-                    name=use.name,
-                    input=dict(use.input),
-                )
-            )
-        started = time.monotonic()
+        if observer is None or ctx.parent_id is None:  # nowhere to report the call
+            observer = NullObserver()
         call_id = f"sql#{len(state.sql_calls) + 1}"
-        if use.name != SQL_TOOL_NAME:
-            text, is_error = f"Unknown tool {use.name!r}. Available tools: {SQL_TOOL_NAME}.", True
-        elif not isinstance(query, str):
-            text, is_error = "Invalid input for sql_query: query: is required (a string)", True
-        else:
-            result = await sql.query(query)
-            state.sql_calls.append(
-                SqlCall(
-                    id=call_id,
-                    query=result.sql,
-                    rows=len(result.rows),
-                    truncated=result.truncated,
-                    error=result.error,
-                    duration_ms=result.duration_ms,
+        with ToolCallScope(
+            observer, ctx.parent_id or "", use.id, use.name, dict(use.input), node_id=ctx.new_node_id()
+        ) as scope:
+            if use.name != SQL_TOOL_NAME:
+                text, is_error = f"Unknown tool {use.name!r}. Available tools: {SQL_TOOL_NAME}.", True
+            elif not isinstance(query, str):
+                text, is_error = "Invalid input for sql_query: query: is required (a string)", True
+            else:
+                result = await sql.query(query)
+                state.sql_calls.append(
+                    SqlCall(
+                        id=call_id,
+                        query=result.sql,
+                        rows=len(result.rows),
+                        truncated=result.truncated,
+                        error=result.error,
+                        duration_ms=result.duration_ms,
+                    )
                 )
-            )
-            text, is_error = f"[{call_id}]\n{result.to_text()}", not result.ok
-        if observer is not None and ctx.parent_id is not None:
-            observer.on_event(
-                ToolCallFinished(
-                    node_id=node_id,
-                    call_id=use.id,
-                    name=use.name,
-                    output=text,
-                    is_error=is_error,
-                    duration=time.monotonic() - started,
-                )
-            )
+                text, is_error = f"[{call_id}]\n{result.to_text()}", not result.ok
+            scope.finish(text, is_error=is_error)
         return ToolResultBlock(use.id, text, is_error)
 
     async def _model(self, state: FlowState, ctx: WorkflowContext, sql: SqlSource) -> None:

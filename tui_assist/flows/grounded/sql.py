@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tui_assist.core.text import clip
+
 SQL_TOOL_NAME = "sql_query"
 """The tool's name, as the model sees it."""
 MAX_ROWS = 100
@@ -152,7 +154,7 @@ class QueryResult:
         lines = [" | ".join(self.columns)]
         for row in self.rows:
             cells = ["NULL" if v is None else str(v) for v in row]
-            lines.append(" | ".join(c if len(c) <= limit else c[: limit - 1] + "…" for c in cells))
+            lines.append(" | ".join(clip(c, limit, fold=False) for c in cells))
         more = " (truncated: more rows exist; aggregate or add a LIMIT)" if self.truncated else ""
         lines.append(f"({len(self.rows)} row{'s' if len(self.rows) != 1 else ''}{more})")
         return "\n".join(lines)

@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from tui_assist.core.model import Provider
 from tui_assist.core.observer import TurnObserver
+from tui_assist.core.text import clip
 from tui_assist.flows.helpdesk.patterns import PATTERN_NAMES, PATTERNS, Leaves, PatternName, build_pattern
 from tui_assist.flows.helpdesk.tickets import Ticket, load_tickets
 from tui_assist.workflow import Step, WorkflowBudget, WorkflowBudgetTracker, run_reporting
@@ -116,10 +117,6 @@ async def run_benchmark(
     return results
 
 
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def format_report(results: Sequence[TicketResult], source: str, leaves: Leaves = "rules") -> str:
     """The benchmark's text report: a summary per pattern, then each ticket's result.
 
@@ -152,6 +149,6 @@ def format_report(results: Sequence[TicketResult], source: str, leaves: Leaves =
             mark = "✓" if r.correct else "✗"
             lines.append(
                 f"  {'#' + str(r.ticket):<7}{r.expected:<10}{r.got:<10}{mark:<4}{r.steps:>5}"
-                f"  {_clip(r.detail, 72)}"
+                f"  {clip(r.detail, 72, fold=False)}"
             )
     return "\n".join(lines) + "\n"

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from tui_assist.session.checkpoints.types import ChangeKind, CheckpointError, FileChange, SnapshotInfo
+from tui_assist.tools.safe_io import write_atomically
 
 __all__ = ["ShadowRepo", "nul_join", "nul_split", "os_error"]
 
@@ -90,9 +91,7 @@ class _State:
 
     def save(self, path: Path) -> None:
         data = {"head": self.head, "tree": self.tree, "too_large": self.too_large, "rules": self.rules}
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomically(path, json.dumps(data, sort_keys=True).encode("utf-8"))
 
 
 class ShadowRepo:

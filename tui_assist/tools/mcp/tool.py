@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from tui_assist.core.model import ToolSpec
+from tui_assist.core.text import clip
 from tui_assist.core.tooling import ToolContext, ToolInputError, ToolOutput
 
 if TYPE_CHECKING:
@@ -81,9 +82,7 @@ class McpTool:
 
     def summary(self, args: dict[str, Any]) -> str:
         """`server: tool {json input}`, for the approval prompt."""
-        text = json.dumps(args, ensure_ascii=False, sort_keys=True)
-        if len(text) > 400:
-            text = text[:399] + "…"
+        text = clip(json.dumps(args, ensure_ascii=False, sort_keys=True), 400, fold=False)
         return f"MCP {self._server.name}: {self._remote.name} {text}"
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:

@@ -1,19 +1,22 @@
 """The main screen: conversation and prompt, the live agent tree and flow panel, the status bar.
 
-This module holds the screen's keys and its life: the widgets it composes, the first frame and
-the loading after it (kept light: see "First paint before heavy imports" in docs/architecture.md),
-opening what the command line asked for, the layout for the terminal's width, what the prompt
-sends (a text starting with `/` is a command of `tui_assist.ui.slash_commands`, anything else a
-turn), and the actions that only change what is shown. The rest comes from base classes, one
-concern each: `main_base` (the widgets, the state the parts share, core events pushed down to the
-widgets), `main_turns` (the running turn, the queue behind it, retry, cancel), `main_conversations`
-(new, resume, rewind) and `main_flows` (flows, MCP, the export).
+One class that composes the widgets, pushes core events down to them ("attributes down, messages
+up") and is the `Host` of the session's `TurnController` (`session/controller.py`): the
+controller decides what a prompt does (a command, a turn, the queue, cancel, retry, the meter);
+this screen shows it and asks the person what only a person can answer (approvals, through the
+bridge's modal). Its keys and palette entries come from the one command table
+(`session/commands.py`); the slash commands' handlers are in `tui_assist.ui.slash_commands`.
+
+The first frame is kept light (see "First paint before heavy imports" in docs/architecture.md):
+the side panels' tree, the session's parts and the Markdown parser load after it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import time
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -23,28 +26,37 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Resize
+from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Static
+from textual.worker import Worker, WorkerState
 
+from tui_assist.core.events import NodeStarted, TextDelta, TurnEvent
 from tui_assist.core.tree import NodeLog
+from tui_assist.session.commands import COMMANDS
+from tui_assist.session.controller import TurnController
 from tui_assist.session.factory import SetupError
-from tui_assist.ui.screens.main_base import TREE_HINT
-from tui_assist.ui.screens.main_conversations import ConversationActions
-from tui_assist.ui.screens.main_flows import FlowActions
-from tui_assist.ui.screens.main_turns import TurnActions
+from tui_assist.ui.bridge import CoreEvent, StopRequested, TextualObserver
 from tui_assist.ui.setup_help import provider_notice
-from tui_assist.ui.widgets.conversation import Conversation
+from tui_assist.ui.widgets.conversation import Conversation, TurnView
 from tui_assist.ui.widgets.flow_panel import FlowPanel
 from tui_assist.ui.widgets.footer import KeysFooter
 from tui_assist.ui.widgets.node_inspector import NodeInspector
 from tui_assist.ui.widgets.prompt import Prompt, PromptBox
 from tui_assist.ui.widgets.status_bar import StatusBar
 from tui_assist.ui.widgets.streaming_markdown import warm_up as warm_up_markdown
+from tui_assist.ui.widgets.turn_parts import Notice
 
 if TYPE_CHECKING:
     from tui_assist.session.chat import ChatSession
+    from tui_assist.session.controller import TurnEnded
+    from tui_assist.session.mentions import Attachments
+    from tui_assist.session.slash_commands import SlashInput
     from tui_assist.ui.app import TuiAssistApp
+    from tui_assist.ui.screens.rewind import RewindChoice
     from tui_assist.ui.slash_commands import SlashCommands
     from tui_assist.ui.widgets.agent_tree import AgentTree
+    from tui_assist.ui.widgets.queued_prompt import QueuedPrompt
 
 NARROW_WIDTH = 80
 """Below this many columns the side panels, when open, take the screen instead of the chat."""
@@ -52,6 +64,9 @@ MEDIUM_WIDTH = 100
 """Below this many columns the side panels start hidden and open narrow beside the chat (f2 / f3)."""
 FOOTER_WAIT = 0.5
 """Seconds loading waits at most for the footer's keys."""
+QUIT_PRESS_SECONDS = 3.0
+"""How long after the first idle ctrl+c a second one quits."""
+TREE_HINT = "agent tree · empty until the first turn"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,61 +81,66 @@ class StartOptions:
     """Open this conversation (an id or a prefix of one); "" opens the picker."""
 
 
-class MainScreen(TurnActions, ConversationActions, FlowActions):
-    """The chat: its keys, its widgets, its start; the actions come from its parts."""
+def command_bindings() -> list[Binding]:
+    """The screen's key bindings, built from the command table.
+
+    The turn's own keys (those that win over the prompt's: Refine, cancel, mode, retry) come
+    first, so the footer shows them first; the rest follow in the table's order.
+    """
+    bindings = [
+        Binding(
+            key.key,
+            command.action,
+            key.label,
+            id=key.id,
+            show=key.show,
+            priority=key.priority,
+            tooltip=key.tooltip,
+        )
+        for command in COMMANDS
+        for key in command.keys
+        if not command.action.startswith("app.")
+    ]
+    return sorted(bindings, key=lambda binding: not binding.priority)
+
+
+class MainScreen(Screen[None]):
+    """The chat: its widgets, its keys, and the host of the session's turn controller."""
 
     # Layout lives in main.tcss beside this module; the app loads it (see TuiAssistApp.CSS_PATH).
     AUTO_FOCUS = "#prompt"
-    BINDINGS = [
-        Binding("ctrl+r", "toggle_refine", "Refine", id="toggle-refine", priority=True),
-        Binding("escape", "cancel_turn", "Cancel turn", id="cancel-turn", priority=True),
-        Binding("escape", "idle_escape", "Rewind", id="rewind-escape", priority=True, show=False),
-        Binding("shift+tab", "cycle_mode", "Mode", id="cycle-mode", priority=True, show=False),
-        # Not in the footer (so that every key fits in 80 columns): the palette offers it too.
-        Binding("ctrl+n", "new_conversation", "New", id="new-conversation", show=False),
-        Binding("ctrl+o", "resume_conversation", "Resume", id="resume-conversation"),
-        Binding("f2", "toggle_tree", "Tree", id="toggle-tree"),
-        Binding("f3", "toggle_flow", "Flow", id="toggle-flow"),
-        Binding("f4", "review_round", "Review", id="review-round", tooltip="Review the latest refine round"),
-        Binding(
-            "f5",
-            "copy_answer",
-            "Copy",
-            id="copy-answer",
-            tooltip="Copy the message selected in the conversation (up/down there), else the last answer",
-        ),
-        Binding("ctrl+f", "find", "Find", id="find", show=False),
-        # Priority: the prompt (a TextArea) binds f6 itself; this one is enabled only after a failure.
-        Binding(
-            "f6",
-            "retry_turn",
-            "Retry",
-            id="retry-turn",
-            priority=True,
-            tooltip="Send the prompt that failed again",
-        ),
-        Binding("f8", "approve_flow", "Approve held run", id="approve-flow"),
-    ]
+    BINDINGS = command_bindings()
 
     def __init__(self, session: ChatSession, start: StartOptions | None = None) -> None:
         super().__init__(classes="-fresh")
         self.session = session
         self.start = start or StartOptions()
-        # The state the parts share or own (declared, with what it means, on each part).
+        self.controller = TurnController(session, self)
+        self.log_model = NodeLog()
+        """Every node of every turn shown, for the agent tree, the flow panel and the inspector."""
+        self.held_run_id: str | None = None
+        """A grounded run awaiting approval (f8 approves it)."""
+        self._bridge: TextualObserver | None = None
         self._slash: SlashCommands | None = None
-        self._tree = None
-        self._queued = []
-        self._last_turn_failed = False
+        self._tree: AgentTree | None = None
+        """The agent tree once mounted (kept: most events reach it, and a query walks every widget)."""
+        self._prompt_worker: Worker[None] | None = None
+        """The worker running the controller's prompts (one at a time)."""
+        self._other_worker: Worker[None] | None = None
+        """The worker of a flow run, a resume or a rewind: one at a time, and not beside a turn."""
+        self._view: TurnView | None = None
+        """The view of the turn the controller runs."""
+        self._shown_attachments: set[str] = set()
+        self._queued_views: list[QueuedPrompt] = []
+        self._retry_view: TurnView | None = None
+        """The failed turn's view, told how to retry once the prompt's worker is done."""
+        self._tick: Timer | None = None
+        self._flow_running = False
+        self._flow_roots: set[str] = set()
+        """Roots of flow runs: their events go to the tree and flow panel, not the conversation."""
         self._quit_armed = False
         self._last_idle_escape = 0.0
-        self.log_model = NodeLog()
-        self._tick = None
-        self._turn_worker = None
-        self._flow_running = False
-        self._flow_roots = set()
-        self.held_run_id = None
-        self.failed_prompt = None
-        self._retry_view = None
+        """When escape was last pressed on an empty, idle prompt (twice in a second: rewind)."""
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="body"):
@@ -137,7 +157,74 @@ class MainScreen(TurnActions, ConversationActions, FlowActions):
         yield StatusBar(id="status")
         yield KeysFooter()
 
+    # -- widgets --------------------------------------------------------------------------------
+
+    @property
+    def tui_app(self) -> TuiAssistApp:
+        return cast("TuiAssistApp", self.app)
+
+    @property
+    def slash(self) -> SlashCommands:
+        """The slash commands: the built-ins' handlers and the custom ones on disk."""
+        if self._slash is None:
+            from tui_assist.ui.slash_commands import SlashCommands
+
+            self._slash = SlashCommands(self)
+        return self._slash
+
+    @property
+    def conversation(self) -> Conversation:
+        return self.query_one(Conversation)
+
+    @property
+    def agent_tree(self) -> AgentTree:
+        """The agent tree, mounted on first use: until the first turn only its title shows (and
+        Textual's `Tree` is not even imported before the first frame)."""
+        if self._tree is None:
+            from tui_assist.ui.widgets.agent_tree import AgentTree
+
+            self._tree = AgentTree(self.log_model, id="tree")
+            self.query_one("#side").mount(self._tree, after="#tree-title")
+        return self._tree
+
+    @property
+    def flow(self) -> FlowPanel:
+        return self.query_one(FlowPanel)
+
+    @property
+    def status(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    @property
+    def prompt(self) -> Prompt:
+        return self.query_one(Prompt)
+
+    @property
+    def running(self) -> bool:
+        """Whether a turn, a flow run, a resume or a rewind is under way."""
+        other = self._other_worker
+        busy = other is not None and other.state in (WorkerState.PENDING, WorkerState.RUNNING)
+        return self.controller.running or busy
+
+    @property
+    def failed_prompt(self) -> str | None:
+        """The prompt of the last turn, when it failed (f6 sends it again)."""
+        return self.controller.failed_prompt
+
+    @property
+    def turn_observer(self) -> TextualObserver:
+        """Core events to this screen as messages; approvals through the modal."""
+        if self._bridge is None:
+            self._bridge = TextualObserver(self, self.app)
+        return self._bridge
+
     # -- first frame, loading, start ------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        self._show_session(self.session.preview.workdir)
+        self.status.state = "loading"
+        self._layout_for(self.size.width)
+        self.call_after_refresh(self._after_first_frame)
 
     def _after_first_frame(self) -> None:
         # `tui-assist` paused the collector for the first frame (see cli.main): everything created
@@ -175,12 +262,6 @@ class MainScreen(TurnActions, ConversationActions, FlowActions):
         prompt.prompt_history = HistoryBrowser(self.session.prompt_history)
         prompt.sources = [SlashCompletion(self.slash), MentionCompletion(self)]
 
-    def on_mount(self) -> None:
-        self._show_session(self.session.preview.workdir)
-        self.status.state = "loading"
-        self._layout_for(self.size.width)
-        self.call_after_refresh(self._after_first_frame)
-
     @work(group="load", exit_on_error=False)
     async def load_session(self) -> None:
         await self.session.load()
@@ -198,7 +279,7 @@ class MainScreen(TurnActions, ConversationActions, FlowActions):
         if settings.keymap:
             self.app.set_keymap(settings.keymap)
         self._show_session(settings.workdir)
-        self.status.sandboxed = self.session.sandbox_description.startswith("sandbox: workspace")
+        self.status.sandboxed = session.sandbox_description.startswith("sandbox: workspace")
         if not self.running:
             self.status.state = "idle"
         if (notice := provider_notice(session)) is not None:
@@ -220,12 +301,12 @@ class MainScreen(TurnActions, ConversationActions, FlowActions):
         if start.resume == "":
             from tui_assist.ui.screens.resume import ResumeScreen
 
-            store = self.session.store
-            chosen = await self.app.push_screen_wait(ResumeScreen(store)) if store is not None else None
+            history = self.session.history
+            chosen = await self.app.push_screen_wait(ResumeScreen(history)) if history is not None else None
             if chosen:
                 await self._redraw(chosen)
         elif start.continue_latest or start.resume:
-            from tui_assist.store.base import UnknownIdError
+            from tui_assist.session.history import UnknownIdError
 
             try:
                 found = await self.session.find_conversation(start.resume or None)
@@ -240,20 +321,472 @@ class MainScreen(TurnActions, ConversationActions, FlowActions):
         if start.prompt:
             self.submit(start.prompt)
 
-    # -- the prompt -----------------------------------------------------------------------------
+    # -- core events ----------------------------------------------------------------------------
+
+    @on(CoreEvent)
+    def _route(self, message: CoreEvent) -> None:
+        self.apply_event(message.deliver())
+
+    def apply_event(self, event: TurnEvent) -> None:
+        """Push one core event, live or replayed from the store, down to the widgets."""
+        record = self.log_model.apply(event)
+        if isinstance(event, NodeStarted) and event.parent_id is None and self._flow_running:
+            self._flow_roots.add(event.node_id)
+        if self.log_model.turn_id_of(event.node_id) not in self._flow_roots:
+            self.conversation.apply(event)
+        if isinstance(event, TextDelta):
+            return
+        self.agent_tree.apply(event, record)
+        inspector = self.query_one(NodeInspector)
+        if isinstance(event, NodeStarted) and event.parent_id is None:
+            self._show_fresh(False)
+            self.flow.show_turn(event.node_id)
+            inspector.show(None)
+        else:
+            self.flow.changed()
+            if inspector.node_id is not None and record is not None and record.node_id == inspector.node_id:
+                inspector.show(record, self.flow.name_of(record))
+
+    def _show_fresh(self, fresh: bool) -> None:
+        """Before the first turn, the tree's title says what will show there (the tree is hidden)."""
+        if fresh == self.has_class("-fresh"):
+            return
+        self.set_class(fresh, "-fresh")
+        for title in self.query("#tree-title").results(Static):
+            title.update(TREE_HINT if fresh else "agent tree")
+
+    def _show_notes(self) -> None:
+        """What the session wants the user to know, once, in the conversation pane."""
+        while self.session.notes:
+            self.conversation.add_notice(self.session.notes.pop(0), classes="-warning")
+
+    # -- the controller's host ------------------------------------------------------------------
+
+    def turn_started(self, prompt: str, strategy: str) -> None:
+        self._view = self.conversation.begin_turn(prompt, strategy)
+        self._shown_attachments = set()
+        self.prompt.add_class("-running")
+        self._tick = self.set_interval(0.5, self._on_tick)
+        self.status.state = "running" if self.session.ready else "loading"
+        self.refresh_bindings()
+
+    def prompt_attached(self, attachments: Attachments) -> None:
+        self.status.state = "running"
+        lines = attachments.notices()
+        self._shown_attachments = set(lines)
+        if self._view is not None:
+            self._view.mount(Notice("\n".join(f"- `{line}`" for line in lines), classes="-attachments"))
+
+    def turn_ended(self, ended: TurnEnded) -> None:
+        view, self._view = self._view, None
+        if self._tick is not None:
+            self._tick.stop()
+            self._tick = None
+        self.prompt.remove_class("-running")
+        self.status.state = "idle"
+        if view is not None:
+            self._show_turn_end(view, ended)
+        self._show_notes()
+        self.call_later(self.refresh_bindings)
+
+    def _show_turn_end(self, view: TurnView, ended: TurnEnded) -> None:
+        outcome = ended.outcome
+        if ended.unsent:
+            problem = ended.problem or ""
+            self.conversation.add_notice(
+                "**This prompt was not sent:** no provider is available. "
+                "See the note above on how to configure one.\n\n" + ("" if "\n" in problem else problem),
+                classes="-error",
+            )
+            view.mark_unsent()
+            return
+        if outcome is None:
+            if ended.problem == "cancelled":
+                self.call_later(view.mark_cancelled)
+            else:  # a bug: shown where it happened, and the prompt can be sent again
+                self.call_later(view.mark_failed, ended.problem or "the turn failed")
+                self._offer_retry(ended.prompt, view)
+            return
+        if ended.cancelled:
+            self.call_later(view.mark_cancelled)
+        elif ended.failed:
+            # The turn's badge shows the error, once, where it happened.
+            self._offer_retry(ended.prompt, view)
+        for warning in outcome.warnings:
+            if warning not in self._shown_attachments:
+                self.conversation.add_notice(warning, classes="-warning")
+
+    def queue_changed(self, queued: Sequence[str]) -> None:
+        from tui_assist.ui.widgets.queued_prompt import QueuedPrompt
+
+        # The queue only grows at its end and is sent from its start.
+        while len(self._queued_views) > len(queued) or (
+            self._queued_views and self._queued_views[0].text != queued[0]
+        ):
+            self._queued_views.pop(0).remove()
+        for text in queued[len(self._queued_views) :]:
+            view = QueuedPrompt(text)
+            self._queued_views.append(view)
+            self.conversation.mount(view)
+
+    def queue_returned(self, texts: Sequence[str]) -> None:
+        for view in self._queued_views:
+            view.remove()
+        self._queued_views.clear()
+        self.prompt.restore("\n".join(texts))
+        if self.controller.failed_prompt is not None:  # else cancelled: the user knows why
+            # Follow-ups to a turn that failed are rarely still wanted as written.
+            self.prompt.show_error("The turn failed: your queued prompts are back here to send again.")
+
+    def meter_changed(self) -> None:
+        self._show_meter()
+        self.status.context = self.session.context_fill
+
+    def run_command(self, call: SlashInput, text: str) -> Awaitable[None] | None:
+        self.slash.run(call, text)
+        return None
+
+    # -- sending --------------------------------------------------------------------------------
 
     @on(Prompt.Submitted)
     def _submitted(self, event: Prompt.Submitted) -> None:
         self.submit(event.text)
 
     def submit(self, text: str) -> None:
-        """Run what the user sent: a `/` command, else a prompt for the model."""
+        """Hand what the user sent to the controller, and run the work it gives back."""
         self._quit_armed = False
         self.session.prompt_history.add(text)
-        if text.lstrip().startswith("/"):  # a command (see `session.slash_commands.parse_slash`)
-            self.slash.run(text)
+        self._run_prompts(self.controller.submit(text))
+
+    def send_prompt(self, text: str) -> None:
+        """Send `text` to the model now, or as the next turn when one is running (or queued)."""
+        self._run_prompts(self.controller.submit(text))
+
+    def _run_prompts(self, work: Awaitable[None] | None) -> None:
+        if work is not None:
+            self._prompt_worker = self.run_worker(work, group="turn", exclusive=True, exit_on_error=False)
+
+    def _on_tick(self) -> None:
+        if self._tree is not None:
+            self._tree.tick()
+        self.flow.changed()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker not in (self._prompt_worker, self._other_worker):
+            return
+        self.refresh_bindings()
+        view, self._retry_view = self._retry_view, None
+        if view is not None and self.failed_prompt is not None and not self.running:
+            # The retry key is enabled now (and the keymap may have moved it): name it.
+            keys = [b.binding for b in self.active_bindings.values() if b.binding.action == "retry_turn"]
+            view.offer_retry(self.app.get_key_display(keys[0]) if keys else "the retry key")
+
+    def _offer_retry(self, prompt: str, view: TurnView) -> None:
+        """Put a failed prompt back in the input (unless the user typed since) and offer a retry."""
+        editor = self.prompt
+        if not editor.text.strip():
+            editor.text = prompt
+            editor.move_cursor(editor.document.end)
+        self._retry_view = view  # told how to retry once the prompt's worker is done
+
+    def action_retry_turn(self) -> None:
+        prompt = self.failed_prompt
+        editor = self.prompt
+        if prompt is not None and editor.text.strip() == prompt and not self.running:
+            editor.clear()
+        self._run_prompts(self.controller.retry())
+
+    @on(StopRequested)
+    def _stop_requested(self) -> None:
+        """Escape in an approval dialog: the turn stops and is kept as interrupted."""
+        self.action_cancel_turn()
+        self.prompt.focus()
+
+    def action_cancel_turn(self) -> None:
+        if self.controller.cancel():
+            self.notify("Turn cancelled.", timeout=2)
+        elif self.running:
+            self.workers.cancel_group(self, "turn")
+            self.notify("Cancelled.", timeout=2)
+        self.prompt.focus()  # so the user can steer at once
+
+    def interrupt_or_quit(self) -> None:
+        """ctrl+c with nothing selected: stop the running turn, else clear the prompt, else quit
+        (on a second press)."""
+        if self.running:
+            self.action_cancel_turn()
+            return
+        prompt = self.prompt
+        if prompt.text.strip():
+            prompt.clear()
+            prompt.focus()
+            return
+        if self._quit_armed:
+            self.app.exit()
+            return
+        self._quit_armed = True
+        self.notify(f"press {self.tui_app.interrupt_key} again to quit", timeout=QUIT_PRESS_SECONDS)
+        self.set_timer(QUIT_PRESS_SECONDS, self._disarm_quit)
+
+    def _disarm_quit(self) -> None:
+        self._quit_armed = False
+
+    # -- the meter ------------------------------------------------------------------------------
+
+    def _show_meter(self) -> None:
+        self.status.usage = self.session.meter.usage
+        self.status.cost = self.session.meter.cost
+
+    # -- conversations: new, resume, rewind ------------------------------------------------------
+
+    def _refuse_while_running(self) -> bool:
+        if self.running:
+            self.notify("Cancel the running turn first (escape).", severity="warning")
+        return self.running
+
+    def action_new_conversation(self) -> None:
+        if self._refuse_while_running():
+            return
+        self.session.new_conversation()
+        self._show_empty_conversation()
+        self.notify("New conversation.", timeout=1.5)
+
+    def action_resume_conversation(self, query: str = "") -> None:
+        history = self.session.history
+        if history is None:
+            self.notify("No stored conversations: the store is not available.", severity="warning")
+            return
+        if self._refuse_while_running():
+            return
+        from tui_assist.ui.screens.resume import ResumeScreen
+
+        def chosen(conversation_id: str | None) -> None:
+            if conversation_id:
+                self._other_worker = self.resume(conversation_id)
+
+        self.app.push_screen(ResumeScreen(history, query=query), chosen)
+
+    @work(exclusive=True, group="turn", exit_on_error=False)
+    async def resume(self, conversation_id: str) -> None:
+        await self._redraw(conversation_id)
+
+    def _show_empty_conversation(self) -> None:
+        """Empty every view of the conversation, and show the session's meter and context fill."""
+        self.status.context = self.session.context_fill
+        self.controller.failed_prompt = None
+        self._show_meter()
+        self.conversation.clear_all()
+        for turn_id in list(self.log_model.turns):  # f4, the tree and the flow panel read this log
+            self.log_model.forget(turn_id)
+        if self._tree is not None:
+            self._tree.clear_turns()
+        self._show_fresh(True)
+        self.flow.show_turn(None)
+        self.query_one(NodeInspector).show(None)
+
+    async def _redraw(self, conversation_id: str) -> bool:
+        """Open a stored conversation and redraw its newest turns; False when it can't be."""
+        try:
+            turns = await self.session.resume(conversation_id)
+        except Exception as exc:
+            self.notify(f"Cannot resume: {exc}", severity="error")
+            return False
+        self._show_empty_conversation()
+        for turn in turns:
+            if turn.events:
+                # Replay the stored event log through the same path live events take, so the
+                # turn is redrawn as it ran: streamed text, tool calls, rounds, tree and badges.
+                self.conversation.begin_turn(turn.prompt, turn.strategy)
+                for event in turn.events:
+                    self.apply_event(event)
+            else:
+                self.conversation.show_history([(turn.prompt, turn.answer)])
+            await asyncio.sleep(0)
+        self.notify(f"Resumed {len(turns)} turn(s).", timeout=2)
+        return True
+
+    def action_idle_escape(self) -> None:
+        """Escape twice on an empty prompt opens the rewind picker."""
+        now = time.monotonic()
+        if now - self._last_idle_escape < 1.0:
+            self._last_idle_escape = 0.0
+            self.open_rewind()
         else:
-            self.send_prompt(text)
+            self._last_idle_escape = now
+
+    def open_rewind(self) -> None:
+        """The rewind picker for this conversation (also: escape twice on an empty prompt)."""
+        history, conversation_id = self.session.history, self.session.conversation_id
+        if history is None or conversation_id is None:
+            self.notify("Nothing to rewind yet: no turn of this conversation is stored.", timeout=3)
+            return
+        if self._refuse_while_running():
+            return
+        from tui_assist.ui.screens.rewind import RewindScreen
+
+        self.app.push_screen(RewindScreen(history, conversation_id), self._rewind_chosen)
+
+    def _rewind_chosen(self, choice: RewindChoice | None) -> None:
+        if choice is not None:
+            self._other_worker = self.rewind(choice)
+
+    @work(exclusive=True, group="turn", exit_on_error=False)
+    async def rewind(self, choice: RewindChoice) -> None:
+        from tui_assist.session.rewind import RewindError
+
+        history, conversation_id = self.session.history, self.session.conversation_id
+        assert history is not None and conversation_id is not None
+        try:
+            done = await history.rewind(choice.plan)
+        except RewindError as exc:
+            self.conversation.add_notice(f"**Rewind failed:** {exc}", classes="-error")
+            return
+        kept = [k.path for k in done.kept if k.reason == "changed_by_user"]
+        lines = [f"**Rewound:** {len(done.restored)} file(s) restored, {len(done.deleted)} deleted"]
+        if kept:
+            lines.append(f"kept as you left them: {', '.join(kept)}")
+        if done.turns:
+            await self._redraw(conversation_id)
+            self.prompt.restore(choice.prompt)
+            lines.append(f"{len(done.turns)} turn(s) taken out of the conversation; the prompt is back")
+        self.conversation.add_notice("; ".join(lines) + ".")
+
+    # -- flows, MCP, export ----------------------------------------------------------------------
+
+    def action_ask_grounded(self) -> None:
+        """Ask a question of a folder of documents (the grounded flow), with the flow panel drawing it."""
+        if self.running:
+            self.notify("Wait for the running turn, or cancel it (escape).", severity="warning")
+            return
+        from tui_assist.ui.screens.grounded_prompt import GroundedPromptScreen, GroundedRequest
+
+        session = self.session
+
+        def model_choice() -> tuple[str | None, str]:
+            """What `model` leaves would use, or why there is nothing (one line)."""
+            if session.provider is not None:
+                return f"{session.provider.name} · {session.provider.model}", ""
+            if not session.ready:
+                return None, "The model provider is still loading"
+            problem = (session.provider_problem or "").strip().splitlines()
+            return None, problem[0].replace("**", "").strip() if problem else ""
+
+        def chosen(request: GroundedRequest | None) -> None:
+            if request is not None:
+                self._other_worker = self.run_grounded_flow(
+                    request.corpus, request.question, leaves=request.leaves, data=request.data
+                )
+
+        workdir = session.settings.workdir
+        model, problem = model_choice()
+        form = GroundedPromptScreen(str(workdir), workdir=workdir, model=model, model_problem=problem)
+        self.app.push_screen(form, chosen)
+        if not session.ready:
+
+            async def offer_when_ready() -> None:
+                await session.wait_ready()
+                if form.is_attached:
+                    form.offer_model(*model_choice())
+
+            self.run_worker(offer_when_ready(), group="grounded-form", exit_on_error=False)
+
+    @work(exclusive=True, group="turn", exit_on_error=False)
+    async def run_grounded_flow(
+        self, corpus: Path, question: str, *, leaves: str = "rules", data: Path | None = None
+    ) -> None:
+        """Run the grounded flow with `rules` or `model` leaves (as `tui-assist flow grounded` does)."""
+        from tui_assist.session.grounded import ask_grounded
+        from tui_assist.ui.grounded_view import grounded_markdown
+
+        using = f"corpus `{corpus}`" + (f", data `{data}`" if data is not None else "") + f", {leaves} leaves"
+        self.conversation.add_notice(f"**grounded question** ({using}): {question}")
+        self.status.state = "running"
+        self._flow_running = True
+        try:
+            run = await ask_grounded(
+                self.session,
+                corpus,
+                question,
+                self.controller.observer,
+                leaves="model" if leaves == "model" else "rules",
+                data=data,
+            )
+        except ValueError as exc:
+            self.conversation.add_notice(f"**Cannot ask:** {exc}.", classes="-error")
+            return
+        except Exception as exc:  # a bad corpus, glossary or database must not take the chat down
+            self.conversation.add_notice(f"**The grounded flow failed:** `{exc}`", classes="-error")
+            return
+        finally:
+            self._flow_running = False
+            self.status.state = "idle"
+        state = run.state
+        if state.outcome == "awaiting_approval":
+            self.held_run_id = state.run_id if self.session.store is not None else None
+        self.conversation.add_notice(grounded_markdown(state, approvable=self.held_run_id is not None))
+        self.call_later(self.refresh_bindings)
+
+    def action_approve_flow(self) -> None:
+        if self.held_run_id is None:
+            self.notify("No grounded run is awaiting approval.", timeout=2)
+            return
+        self._other_worker = self.approve_held_run(self.held_run_id)
+
+    @work(exclusive=True, group="turn", exit_on_error=False)
+    async def approve_held_run(self, run_id: str) -> None:
+        from tui_assist.flows.grounded import ApprovalError
+        from tui_assist.session.grounded import approve_held
+        from tui_assist.ui.grounded_view import grounded_markdown
+
+        self._flow_running = True
+        try:
+            run = await approve_held(self.session, run_id, self.controller.observer)
+        except (ApprovalError, ValueError) as exc:
+            self.notify(f"Cannot approve: {exc}", severity="error")
+            return
+        finally:
+            self._flow_running = False
+        self.held_run_id = None
+        self.conversation.add_notice("**approved** · " + grounded_markdown(run.state, approvable=False))
+        self.call_later(self.refresh_bindings)
+
+    def action_list_mcp(self) -> None:
+        """Show the MCP servers, their state and their tools in the conversation pane."""
+        manager = self.session.mcp
+        if manager is None:
+            lines = ["no MCP servers configured"]
+        else:
+            from tui_assist.tools.mcp import format_status
+
+            lines = format_status(manager.status())
+        body = "\n".join(lines)
+        self.conversation.add_notice(f"**MCP servers**\n\n```text\n{body}\n```")
+
+    def action_restart_mcp(self, name: str | None = None) -> None:
+        """Restart one MCP server (`name`), or every configured one."""
+        manager = self.session.mcp
+        if manager is None or not manager.names:
+            self.notify("no MCP servers configured", timeout=3)
+            return
+        self.restart_mcp_servers([name] if name else list(manager.names))
+
+    @work(group="mcp", exit_on_error=False)
+    async def restart_mcp_servers(self, names: list[str]) -> None:
+        manager = self.session.mcp
+        if manager is None:
+            return
+        for name in names:
+            try:
+                status = await manager.restart(name)
+            except Exception as exc:
+                self.notify(f"MCP {name}: cannot restart: {exc}", severity="error")
+                continue
+            failed = status.state not in ("ready", "idle")
+            self.notify(f"MCP {status.summary}", severity="error" if failed else "information", timeout=4)
+
+    def action_export_markdown(self) -> None:
+        """The palette's export: what `/export md` writes (the stored turns, rounds included)."""
+        self.submit("/export md")
 
     # -- layout ---------------------------------------------------------------------------------
 
@@ -304,10 +837,10 @@ class MainScreen(TurnActions, ConversationActions, FlowActions):
 
     def action_cycle_mode(self) -> None:
         """Approvals: default (ask) -> accept-edits -> plan -> default."""
-        mode = self.session.approvals.next_mode()
-        self.status.mode = mode
         from tui_assist.core.approval import describe_mode
 
+        mode = self.session.approvals.next_mode()
+        self.status.mode = mode
         self.notify(f"Mode {mode}: {describe_mode(mode)}", timeout=2)
 
     def action_toggle_refine(self) -> None:
@@ -319,7 +852,7 @@ class MainScreen(TurnActions, ConversationActions, FlowActions):
         session.refine = on
         self.status.refine = on
         self.notify(f"Refine {'ON' if on else 'OFF'} (≤{session.rounds} rounds)", timeout=1.5)
-        cast("TuiAssistApp", self.app).save_preferences(refine=on)
+        self.tui_app.save_preferences(refine=on)
 
     def set_rounds(self, rounds: int) -> None:
         self.session.rounds = rounds
@@ -335,11 +868,11 @@ class MainScreen(TurnActions, ConversationActions, FlowActions):
             bar = bars.first()
         else:
             bar = ConversationSearch(self.conversation, id="search")
-            self.query_one("#chat").mount(bar, before=self.query_one(Prompt))
+            self.query_one("#chat").mount(bar, before=self.prompt)
         self.call_after_refresh(bar.open)
 
     def on_conversation_search_closed(self) -> None:
-        self.query_one(Prompt).focus()
+        self.prompt.focus()
 
     def action_copy_answer(self, last: bool = False) -> None:
         """Copy the message selected in the conversation pane, else (or if `last`) the last answer."""
@@ -357,8 +890,7 @@ class MainScreen(TurnActions, ConversationActions, FlowActions):
         self.notify(f"Copied {what} ({len(text):,} characters).", timeout=2)
 
     def action_review_round(self) -> None:
-        turns = list(self.log_model.turns)
-        for turn_id in reversed(turns):
+        for turn_id in reversed(list(self.log_model.turns)):
             rounds = self.log_model.rounds(turn_id)
             if rounds:
                 self.open_round(rounds[-1].node_id)

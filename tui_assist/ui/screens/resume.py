@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from textual import on, work
@@ -27,44 +26,10 @@ from tui_assist.core.text import clip, plural
 from tui_assist.session.chat import TITLE_LIMIT
 
 if TYPE_CHECKING:
-    from tui_assist.store.db import Store
-    from tui_assist.store.rows import ConversationRow
+    from tui_assist.session.history import Found, History
 
-PAGE = 50
 _MATCH = re.compile(r"\[([^\[\]]*)\]")
 PREVIEW_TURNS = 2
-
-
-@dataclass(frozen=True, slots=True)
-class Found:
-    """A conversation in the list: its row, and for a search what matched in it."""
-
-    row: ConversationRow
-    snippet: str = ""
-
-
-async def find_conversations(store: Store, query: str, limit: int = PAGE) -> list[Found]:
-    """Conversations whose title or any prompt or answer matches `query` (all, newest first, if blank).
-
-    Full-text hits come first, best match first, then conversations that match by title only.
-    """
-    query = query.strip()
-    if not query:
-        return [Found(row) for row in await store.list_conversations(limit, 0)]
-    found: dict[str, Found] = {}
-    for hit in await store.search(query, limit * 4):
-        if hit.conversation_id in found:
-            continue
-        row = await store.get_conversation(hit.conversation_id)
-        if row is not None:
-            snippet = hit.prompt_snippet or hit.answer_snippet
-            found[row.id] = Found(row, snippet)
-        if len(found) >= limit:
-            break
-    for row in await store.list_conversations(limit, 0, query=query):
-        if row.id not in found and len(found) < limit:
-            found[row.id] = Found(row)
-    return list(found.values())
 
 
 class RenameScreen(ModalScreen[str | None]):
@@ -149,9 +114,9 @@ class ResumeScreen(ModalScreen[str | None]):
         Binding("f2", "rename_conversation", "Rename", id="rename-conversation"),
     ]
 
-    def __init__(self, store: Store, *, query: str = "") -> None:
+    def __init__(self, history: History, *, query: str = "") -> None:
         super().__init__()
-        self.store = store
+        self.history = history
         self.initial_query = query
         """What the search starts from (`/resume QUERY`)."""
         self.found: list[Found] = []
@@ -193,7 +158,7 @@ class ResumeScreen(ModalScreen[str | None]):
     async def search(self, query: str) -> None:
         results = self.query_one(OptionList)
         try:
-            found = await find_conversations(self.store, query)
+            found = await self.history.find(query)
         except Exception as exc:
             self.found = []
             results.clear_options()
@@ -220,7 +185,7 @@ class ResumeScreen(ModalScreen[str | None]):
 
     @work(exclusive=True, group="resume-preview")
     async def load_preview(self, conversation_id: str) -> None:
-        turns = await self.store.turns_page(conversation_id, limit=PREVIEW_TURNS)
+        turns = await self.history.turns(conversation_id, PREVIEW_TURNS)
         lines: list[Content | tuple[str, str] | str] = []
         for turn in turns:
             if lines:
@@ -255,7 +220,7 @@ class ResumeScreen(ModalScreen[str | None]):
 
     @work(group="resume-rename")
     async def rename(self, conversation_id: str, title: str) -> None:
-        await self.store.rename_conversation(conversation_id, clip(title, TITLE_LIMIT))
+        await self.history.rename(conversation_id, clip(title, TITLE_LIMIT))
         self.notify(f"Renamed to “{clip(title, TITLE_LIMIT)}”.", timeout=2)
         self.search(self.query_one("#query", Input).value)
 

@@ -7,7 +7,6 @@ Choosing a turn shows its plan (files restored, deleted, and the user's own chan
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -20,10 +19,11 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from tui_assist.core.text import clip
-from tui_assist.session.rewind import RewindPlan, RewindScope, plan_rewind, turn_changes
+from tui_assist.session.rewind import RewindPlan, RewindScope
 
 if TYPE_CHECKING:
-    from tui_assist.store.db import Store
+    from tui_assist.session.checkpoints import FileChange
+    from tui_assist.session.history import History, TurnRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +60,9 @@ class RewindScreen(ModalScreen[RewindChoice | None]):
         Binding("enter", "confirm", "Rewind", id="rewind-confirm", show=False),
     ]
 
-    def __init__(self, store: Store, data_dir: Path, conversation_id: str) -> None:
+    def __init__(self, history: History, conversation_id: str) -> None:
         super().__init__()
-        self.store, self.data_dir, self.conversation_id = store, data_dir, conversation_id
+        self.history, self.conversation_id = history, conversation_id
         self._prompts: dict[str, str] = {}
         self.plan: RewindPlan | None = None
 
@@ -79,26 +79,27 @@ class RewindScreen(ModalScreen[RewindChoice | None]):
 
     @work(exclusive=True, group="rewind")
     async def load_turns(self) -> None:
-        turns = await self.store.turns_page(self.conversation_id, limit=200)
-        options: list[Option] = []
-        for turn in reversed(turns):  # newest first: the usual way back is one step
+        turns = list(reversed(await self.history.turns(self.conversation_id, 200)))
+        # Newest first: the usual way back is one step.
+        for turn in turns:
             self._prompts[turn.id] = turn.prompt
-            changes = await turn_changes(self.store, self.data_dir, turn.id)
-            if changes is None:
-                files = "no file snapshot"
-            elif not changes:
-                files = "no files changed"
-            else:
-                names = ", ".join(c.path for c in changes[:3])
-                files = f"{len(changes)} file(s): {names}" + (" …" if len(changes) > 3 else "")
-            label = Content.assemble(
-                (f"#{turn.seq} ", "bold"), clip(turn.prompt, 60), ("  " + files, "$foreground 60%")
-            )
-            options.append(Option(label, id=turn.id))
+        options = [Option(_turn_label(turn, "files …"), id=turn.id) for turn in turns]
         turn_list = self.query_one(OptionList)
         turn_list.add_options(options or [Option("No turns in this conversation yet.", disabled=True)])
         turn_list.highlighted = 0 if options else None
         turn_list.focus()
+        if turns:
+            self.fill_file_summaries(turns)
+
+    @work(exclusive=True, group="rewind-files")
+    async def fill_file_summaries(self, turns: list[TurnRow]) -> None:
+        """Each turn's changed files, after the list shows: they cost two git processes a turn."""
+        turn_list = self.query_one(OptionList)
+        for turn in turns:
+            turn_list.replace_option_prompt(
+                turn.id,
+                _turn_label(turn, _files_text(await self.history.turn_changes(turn.id))),
+            )
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option.id is not None:
@@ -109,7 +110,7 @@ class RewindScreen(ModalScreen[RewindChoice | None]):
         self.add_class("-planning")
         text = self.query_one("#rewind-plan-text", Static)
         text.update("Working out what would change…")
-        self.plan = plan = await plan_rewind(self.store, self.data_dir, turn_id, scope)
+        self.plan = plan = await self.history.plan_rewind(turn_id, scope)
         text.update(describe_plan(plan))
         self.query_one("#rewind-keys", Static).update(
             "f files only · c conversation only · b both · enter rewind · escape back"
@@ -137,6 +138,21 @@ class RewindScreen(ModalScreen[RewindChoice | None]):
         self.remove_class("-planning")
         self.query_one("#rewind-keys", Static).update("enter choose · escape close")
         self.query_one(OptionList).focus()
+
+
+def _files_text(changes: list[FileChange] | None) -> str:
+    if changes is None:
+        return "no file snapshot"
+    if not changes:
+        return "no files changed"
+    names = ", ".join(c.path for c in changes[:3])
+    return f"{len(changes)} file(s): {names}" + (" …" if len(changes) > 3 else "")
+
+
+def _turn_label(turn: TurnRow, files: str) -> Content:
+    return Content.assemble(
+        (f"#{turn.seq} ", "bold"), clip(turn.prompt, 60), ("  " + files, "$foreground 60%")
+    )
 
 
 def describe_plan(plan: RewindPlan) -> Content:

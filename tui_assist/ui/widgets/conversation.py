@@ -35,10 +35,10 @@ from tui_assist.core.events import (
     ToolCallFinished,
     ToolCallStarted,
     TurnEvent,
-    UsageRecorded,
     VerdictReached,
 )
 from tui_assist.core.text import clip
+from tui_assist.core.tree import NodeLog
 from tui_assist.ui.widgets.compaction import CompactableTurn
 from tui_assist.ui.widgets.turn_parts import (
     AnswerText,
@@ -56,21 +56,6 @@ MAX_TURN_VIEWS = 100
 """Turns kept mounted; older ones are removed (they stay in the store and the export)."""
 LIVE_TURNS = 3
 """The newest turns that are never compacted (they are the ones that change)."""
-
-
-class _TextRun:
-    """Consecutive text deltas of one node, kept as pieces and joined once."""
-
-    __slots__ = ("node_id", "pieces")
-
-    def __init__(self, node_id: str, text: str) -> None:
-        self.node_id = node_id
-        self.pieces = [text]
-
-    def event(self) -> TextDelta:
-        if len(self.pieces) > 1:
-            self.pieces = ["".join(self.pieces)]
-        return TextDelta(node_id=self.node_id, text=self.pieces[0])
 
 
 class TurnView(CompactableTurn):
@@ -95,8 +80,8 @@ class TurnView(CompactableTurn):
         self.outcome: str | None = None if answer is None else "answered"
         self._stored_answer = answer
         """A turn redrawn from a stored prompt and answer only (no events)."""
-        self._record: list[TurnEvent | _TextRun] = []
-        """The events shown, to build the widgets again after compaction."""
+        self._log = NodeLog(max_turns=1)
+        """The turn's events (deltas merged), to build the widgets again after compaction."""
         self._ending: NodeFinished | None = None
         """How the turn ended when the host, not an event, ended it."""
         self._unsent = False
@@ -143,16 +128,7 @@ class TurnView(CompactableTurn):
 
     def apply(self, event: TurnEvent) -> None:
         """Show one event of this turn (and keep it, to build the turn again)."""
-        if isinstance(event, TextDelta):
-            if event.node_id not in self._containers:
-                return  # a critic's or a sub-agent's text: not shown here
-            last = self._record[-1] if self._record else None
-            if isinstance(last, _TextRun) and last.node_id == event.node_id:
-                last.pieces.append(event.text)
-            else:
-                self._record.append(_TextRun(event.node_id, event.text))
-        elif not isinstance(event, UsageRecorded):
-            self._record.append(event)
+        self._log.apply(event)
         self._show(event)
 
     def _show(self, event: TurnEvent) -> None:
@@ -169,7 +145,7 @@ class TurnView(CompactableTurn):
             case NodeFinished(node_id=node_id, output=output) if node_id in self._compactions and output:
                 # Said where it happened: the history this turn sends from here on is compacted.
                 self.mount(Notice(f"⇣ {output}", classes="-compacted"))
-            case NodeStarted(node_kind="agent" | "generate") if self._is_main(event.parent_id):
+            case NodeStarted(node_kind="agent" | "generate") if self._log.is_main_generator(event.node_id):
                 where = self._rounds.get(event.parent_id or "")
                 self._containers[event.node_id] = where if where is not None else self
             case TextDelta(node_id=node_id) if node_id in self._containers:
@@ -200,9 +176,6 @@ class TurnView(CompactableTurn):
             case _:
                 pass
 
-    def _is_main(self, parent_id: str | None) -> bool:
-        return parent_id is not None and (parent_id == self.turn_id or parent_id in self._rounds)
-
     def _round_of_critic(self, event: VerdictReached) -> RoundView | None:
         for view in self._rounds.values():
             if view.index == event.round:
@@ -229,9 +202,6 @@ class TurnView(CompactableTurn):
         badge, state = self._badge(event, len(rounds))
         if badge:
             self.mount(TurnBadge(badge, classes=f"-{state}"))
-        for item in self._record:
-            if isinstance(item, _TextRun):
-                item.event()  # join the pieces once: the turn will not stream again
 
     def _badge(self, event: NodeFinished, rounds: int) -> tuple[str, str]:
         if event.status == "cancelled":
@@ -283,8 +253,7 @@ class TurnView(CompactableTurn):
 
     def build(self) -> None:
         self.start()
-        for item in self._record:
-            event = item.event() if isinstance(item, _TextRun) else item
+        for event in self._log.streamed(self.turn_id or ""):
             if isinstance(event, NodeFinished) and event.node_id == self.turn_id:
                 self._end(event, again=True)
             else:
@@ -510,6 +479,9 @@ class Conversation(VerticalScroll):
         view = TurnView(prompt, strategy)
         self._current = view
         self._mount_child(view)
+        # A prompt sent brings the view back to the end, following the answer again even after
+        # the user (or /help) scrolled up and so released the anchor.
+        self.scroll_end(animate=False)
         # Mounted explicitly (not composed) so it comes before anything the turn mounts.
         view.start()
         return view

@@ -7,14 +7,14 @@ import json
 from textual.content import Content
 from textual.widgets import Static
 
+from tui_assist.core.text import clip
 from tui_assist.core.tree import NodeRecord
 
 _CLIP = 600
 
 
 def _clip(text: str) -> str:
-    text = text.strip()
-    return text if len(text) <= _CLIP else text[: _CLIP - 1] + "…"
+    return clip(text.strip(), _CLIP, fold=False)
 
 
 class NodeInspector(Static):

@@ -14,19 +14,9 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from tui_assist.core.conversation import Usage
-from tui_assist.core.text import clip
+from tui_assist.core.text import clip, token_count
 
 _SEP = (" │ ", "$foreground 40%")
-
-
-def _count(value: int) -> str:
-    if value >= 1_000_000:
-        return f"{value / 1_000_000:.1f}M"
-    if value >= 10_000:
-        return f"{value / 1000:.0f}k"
-    if value >= 1_000:
-        return f"{value / 1000:.1f}k"
-    return str(value)
 
 
 def _home(path: Path) -> str:
@@ -34,10 +24,6 @@ def _home(path: Path) -> str:
         return "~/" + str(path.relative_to(Path.home()))
     except ValueError:
         return str(path)
-
-
-_MODE_LABELS = {"default": "ask", "accept-edits": "edits", "plan": "plan", "bypass": "bypass"}
-"""The approval mode as the status bar says it (`default` asks before side-effecting calls)."""
 
 
 def _context(fill: float | None) -> tuple[tuple[str, str], ...]:
@@ -50,8 +36,8 @@ def _context(fill: float | None) -> tuple[tuple[str, str], ...]:
 
 def tokens_text(usage: Usage, *, short: bool = False) -> str:
     """Tokens in and out, and the cache's reads and writes (`short`: fewer words)."""
-    read, written = _count(usage.cache_read_input_tokens), _count(usage.cache_creation_input_tokens)
-    given, got = _count(usage.input_tokens), _count(usage.output_tokens)
+    read, written = token_count(usage.cache_read_input_tokens), token_count(usage.cache_creation_input_tokens)
+    given, got = token_count(usage.input_tokens), token_count(usage.output_tokens)
     if short:
         return f"↑{given} ↓{got} cache r{read} w{written}"
     return f"in {given} out {got} cache read {read} write {written}"
@@ -116,7 +102,7 @@ class StatusBar(Widget):
             " ",
             refine,
             " ",
-            (_MODE_LABELS.get(self.mode, self.mode), mode_style),
+            (self.mode, mode_style),  # spelled as `--mode` and `/help` spell it
             sandbox,
         )
         context = Content.assemble(*_context(self.context))

@@ -1,105 +1,35 @@
-"""The `tui-assist history ...` and `tui-assist stats` commands, minus argument parsing.
+"""The `tui-assist history ...` and `tui-assist stats` commands rendered: tables, text and JSON.
 
-Each function takes an open store, its parameters and the streams to write to, and returns the
-exit code: 0 on success, 2 for a usage error (an unknown or ambiguous id, an unknown format). Ids
-may be given whole or as a unique prefix, as git accepts short hashes. Conversations are written
-page by page, so showing or exporting a 10,000-turn conversation never holds it all in memory.
+The store returns rows; this module writes them. Each function takes an open store, its parameters
+and the streams to write to, and returns the exit code: 0 on success, 2 for a usage error (an
+unknown or ambiguous id, an unknown format). Ids may be given whole or as a unique prefix, as git
+accepts short hashes. Conversations are written page by page (`Store.all_turns`), so showing or
+exporting a 10,000-turn conversation never holds it all in memory; the documents come from the
+one exporter, `tui_assist.session.export`.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sys
-from collections.abc import AsyncIterator
 from datetime import datetime
-from typing import Any, Literal, TextIO
+from typing import Any, TextIO
 
+from tui_assist.cli.errors import EXIT_OK, EXIT_USAGE
 from tui_assist.core.text import clip
+from tui_assist.session.export import EXPORT_FORMATS, conversation_dict, export_chunks, iso, json_turns
 from tui_assist.store.db import Store, UnknownIdError
-from tui_assist.store.rows import ConversationRow, RoundRow, SearchHit, ToolCallRow, TurnRow, WeekStats
-
-ExportFormat = Literal["md", "json"]
-PAGE = 200
-"""Turns read per query while showing or exporting a conversation."""
-EXIT_OK = 0
-EXIT_USAGE = 2
-
-
-def _iso(ts: float | None) -> str | None:
-    if ts is None:
-        return None
-    return datetime.fromtimestamp(ts).astimezone().isoformat(timespec="seconds")
+from tui_assist.store.rows import ConversationRow, SearchHit, WeekStats
 
 
 def _when(ts: float) -> str:
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
 
 
-def _conversation_dict(c: ConversationRow) -> dict[str, Any]:
-    return {
-        "id": c.id,
-        "title": c.title,
-        "model": c.model,
-        "workdir": c.workdir,
-        "created_at": _iso(c.created_at),
-        "updated_at": _iso(c.updated_at),
-        "turns": c.turn_count,
-    }
-
-
-def _turn_dict(t: TurnRow) -> dict[str, Any]:
-    return {
-        "id": t.id,
-        "seq": t.seq,
-        "strategy": t.strategy,
-        "prompt": t.prompt,
-        "answer": t.answer,
-        "outcome": t.outcome,
-        "error": t.error,
-        "usage": t.usage.to_dict(),
-        "rounds": t.rounds,
-        "tool_calls": t.tool_calls,
-        "duration": round(t.duration, 3),
-        "started_at": _iso(t.started_at),
-        "finished_at": _iso(t.finished_at),
-    }
-
-
-def _call_dict(c: ToolCallRow) -> dict[str, Any]:
-    return {
-        "name": c.name,
-        "input": c.input,
-        "output": c.output,
-        "is_error": c.is_error,
-        "duration": round(c.duration, 3),
-    }
-
-
-def _round_dict(r: RoundRow) -> dict[str, Any]:
-    return {
-        "index": r.index,
-        "answer": r.answer,
-        "verdict": r.verdict,
-        "feedback": r.feedback,
-        "usage": r.usage.to_dict(),
-        "tool_calls": [_call_dict(c) for c in r.evidence],
-    }
-
-
-def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=2)
-
-
-async def _all_turns(store: Store, conversation_id: str) -> AsyncIterator[TurnRow]:
-    after = 0
-    while True:
-        page = await store.turns_page(conversation_id, after_seq=after, limit=PAGE)
-        for turn in page:
-            yield turn
-        if len(page) < PAGE:
-            return
-        after = page[-1].seq
+def _json_or_none(out: TextIO, rows: list[dict[str, Any]] | None, nothing: str) -> int:
+    """Print the rows as a JSON array, or (None: text asked for, and there is nothing) say so."""
+    print(json.dumps(rows, ensure_ascii=False, indent=2) if rows is not None else nothing, file=out)
+    return EXIT_OK
 
 
 async def _resolve(store: Store, conversation_id: str, err: TextIO) -> ConversationRow | None:
@@ -134,12 +64,10 @@ async def history_list(
         The exit code (0).
     """
     rows = await store.list_conversations(limit, offset, query)
-    if as_json:
-        print(_dump([_conversation_dict(c) for c in rows]), file=out)
-        return EXIT_OK
-    if not rows:
-        print("No conversations yet.", file=out)
-        return EXIT_OK
+    if as_json or not rows:
+        return _json_or_none(
+            out, [conversation_dict(c) for c in rows] if as_json else None, "No conversations yet."
+        )
     print(f"{'ID':<16}  {'UPDATED':<16}  {'TURNS':>5}  TITLE", file=out)
     for c in rows:
         print(f"{c.id:<16}  {_when(c.updated_at):<16}  {c.turn_count:>5}  {clip(c.title, 60)}", file=out)
@@ -165,13 +93,8 @@ async def history_show(
     if conversation is None:
         return EXIT_USAGE
     if as_json:
-        out.write('{\n"conversation": ' + json.dumps(_conversation_dict(conversation), ensure_ascii=False))
-        out.write(',\n"turns": [')
-        first = True
-        async for turn in _all_turns(store, conversation.id):
-            out.write(("\n" if first else ",\n") + json.dumps(_turn_dict(turn), ensure_ascii=False))
-            first = False
-        out.write("\n]\n}\n")
+        async for piece in json_turns(store, conversation, details=False):
+            out.write(piece)
         return EXIT_OK
     c = conversation
     print(c.title, file=out)
@@ -180,7 +103,7 @@ async def history_show(
         f"updated {_when(c.updated_at)} · {c.turn_count} turns",
         file=out,
     )
-    async for t in _all_turns(store, c.id):
+    async for t in store.all_turns(c.id):
         print(file=out)
         print(
             f"#{t.seq} {_when(t.started_at)} · {t.strategy} · {t.outcome} · {t.usage.input_tokens} in / "
@@ -211,12 +134,8 @@ async def history_search(
         The exit code (0, with or without hits).
     """
     hits = await store.search(query, limit)
-    if as_json:
-        print(_dump([_hit_dict(h) for h in hits]), file=out)
-        return EXIT_OK
-    if not hits:
-        print("No matches.", file=out)
-        return EXIT_OK
+    if as_json or not hits:
+        return _json_or_none(out, [_hit_dict(h) for h in hits] if as_json else None, "No matches.")
     for h in hits:
         print(
             f"{h.conversation_id}  #{h.seq}  {_when(h.started_at)}  {h.outcome}  "
@@ -236,7 +155,7 @@ def _hit_dict(h: SearchHit) -> dict[str, Any]:
         "turn_id": h.turn_id,
         "seq": h.seq,
         "outcome": h.outcome,
-        "started_at": _iso(h.started_at),
+        "started_at": iso(h.started_at),
         "prompt_snippet": h.prompt_snippet,
         "answer_snippet": h.answer_snippet,
     }
@@ -259,77 +178,16 @@ async def history_export(
     Returns:
         The exit code: 0, or 2 for an unknown id or format.
     """
-    if fmt not in ("md", "json"):
-        print(f"unknown export format {fmt!r} (use md or json)", file=err or sys.stderr)
+    errors = err if err is not None else sys.stderr
+    if fmt not in EXPORT_FORMATS:
+        print(f"unknown export format {fmt!r} (use md or json)", file=errors)
         return EXIT_USAGE
-    conversation = await _resolve(store, conversation_id, err if err is not None else sys.stderr)
+    conversation = await _resolve(store, conversation_id, errors)
     if conversation is None:
         return EXIT_USAGE
-    if fmt == "json":
-        out.write('{\n"conversation": ' + json.dumps(_conversation_dict(conversation), ensure_ascii=False))
-        out.write(',\n"turns": [')
-        first = True
-        async for turn in _all_turns(store, conversation.id):
-            rounds = await store.rounds(turn.id)
-            calls = [c for c in await store.tool_calls(turn.id) if c.round_index is None]
-            data = _turn_dict(turn) | {
-                "rounds": [_round_dict(r) for r in rounds],
-                "tool_calls": [_call_dict(c) for c in calls],
-            }
-            out.write(("\n" if first else ",\n") + json.dumps(data, ensure_ascii=False))
-            first = False
-        out.write("\n]\n}\n")
-        return EXIT_OK
-    _export_header(conversation, out)
-    async for turn in _all_turns(store, conversation.id):
-        rounds = await store.rounds(turn.id)
-        calls = [c for c in await store.tool_calls(turn.id) if c.round_index is None]
-        _export_turn(turn, rounds, calls, out)
+    async for piece in export_chunks(store, conversation, fmt):
+        out.write(piece)
     return EXIT_OK
-
-
-def _fence(text: str, info: str = "") -> str:
-    """A fenced code block that the content cannot close early."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    ticks = "`" * max(3, longest + 1)
-    return f"{ticks}{info}\n{text}\n{ticks}"
-
-
-def _export_header(c: ConversationRow, out: TextIO) -> None:
-    out.write(f"# {c.title}\n\n")
-    out.write(f"- id: `{c.id}`\n- model: `{c.model}`\n- workdir: `{c.workdir}`\n")
-    out.write(f"- created: {_iso(c.created_at)}\n- updated: {_iso(c.updated_at)}\n- turns: {c.turn_count}\n")
-
-
-def _export_calls(calls: list[ToolCallRow] | tuple[ToolCallRow, ...], heading: str, out: TextIO) -> None:
-    if not calls:
-        return
-    out.write(f"\n{heading} Tool calls\n\n")
-    for i, call in enumerate(calls, 1):
-        status = "error" if call.is_error else "ok"
-        out.write(f"{i}. `{call.name}` ({status}, {call.duration:.2f} s)\n\n")
-        out.write(
-            "Input:\n\n" + _fence(json.dumps(call.input, ensure_ascii=False, indent=2), "json") + "\n\n"
-        )
-        out.write("Output:\n\n" + _fence(call.output) + "\n\n")
-
-
-def _export_turn(t: TurnRow, rounds: list[RoundRow], calls: list[ToolCallRow], out: TextIO) -> None:
-    out.write(f"\n## Turn {t.seq} · {t.strategy} · {t.outcome}\n\n")
-    out.write(
-        f"*{_iso(t.started_at)} · {t.duration:.1f} s · {t.usage.input_tokens} in / "
-        f"{t.usage.output_tokens} out tokens · {t.tool_calls} tool calls*\n"
-    )
-    out.write(f"\n### Prompt\n\n{t.prompt}\n")
-    out.write(f"\n### Answer\n\n{t.answer or '(no answer)'}\n")
-    if t.error:
-        out.write(f"\n> {t.error}\n")
-    _export_calls(calls, "###", out)
-    for r in rounds:
-        out.write(f"\n### Round {r.index} · {r.verdict.upper()}\n\n")
-        out.write(f"**Feedback:** {r.feedback or '(none)'}\n\n")
-        out.write(f"**Answer:**\n\n{r.answer or '(no answer)'}\n")
-        _export_calls(r.evidence, "####", out)
 
 
 async def stats(store: Store, out: TextIO, *, as_json: bool = False) -> int:
@@ -347,12 +205,8 @@ async def stats(store: Store, out: TextIO, *, as_json: bool = False) -> int:
         The exit code (0).
     """
     weeks = await store.stats()
-    if as_json:
-        print(_dump([_week_dict(w) for w in weeks]), file=out)
-        return EXIT_OK
-    if not weeks:
-        print("No turns yet.", file=out)
-        return EXIT_OK
+    if as_json or not weeks:
+        return _json_or_none(out, [_week_dict(w) for w in weeks] if as_json else None, "No turns yet.")
     outcomes = sorted({name for w in weeks for name in w.outcomes})
     header = ["WEEK", "TURNS", *(o.upper() for o in outcomes), "IN", "OUT", "CACHE_W", "CACHE_R", "TOOLS"]
     table = [header]
@@ -370,13 +224,7 @@ async def stats(store: Store, out: TextIO, *, as_json: bool = False) -> int:
                 str(w.tool_calls),
             ]
         )
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    for row in table:
-        cells = [
-            row[0].ljust(widths[0]),
-            *(cell.rjust(width) for cell, width in zip(row[1:], widths[1:], strict=True)),
-        ]
-        print("  ".join(cells).rstrip(), file=out)
+    _print_table(table, out)
     _flow_table(weeks, out)
     return EXIT_OK
 
@@ -391,8 +239,13 @@ def _flow_table(weeks: list[WeekStats], out: TextIO) -> None:
     table += [
         [w.week, str(w.flow_runs), *(str(w.flow_outcomes.get(o, 0)) for o in outcomes)] for w in flow_weeks
     ]
-    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     print(file=out)
+    _print_table(table, out)
+
+
+def _print_table(table: list[list[str]], out: TextIO) -> None:
+    """Rows of cells in columns: the first left-aligned (the week), the others right-aligned."""
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     for row in table:
         cells = [row[0].ljust(widths[0]), *(c.rjust(n) for c, n in zip(row[1:], widths[1:], strict=True))]
         print("  ".join(cells).rstrip(), file=out)

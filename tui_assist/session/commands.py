@@ -1,0 +1,350 @@
+"""Every command a host offers, declared once.
+
+A command is what the user can ask for by name: a slash command (`/refine on`), a key (`ctrl+r`),
+a palette entry (`refine: toggle`), or several of these at once. `COMMANDS` declares each one
+here, without a UI: its name and arguments, what it does, its key binding (id and default key),
+its palette title, and whether it makes sense without a screen. Hosts build from it what they
+show: the TUI its key bindings, palette, slash completion and `/help`; the ACP agent the commands
+it lists to the editor. Each host supplies the handlers (the TUI's are in `ui/slash_commands.py`),
+so a name means the same thing everywhere.
+
+The commands that make sense without a screen (`headless`) also have their effect here, as plain
+functions of the session (`run_headless`), so the TUI, the ACP agent and `ask` share them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tui_assist.session.config_source import MAX_ROUNDS
+from tui_assist.session.slash_commands import CommandRegistry, SlashCommand
+
+if TYPE_CHECKING:
+    from tui_assist.session.controller import TurnController
+    from tui_assist.session.meter import Meter
+
+
+@dataclass(frozen=True, slots=True)
+class KeyBinding:
+    """How a command is bound to a key (remappable by `id` under `[keymap]`)."""
+
+    id: str
+    """The stable binding id (kebab-case), as `[keymap]` names it."""
+    key: str
+    """The default key(s), Textual's spelling (`ctrl+r`, `f4`)."""
+    label: str
+    """The footer's and `/help`'s word for it."""
+    show: bool = True
+    """Whether the footer shows it."""
+    priority: bool = False
+    """Whether it wins over the focused widget's own binding of the same key."""
+    tooltip: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One command: how it is typed, bound and listed."""
+
+    name: str
+    """Its name: `/NAME` when `slash`, and the id its handler is registered under."""
+    description: str
+    args: str = ""
+    """How its arguments are written (`[on|off]`, `N`), for `/help` and completion."""
+    slash: bool = True
+    """Whether it can be typed as `/NAME` (a host handler registered under `name` runs it)."""
+    action: str = ""
+    """The screen action its key and palette entry run (`toggle_refine`, `app.choose_theme`)."""
+    keys: tuple[KeyBinding, ...] = ()
+    palette: str = ""
+    """Its palette title (`area: verb`); empty: not in the palette."""
+    headless: bool = False
+    """Whether it makes sense without a screen (the ACP agent lists it; see `run_headless`)."""
+
+    @property
+    def slash_command(self) -> SlashCommand:
+        """The command as slash completion and `/help` show it."""
+        return SlashCommand(self.name, self.args, self.description)
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("help", "Commands and keys"),
+    Command(
+        "new",
+        "Start a new conversation",
+        action="new_conversation",
+        keys=(KeyBinding("new-conversation", "ctrl+n", "New", show=False),),
+        palette="session: new conversation",
+    ),
+    Command(
+        "resume",
+        "Open a stored conversation (the picker, filtered by QUERY)",
+        "[QUERY]",
+        action="resume_conversation",
+        keys=(KeyBinding("resume-conversation", "ctrl+o", "Resume"),),
+        palette="session: resume",
+    ),
+    Command("model", "Switch the model for the following turns; without NAME, list the models", "[NAME]"),
+    Command(
+        "refine",
+        "Turn Refine mode on or off (no argument: toggle)",
+        "[on|off]",
+        action="toggle_refine",
+        keys=(KeyBinding("toggle-refine", "ctrl+r", "Refine", priority=True),),
+        palette="refine: toggle",
+        headless=True,
+    ),
+    Command("rounds", f"Set the Refine round budget (1-{MAX_ROUNDS})", "N", headless=True),
+    Command("cost", "Tokens and cost of this session, by model and by kind", headless=True),
+    Command(
+        "export",
+        "Write the conversation to a file (Markdown or JSON)",
+        "[md|json] [PATH]",
+        action="export_markdown",
+        palette="session: export markdown",
+    ),
+    Command(
+        "compact",
+        "Summarise the older history now (the last turn stays verbatim)",
+        "[INSTRUCTIONS]",
+        headless=True,
+    ),
+    Command(
+        "theme",
+        "Switch the theme; without NAME, list the themes",
+        "[NAME]",
+        action="app.choose_theme",
+        palette="theme: choose",
+    ),
+    Command("permissions", "The approval mode and every allow/deny rule with its source", "[remove N]"),
+    Command("rename", "Rename the conversation", "NAME"),
+    Command("memory", "List the loaded instruction files (AGENTS.md); /memory N opens one in $EDITOR", "[N]"),
+    Command(
+        "rewind",
+        "Go back to before a turn: its files, the conversation, or both",
+        action="idle_escape",
+        keys=(KeyBinding("rewind-escape", "escape", "Rewind", priority=True, show=False),),
+    ),
+    Command("quit", "Quit tui-assist"),
+    # Keys and palette entries that are not typed as commands.
+    Command(
+        "cancel",
+        "Cancel the running turn",
+        slash=False,
+        action="cancel_turn",
+        keys=(KeyBinding("cancel-turn", "escape", "Cancel turn", priority=True),),
+        palette="turn: cancel",
+    ),
+    Command(
+        "mode",
+        "Cycle the approval mode: default -> accept-edits -> plan",
+        slash=False,
+        action="cycle_mode",
+        keys=(KeyBinding("cycle-mode", "shift+tab", "Mode", priority=True, show=False),),
+    ),
+    Command(
+        "tree",
+        "Show or hide the agent tree",
+        slash=False,
+        action="toggle_tree",
+        keys=(KeyBinding("toggle-tree", "f2", "Tree"),),
+        palette="panels: toggle tree",
+    ),
+    Command(
+        "flow",
+        "Show or hide the flow panel",
+        slash=False,
+        action="toggle_flow",
+        keys=(KeyBinding("toggle-flow", "f3", "Flow"),),
+        palette="panels: toggle flow",
+    ),
+    Command(
+        "review",
+        "Open the latest round's transcript",
+        slash=False,
+        action="review_round",
+        keys=(KeyBinding("review-round", "f4", "Review", tooltip="Review the latest refine round"),),
+        palette="round: review latest",
+    ),
+    Command(
+        "copy",
+        "Copy the selected message, else the last answer",
+        slash=False,
+        action="copy_answer",
+        keys=(
+            KeyBinding(
+                "copy-answer",
+                "f5",
+                "Copy",
+                tooltip="Copy the message selected in the conversation (up/down there), else the last answer",
+            ),
+        ),
+    ),
+    Command(
+        "copy-last",
+        "Copy the last answer to the clipboard",
+        slash=False,
+        action="copy_answer(True)",
+        palette="answer: copy last",
+    ),
+    Command(
+        "find",
+        "Search the conversation",
+        slash=False,
+        action="find",
+        keys=(KeyBinding("find", "ctrl+f", "Find", show=False),),
+    ),
+    Command(
+        "retry",
+        "Send the prompt that failed again",
+        slash=False,
+        # Priority: the prompt (a TextArea) binds f6 itself; this one is enabled only after a failure.
+        action="retry_turn",
+        keys=(
+            KeyBinding(
+                "retry-turn",
+                "f6",
+                "Retry",
+                priority=True,
+                tooltip="Send the prompt that failed again",
+            ),
+        ),
+    ),
+    Command(
+        "grounded",
+        "Answer a question from a folder of documents, with citations",
+        slash=False,
+        action="ask_grounded",
+        palette="flow: grounded question",
+    ),
+    Command(
+        "approve-flow",
+        "Release the held grounded run",
+        slash=False,
+        action="approve_flow",
+        keys=(KeyBinding("approve-flow", "f8", "Approve held run"),),
+        palette="flow: approve held run",
+    ),
+    Command(
+        "explore",
+        "Open the Workflow Explorer",
+        slash=False,
+        action="app.open_explorer",
+        palette="flow: explore help-desk patterns",
+    ),
+    Command(
+        "mcp",
+        "MCP servers, their state and their tools",
+        slash=False,
+        action="list_mcp",
+        palette="mcp: list servers",
+    ),
+    Command(
+        "mcp-restart",
+        "Restart every configured MCP server",
+        slash=False,
+        action="restart_mcp",
+        palette="mcp: restart server",
+    ),
+)
+"""Every command, in the order `/help`, the completion list and the palette show them."""
+
+BY_NAME: dict[str, Command] = {command.name: command for command in COMMANDS}
+
+SLASH: CommandRegistry[Command] = CommandRegistry()
+"""The built-in slash commands (their names can't be taken by a custom command)."""
+for _command in COMMANDS:
+    if _command.slash:
+        SLASH.register(_command.slash_command, _command)
+
+
+# -- the commands that make sense without a screen ---------------------------------------------
+
+
+class CommandError(Exception):
+    """A command can't run as typed; the message is one line for the user."""
+
+
+async def run_headless(controller: TurnController, name: str, args: str) -> str:
+    """Run a command that needs no screen, and return what it says (Markdown).
+
+    Args:
+        controller: The host's controller (its session; `/compact` is metered through it).
+        name: The command's name (one whose `headless` is true).
+        args: What follows the name.
+
+    Raises:
+        CommandError: for a mistake the user should fix, or a name that is not headless.
+    """
+    session = controller.session
+    match name:
+        case "refine":
+            session.refine = parse_refine(args, session.refine)
+            return f"Refine {'ON' if session.refine else 'OFF'} (≤{session.rounds} rounds)"
+        case "rounds":
+            session.rounds = parse_rounds(args)
+            return f"Refine round budget: {session.rounds}"
+        case "cost":
+            return cost_markdown(session.meter)
+        case "compact":
+            return await compact(controller, args)
+        case _:
+            raise CommandError(f"/{name} needs the chat screen")
+
+
+def parse_refine(args: str, current: bool) -> bool:
+    """Whether Refine is on after `/refine [on|off]` (no argument toggles `current`).
+
+    Raises:
+        CommandError: for any other argument.
+    """
+    wanted = args.lower()
+    if wanted not in ("", "on", "off"):
+        raise CommandError("usage: /refine [on|off]")
+    return not current if wanted == "" else wanted == "on"
+
+
+def parse_rounds(args: str) -> int:
+    """The round budget `/rounds N` asks for.
+
+    Raises:
+        CommandError: when N is not a whole number in range.
+    """
+    if not args.isdigit() or not 1 <= int(args) <= MAX_ROUNDS:
+        raise CommandError(f"usage: /rounds N (a whole number from 1 to {MAX_ROUNDS})")
+    return int(args)
+
+
+async def compact(controller: TurnController, instructions: str) -> str:
+    """Summarise the older history now (`/compact [INSTRUCTIONS]`); the line to show.
+
+    Raises:
+        CommandError: when a turn runs, there is no provider, or the summariser fails.
+    """
+    from tui_assist.core.model import ProviderError
+    from tui_assist.session.factory import SetupError
+
+    if controller.running:
+        raise CommandError("a turn is running: compact when it ends")
+    try:
+        report = await controller.session.compact(instructions.strip() or None, controller.observer)
+    except (SetupError, ProviderError, RuntimeError) as exc:
+        raise CommandError(f"cannot compact: {exc}") from exc
+    controller.host.meter_changed()
+    return f"⇣ {report.notice}" if report else "Nothing to compact yet: the latest turn stays verbatim."
+
+
+def cost_markdown(meter: Meter) -> str:
+    """The session's spend as a table: one row per model and kind, then the total."""
+    lines = meter.lines()
+    if not lines:
+        return "**Cost** · no model calls in this session yet."
+    rows = ["| model | kind | tokens | cost |", "|---|---|--:|--:|"]
+    for line in lines:
+        cost = "unknown" if line.cost is None else f"${line.cost:.4f}"
+        rows.append(f"| `{line.model}` | {line.kind} | {line.tokens:,} | {cost} |")
+    usage = meter.usage
+    total = "unknown (a model has no price)" if meter.cost is None else f"${meter.cost:.4f}"
+    tokens = usage.total_input_tokens + usage.output_tokens
+    rows.append(f"| **total** | | **{tokens:,}** | **{total}** |")
+    return "**Cost of this session**\n\n" + "\n".join(rows)

@@ -1,0 +1,260 @@
+"""The controller: what a host does with what the user sends.
+
+Every host (the TUI, `ask`, the ACP agent, streaming output) hands prompts to one
+`TurnController` and implements the narrow `Host` protocol: it is told what happens (core events,
+a turn started or ended, the queue, the meter) and is asked what only a person can answer
+(approvals). The controller owns the rest, so that no host calls `ChatSession.run_turn` itself:
+
+- **routing**: a prompt starting with `/` is a command (a custom command expands to a turn, a
+  built-in goes to the host's handler), anything else a turn;
+- **the queue**: a prompt sent while a turn runs waits, and runs when the turn ends; a turn that
+  fails or is cancelled gives the queued prompts back to the host instead (they were typed as
+  follow-ups to a turn that did not come back);
+- **cancel and retry**: `cancel` stops the running turn (the session keeps it as interrupted);
+  the prompt of a failed turn can be sent again with `retry`;
+- **the meter**: tokens, cache, cost and context fill, fed from the turn's `UsageRecorded` events
+  (replayed events never pass here, so a resumed turn is not counted twice).
+
+The controller never decides where its work runs: `submit` and `retry` return the work for the
+host to await in its own turn task (a Textual worker, so approval modals can be awaited), and
+`run_prompt` runs one prompt for hosts that wait for its end (`ask`, ACP).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from tui_assist.core.events import UsageRecorded
+from tui_assist.session.slash_commands import SlashInput, parse_slash
+
+if TYPE_CHECKING:
+    from tui_assist.core.events import TurnEvent
+    from tui_assist.core.observer import ApprovalDecision, ToolApproval, TurnObserver
+    from tui_assist.session.chat import ChatSession, TurnOutcome
+    from tui_assist.session.mentions import Attachments
+
+
+class Host(Protocol):
+    """What a host implements for its controller: show what happens, answer what is asked."""
+
+    @property
+    def turn_observer(self) -> TurnObserver:
+        """Where a turn's core events go as they happen, and who is asked to approve a tool call."""
+        ...
+
+    def turn_started(self, prompt: str, strategy: str) -> None:
+        """A prompt begins to run as a turn of `strategy` (`agent` or `refine`)."""
+        ...
+
+    def prompt_attached(self, attachments: Attachments) -> None:
+        """The files the prompt's `@path` mentions attached, before the model is called."""
+        ...
+
+    def turn_ended(self, ended: TurnEnded) -> None:
+        """The turn is over (its outcome, or why it did not run)."""
+        ...
+
+    def queue_changed(self, queued: Sequence[str]) -> None:
+        """The prompts waiting behind the running turn are now `queued` (oldest first)."""
+        ...
+
+    def queue_returned(self, texts: Sequence[str]) -> None:
+        """The queue was emptied after a failure or a cancel: `texts` go back to the user to edit."""
+        ...
+
+    def meter_changed(self) -> None:
+        """The session's meter or context fill moved."""
+        ...
+
+    def run_command(self, call: SlashInput, text: str) -> Awaitable[None] | None:
+        """Run the built-in command `call` (typed as `text`); the work to await, if any."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnded:
+    """How a prompt's turn ended, for the host to show."""
+
+    prompt: str
+    outcome: TurnOutcome | None
+    """What the session returned; None when the turn did not run (see `problem`)."""
+    problem: str | None = None
+    """Why there is no outcome: no provider, or an unexpected error (one line)."""
+    unsent: bool = False
+    """The prompt was never sent (no provider): nothing was stored."""
+
+    @property
+    def failed(self) -> bool:
+        """Whether the turn did not come back in one piece (an error, or no outcome)."""
+        return self.outcome is None or self.outcome.result.outcome == "error"
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the turn was interrupted (it is kept in the conversation, marked)."""
+        return self.outcome is not None and self.outcome.result.outcome == "cancelled"
+
+
+class TurnController:
+    """Routes, queues, runs, cancels and retries a host's prompts, and feeds the meter."""
+
+    def __init__(self, session: ChatSession, host: Host) -> None:
+        """Drive `session`'s turns for `host`."""
+        self.session = session
+        self.host = host
+        self.queued: list[str] = []
+        """Prompts sent while a turn ran, oldest first."""
+        self.failed_prompt: str | None = None
+        """The prompt of the last turn when it failed (`retry` sends it again)."""
+        self._task: asyncio.Task[object] | None = None
+        """The task running a prompt, from its start (loading included) to its end."""
+
+    @property
+    def running(self) -> bool:
+        """Whether a prompt is being run (the session may still be loading for it)."""
+        return self._task is not None
+
+    # -- what the user sends ------------------------------------------------------------------
+
+    def submit(self, text: str) -> Awaitable[None] | None:
+        """Route what the user sent, and return the work for the host to await (None: nothing).
+
+        A built-in command goes to `host.run_command`; a custom command expands to its prompt; a
+        prompt runs now, or waits in the queue while a turn runs (then None is returned: the
+        running work sends it).
+        """
+        call = parse_slash(text)
+        if call is not None:
+            expanded = self.expand_custom(call)
+            if expanded is None:
+                return self.host.run_command(call, text)
+            text = expanded
+        if self.running or self.queued:
+            self.queued.append(text)
+            self.host.queue_changed(tuple(self.queued))
+            return None
+        return self._run_all(text)
+
+    def expand_custom(self, call: SlashInput) -> str | None:
+        """The prompt a custom command (`/NAME ARGS`, a Markdown file) sends; None for any other."""
+        custom = self.session.custom_commands().commands.get(call.name)
+        return custom.expand(call.args) if custom is not None else None
+
+    def retry(self) -> Awaitable[None] | None:
+        """Send the failed prompt again; None when there is none or a turn runs."""
+        if self.failed_prompt is None or self.running:
+            return None
+        return self._run_all(self.failed_prompt)
+
+    def cancel(self) -> bool:
+        """Stop the running turn (kept, marked interrupted); the queue goes back to the user.
+
+        Returns:
+            False when no prompt is running.
+        """
+        if self._task is None:
+            return False
+        self._give_back_queue()
+        # A turn under way is stopped by the session, which stores it as cancelled; a prompt
+        # still waiting for the session to load has nothing to store.
+        if not self.session.interrupt():
+            self._task.cancel()
+        return True
+
+    async def _run_all(self, text: str) -> None:
+        """Run `text`, then each prompt queued meanwhile, until the queue is empty or a turn fails."""
+        while True:
+            ended = await self.run_prompt(text)
+            if ended.failed or ended.cancelled or not self.queued:
+                return
+            text = self.queued.pop(0)
+            self.host.queue_changed(tuple(self.queued))
+
+    # -- one prompt ---------------------------------------------------------------------------
+
+    async def run_prompt(self, prompt: str) -> TurnEnded:
+        """Run one prompt as a persisted turn now, and return how it ended.
+
+        Raises:
+            RuntimeError: when a prompt is already running.
+            asyncio.CancelledError: when the calling task is cancelled before the turn started,
+                or while the host closes (the session stores a started turn as cancelled first).
+        """
+        if self._task is not None:
+            raise RuntimeError("a turn is running")
+        session = self.session
+        self._task = asyncio.current_task()
+        self.failed_prompt = None
+        self.host.turn_started(prompt, "refine" if session.refine else "agent")
+        try:
+            ended = await self._run(prompt)
+        except asyncio.CancelledError:
+            self.host.turn_ended(TurnEnded(prompt, None, problem="cancelled"))
+            raise
+        finally:
+            self._task = None
+        if ended.failed:
+            self.failed_prompt = prompt
+            self._give_back_queue()
+        self.host.turn_ended(ended)
+        return ended
+
+    async def _run(self, prompt: str) -> TurnEnded:
+        session = self.session
+        if not session.ready:
+            await session.wait_ready()
+        if session.provider is None:
+            problem = session.provider_problem or "no provider is configured"
+            return TurnEnded(prompt, None, problem=problem, unsent=True)
+        try:
+            attachments = await session.attach(prompt)
+            if attachments is not None:
+                self.host.prompt_attached(attachments)
+            outcome = await session.run_turn(prompt, self.observer, attachments=attachments)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug must not take the host down with it
+            return TurnEnded(prompt, None, problem=f"{type(exc).__name__}: {exc}")
+        return TurnEnded(prompt, outcome)
+
+    def _give_back_queue(self) -> None:
+        if self.queued:
+            texts = tuple(self.queued)
+            self.queued.clear()
+            self.host.queue_returned(texts)
+
+    # -- the meter ----------------------------------------------------------------------------
+
+    @property
+    def observer(self) -> TurnObserver:
+        """The host as an observer, with the meter fed on the way.
+
+        For any model work the host starts itself (a flow run, `/compact`), so its spend is
+        counted too.
+        """
+        return _MeteredObserver(self)
+
+    def count_usage(self, event: UsageRecorded) -> None:
+        """Add one model call's usage to the session's meter (at its model's price)."""
+        session = self.session
+        model = event.model or session.model
+        session.meter.add(event.usage, session.price(model), model)
+        self.host.meter_changed()
+
+
+class _MeteredObserver:
+    """The observer a turn reports to: the host's, with the meter fed on the way."""
+
+    def __init__(self, controller: TurnController) -> None:
+        self._controller = controller
+        self._observer = controller.host.turn_observer
+
+    def on_event(self, event: TurnEvent) -> None:
+        if isinstance(event, UsageRecorded):
+            self._controller.count_usage(event)
+        self._observer.on_event(event)
+
+    async def approve(self, request: ToolApproval) -> ApprovalDecision:
+        return await self._observer.approve(request)

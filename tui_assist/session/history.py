@@ -1,0 +1,92 @@
+"""The stored conversations as a host sees them: find, preview, rename, rewind.
+
+Hosts reach the store only through the application layer: the resume picker and the rewind
+picker ask a `History` (the session's, `ChatSession.history`), never the store itself. The rows
+they show are the store's (re-exported here, so a host needs no import of `tui_assist.store`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tui_assist.session.rewind import (
+    RewindPlan,
+    RewindResult,
+    RewindScope,
+    apply_rewind,
+    plan_rewind,
+    turn_changes,
+)
+from tui_assist.store.base import UnknownIdError
+from tui_assist.store.rows import ConversationRow, TurnRow
+
+if TYPE_CHECKING:
+    from tui_assist.session.checkpoints import FileChange
+    from tui_assist.store.db import Store
+
+__all__ = ["ConversationRow", "Found", "History", "TurnRow", "UnknownIdError"]
+
+FIND_LIMIT = 50
+"""Conversations `find` returns at most."""
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A conversation found: its row, and for a search what matched in it."""
+
+    row: ConversationRow
+    snippet: str = ""
+
+
+class History:
+    """The stored conversations and turns, and rewinding them (the store and the shadow repos)."""
+
+    def __init__(self, store: Store, data_dir: Path) -> None:
+        """Read `store`; rewind with the shadow repositories under `data_dir`."""
+        self._store = store
+        self.data_dir = data_dir
+
+    async def find(self, query: str, limit: int = FIND_LIMIT) -> list[Found]:
+        """Conversations whose title or any prompt or answer matches `query` (all, newest first, if blank).
+
+        Full-text hits come first, best match first, then conversations that match by title only.
+        """
+        store = self._store
+        query = query.strip()
+        if not query:
+            return [Found(row) for row in await store.list_conversations(limit, 0)]
+        found: dict[str, Found] = {}
+        for hit in await store.search(query, limit * 4):
+            if hit.conversation_id in found:
+                continue
+            row = await store.get_conversation(hit.conversation_id)
+            if row is not None:
+                found[row.id] = Found(row, hit.prompt_snippet or hit.answer_snippet)
+            if len(found) >= limit:
+                break
+        for row in await store.list_conversations(limit, 0, query=query):
+            if row.id not in found and len(found) < limit:
+                found[row.id] = Found(row)
+        return list(found.values())
+
+    async def turns(self, conversation_id: str, limit: int) -> list[TurnRow]:
+        """The conversation's first `limit` turns, oldest first."""
+        return await self._store.turns_page(conversation_id, limit=limit)
+
+    async def rename(self, conversation_id: str, title: str) -> None:
+        """Give a stored conversation a title (clipped by the caller)."""
+        await self._store.rename_conversation(conversation_id, title)
+
+    async def turn_changes(self, turn_id: str) -> list[FileChange] | None:
+        """The files a turn changed, or None when it has no complete snapshot pair."""
+        return await turn_changes(self._store, self.data_dir, turn_id)
+
+    async def plan_rewind(self, turn_id: str, scope: RewindScope) -> RewindPlan:
+        """What rewinding to before `turn_id` would do (see `session.rewind.plan_rewind`)."""
+        return await plan_rewind(self._store, self.data_dir, turn_id, scope)
+
+    async def rewind(self, plan: RewindPlan) -> RewindResult:
+        """Carry out a rewind plan (see `session.rewind.apply_rewind`)."""
+        return await apply_rewind(self._store, self.data_dir, plan)
