@@ -187,4 +187,11 @@ def test_every_command_is_declared_once_with_its_keys() -> None:
     ids = [key.id for command in COMMANDS for key in command.keys]
     assert len(ids) == len(set(ids))
     assert {"help", "new", "resume", "refine", "rewind", "quit"} <= set(SLASH.names)
-    assert {c.name for c in COMMANDS if c.headless} == {"refine", "rounds", "cost", "compact"}
+    assert {c.name for c in COMMANDS if c.headless} == {
+        "refine",
+        "rounds",
+        "cost",
+        "compact",
+        "hooks",
+        "agents",
+    }

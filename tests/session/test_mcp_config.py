@@ -106,20 +106,23 @@ async def test_a_trusted_projects_mcp_json_server_is_started_and_its_tools_offer
             },
         )
         for trusted in (False, True):
-            settings = Settings(workdir=tmp_path, provider="scripted", checkpoints=False)
-            parts = SessionParts(
-                settings,
-                provider_factory=lambda: ScriptedProvider([]),
-                use_store=False,
-                trust_project=trusted,
+            settings = Settings(
+                workdir=tmp_path,
+                provider="scripted",
+                checkpoints=False,
+                data_dir=tmp_path / "data",
+                trust_project=trusted,  # --trust-project
             )
+            parts = SessionParts(settings, provider_factory=lambda: ScriptedProvider([]), use_store=False)
             try:
                 await parts.load()
+                assert parts.extensions is not None
+                assert parts.extensions.project_files == [tmp_path / ".mcp.json"]
                 if not trusted:
                     assert parts.mcp is None
+                    assert parts.extensions.pending() == [f"MCP server proj: {url} (gets ${{TA_TOKEN}})"]
                     assert any(
-                        "MCP servers (proj) are not started: the project is not trusted" in n
-                        for n in parts.notes
+                        "MCP servers and agents did not run: it is not trusted" in n for n in parts.notes
                     )
                     continue
                 assert parts.mcp is not None

@@ -73,6 +73,8 @@ async def test_audit_lines_hold_no_prompt_or_answer_text(store: Store, tmp_path:
         "conversation_id",
         "turn_id",
         "strategy",
+        "hooks_run",
+        "hooks_blocked",
         "outcome",
         "rounds",
         "tool_calls",

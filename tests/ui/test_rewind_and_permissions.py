@@ -107,19 +107,19 @@ async def test_the_rewind_picker_lists_the_turns_first_and_fills_in_their_files_
     """Each turn's file summary costs git processes: the list must not wait for them."""
     import asyncio
 
-    from tui_assist.ui.screens import rewind as picker
+    from tui_assist.session.history import History
 
     for name in ("one", "two"):
         create = {"command": "create", "path": f"{name}.txt", "file_text": f"{name}\n"}
         fake.add(Reply([ToolUse("str_replace_based_edit_tool", create)]), Reply(f"Made {name}.txt."))
     gate = asyncio.Event()
-    real = picker.turn_changes
+    real = History.turn_changes
 
-    async def gated(*args: object):  # the git work, held until the list has been seen
+    async def gated(self: History, turn_id: str):  # the git work, held until the list has been seen
         await gate.wait()
-        return await real(*args)  # type: ignore[arg-type]
+        return await real(self, turn_id)
 
-    monkeypatch.setattr(picker, "turn_changes", gated)
+    monkeypatch.setattr(History, "turn_changes", gated)
     app = make_app(workdir)
     async with app.run_test(size=(110, 32)) as pilot:
         await settle(app, pilot)

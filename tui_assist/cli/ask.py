@@ -5,12 +5,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import select
 import signal
+import stat
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from tui_assist.cli.commands import PrefixedErrors
 from tui_assist.cli.errors import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK
+from tui_assist.cli.stream_json import StreamJsonHost
 from tui_assist.session.config_source import ConfigError
 from tui_assist.session.factory import SetupError
 
@@ -20,6 +24,10 @@ if TYPE_CHECKING:
     from tui_assist.session.chat import TurnOutcome
     from tui_assist.session.config import Settings
     from tui_assist.session.controller import TurnController
+
+
+STDIN_WAIT = 3.0
+"""Seconds `ask PROMPT` waits for a pipe on stdin to say something before it leaves it unattached."""
 
 
 def result_json(
@@ -86,13 +94,17 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.yes and getattr(args, "mode", "bypass") != "bypass":
         raise ConfigError(f"--yes is --mode bypass; it contradicts --mode {args.mode} (give one of them)")
-    prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+    output = output_format(args)
+    prompt = read_prompt(args.prompt, sys.stdin)
     if not prompt.strip():
         raise ConfigError("the prompt is empty (pass the request as PROMPT, or '-' to read it from stdin)")
     # Headless, nothing can be asked: without --yes a side-effecting call runs only when a rule
     # of the user's allows it (a sandboxed shell is not enough).
     session = ChatSession(settings, mode="bypass" if args.yes else None, trust_sandbox=False)
-    host = HeadlessHost(progress=sys.stderr.isatty())
+    if output == "stream-json":
+        host: HeadlessHost = StreamJsonHost()
+    else:
+        host = HeadlessHost(progress=sys.stderr.isatty())
     controller = host.controller = TurnController(session, host)
     try:
         await session.load()
@@ -112,7 +124,10 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
         await session.aclose()
 
     if host.command_output is not None:
-        print(host.command_output)
+        if isinstance(host, StreamJsonHost):
+            host.emit({"type": "command", "output": host.command_output})
+        else:
+            print(host.command_output)
         return EXIT_OK
     ended = host.ended
     assert ended is not None, "a prompt that is not a command runs a turn"
@@ -124,8 +139,11 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
     err = PrefixedErrors("ask")
     if args.json:
         instructions = [str(file.path) for file in session.instructions.files]
-        denied = session.approvals.refused
-        print(json.dumps(result_json(outcome, warnings, instructions, denied), ensure_ascii=False))
+        data = result_json(outcome, warnings, instructions, session.approvals.refused)
+        if isinstance(host, StreamJsonHost):
+            host.emit({"type": "result", **data})
+        else:
+            print(json.dumps(data, ensure_ascii=False))
     elif result.outcome not in ("error", "cancelled"):
         print(result.answer)
     if outcome.attachments is not None and not args.json:
@@ -149,6 +167,64 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
             print("cancelled", file=err)
         return EXIT_CANCELLED
     return EXIT_FAILED if not outcome.saved else EXIT_OK
+
+
+def output_format(args: argparse.Namespace) -> str:
+    """`text`, `json` or `stream-json`; sets `args.json` for both JSON formats (`--json` is `json`).
+
+    Raises:
+        ConfigError: when `--json` contradicts `--output-format`.
+    """
+    chosen = getattr(args, "output_format", None)
+    if args.json and chosen not in (None, "json"):
+        raise ConfigError(f"--json is --output-format json; it contradicts --output-format {chosen}")
+    chosen = "json" if args.json else chosen or "text"
+    args.json = chosen != "text"
+    return chosen
+
+
+def read_prompt(prompt: str | None, stdin: TextIO) -> str:
+    """The prompt to send: PROMPT, or what is piped on stdin, or PROMPT with stdin attached.
+
+    `-` reads the prompt from stdin. With PROMPT and a pipe or a file on stdin, what it holds is
+    attached to PROMPT as a document (as a mentioned file is); a pipe that says nothing within
+    `STDIN_WAIT` seconds is left alone (with a warning). A terminal on stdin is never read.
+
+    Raises:
+        ConfigError: when there is neither PROMPT nor anything piped.
+    """
+    from tui_assist.session.mentions import attach_documents
+
+    kind = _stdin_kind(stdin)
+    if prompt == "-" or (prompt is None and kind is not None):
+        return stdin.read()
+    if prompt is None:
+        raise ConfigError("no prompt (pass the request as PROMPT, or pipe it: echo PROMPT | tui-assist ask)")
+    if kind == "pipe" and not select.select([stdin], [], [], STDIN_WAIT)[0]:
+        # A pipe a parent left open and never writes to (an agent's shell, a CI step): waiting for
+        # its end would hang for ever.
+        print(
+            f"warning: nothing came on stdin within {STDIN_WAIT:g}s; it is not attached "
+            "(redirect it from /dev/null, or pipe what to attach)",
+            file=PrefixedErrors("ask"),
+        )
+        return prompt
+    if kind is not None:
+        document = stdin.read()
+        if document.strip():
+            return attach_documents(prompt, [("stdin", document)])
+    return prompt
+
+
+def _stdin_kind(stdin: TextIO) -> Literal["pipe", "file"] | None:
+    """Whether stdin is a pipe or a file; None for a terminal, /dev/null or a closed stdin."""
+    try:
+        mode = os.fstat(stdin.fileno()).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "pipe"
+    return "file" if stat.S_ISREG(mode) else None
 
 
 async def _run_interruptible(controller: TurnController, prompt: str) -> None:

@@ -93,7 +93,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args is not None and command == "ask" and args.json:
             from tui_assist.cli.ask import failure_json
 
-            print(json.dumps(failure_json("refine" if getattr(args, "refine", False) else "agent", str(exc))))
+            data = failure_json("refine" if getattr(args, "refine", False) else "agent", str(exc))
+            if getattr(args, "output_format", None) == "stream-json":
+                data = {"type": "result", **data}
+            print(json.dumps(data))
         print(error_line(command, str(exc)), file=sys.stderr)
         return EXIT_FAILED
     except (KeyboardInterrupt, asyncio.CancelledError):
@@ -136,6 +139,10 @@ def _run(args: argparse.Namespace) -> int:
             from tui_assist.cli.ask import ask
 
             return asyncio.run(ask(args, settings))
+        case "acp":
+            from tui_assist.cli.acp import acp
+
+            return asyncio.run(acp(args, settings))
         case "history" | "stats":
             from tui_assist.cli.commands import history_or_stats
 

@@ -65,15 +65,20 @@ _GLOBALS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
             "help": "approvals: default asks, accept-edits runs edits, plan runs nothing, bypass runs all",
         },
     ),
+    "trust_project": (
+        ("--trust-project",),
+        {"action": "store_true", "help": "trust this project's hooks, MCP servers and agents (remembered)"},
+    ),
 }
 GLOBAL_FLAGS = tuple(_GLOBALS)
 
 _MODEL = ("provider", "base_url", "model", "script")
-_TURN = ("refine", "rounds", "workdir", "data_dir", "mode", *_MODEL)
+_TURN = ("refine", "rounds", "workdir", "data_dir", "mode", "trust_project", *_MODEL)
 USES: dict[str, tuple[str, ...]] = {
     "chat": (*_TURN, "theme"),
     "ask": _TURN,
     "explore": ("theme",),
+    "acp": _TURN,
     "history": ("data_dir",),
     "stats": ("data_dir",),
     "flow grounded": ("data_dir", *_MODEL),
@@ -87,7 +92,7 @@ USES: dict[str, tuple[str, ...]] = {
 }
 """The global flags each command uses; it accepts and ignores the others."""
 
-COMMANDS = ("ask", "explore", "history", "stats", "flow", "bench", "rewind")
+COMMANDS = ("ask", "acp", "explore", "history", "stats", "flow", "bench", "rewind")
 
 
 def _add_globals(parser: argparse.ArgumentParser, uses: Sequence[str]) -> None:
@@ -132,8 +137,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     ask = _sub(sub, "ask", USES["ask"], help="run one turn headless and print the answer")
-    ask.add_argument("prompt", metavar="PROMPT", help="the request ('-' reads it from stdin)")
+    ask.add_argument(
+        "prompt",
+        metavar="PROMPT",
+        nargs="?",
+        help="the request ('-' or none: stdin; with PROMPT, stdin is attached)",
+    )
     ask.add_argument("--json", action="store_true", help="print one JSON object")
+    ask.add_argument(
+        "--output-format",
+        choices=("text", "json", "stream-json"),
+        help="text (default), json (= --json), stream-json (one JSON object per line as the turn runs)",
+    )
     ask.add_argument("--yes", action="store_true", help="approve every tool call")
     resume = ask.add_mutually_exclusive_group()
     resume.add_argument(
@@ -141,6 +156,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     resume.add_argument("--conversation", metavar="ID", help="append to conversation ID")
 
+    _sub(
+        sub,
+        "acp",
+        USES["acp"],
+        help="serve the Agent Client Protocol on stdio (for editors: Zed, Neovim...)",
+        description="Be an Agent Client Protocol agent on stdin/stdout, for an editor (Zed, JetBrains, "
+        "Neovim, Emacs) to start and drive. Each session is a stored conversation; logs go to the log file.",
+    )
     _sub(sub, "explore", USES["explore"], help="watch the five workflow patterns run (offline)")
 
     history = _sub(sub, "history", USES["history"], help="list, show, search and export conversations")

@@ -25,13 +25,14 @@ from tui_assist.core.budget import BudgetExhausted, BudgetTracker
 from tui_assist.core.context import ContextGuard
 from tui_assist.core.conversation import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from tui_assist.core.events import NodeKind, UsageRecorded
+from tui_assist.core.hooks import MAX_STOP_CONTINUES, NO_HOOKS, HookedCall, ToolHooks
 from tui_assist.core.model import ContextOverflow, ModelRequest, ModelResponse, Provider, ProviderError
 from tui_assist.core.nodes import NodeScope, ToolCallScope
 from tui_assist.core.observer import NodeSink, TurnObserver
 from tui_assist.core.prompts import SUBAGENT_SYSTEM_SUFFIX
 from tui_assist.core.server_tools import cited_sources, server_tool_calls, sources_note
 from tui_assist.core.text import plural
-from tui_assist.core.tooling import Tool, Toolbox, ToolContext, ToolInputError, ToolOutput
+from tui_assist.core.tooling import SubagentSpec, Tool, Toolbox, ToolContext, ToolInputError, ToolOutput
 
 EMPTY_REPLY_RETRIES: Final = 1
 """How often a reply with neither text nor a tool call is asked for again before the call fails."""
@@ -79,6 +80,12 @@ class AgentRuntime:
     max_tokens: int = 8192
     context: ContextGuard | None = None
     """Fits each request to the model's context window (None: requests go as they are)."""
+    hooks: ToolHooks = NO_HOOKS
+    """The user's hooks around tool calls and the answer (sub-agents get them too)."""
+    model: str | None = None
+    """The model every request asks for (a custom sub-agent's); None: the provider's."""
+    tool_names: frozenset[str] | None = None
+    """The tools this run may offer (a custom sub-agent's subset); None: all of the toolbox's."""
 
 
 async def run_agent(
@@ -122,8 +129,10 @@ class _AgentRun:
         self.depth = depth
         self.stopped = False
         """The user chose "stop" in an approval: later calls of this run are not asked about."""
-        self.tools: dict[str, Tool] = {t.spec.name: t for t in rt.toolbox.tools}
-        self.specs = [t.spec for t in rt.toolbox.tools]
+        allowed = rt.tool_names
+        offered = [t for t in rt.toolbox.tools if allowed is None or t.spec.name in allowed]
+        self.tools: dict[str, Tool] = {t.spec.name: t for t in offered}
+        self.specs = [t.spec for t in offered]
 
     async def run(self, transcript: list[Message], stable_prefix: int) -> AgentResult:
         rt = self.rt
@@ -134,6 +143,7 @@ class _AgentRun:
         empty_replies = 0
         invalid_before = False
         """Whether the previous reply had tool arguments that were not a JSON object."""
+        stop_continues = 0
         while True:
             try:
                 rt.budget.before_model_request()
@@ -145,6 +155,7 @@ class _AgentRun:
                 tools=self.specs,
                 max_tokens=rt.max_tokens,
                 stable_prefix=stable_prefix,
+                model=rt.model,
             )
             response = await self._complete(request, sink)
             rt.budget.record(response.usage)
@@ -177,7 +188,17 @@ class _AgentRun:
             if not uses and response.stop_reason == "pause_turn":
                 continue  # a server tool paused a long turn: sending the reply back resumes it
             if not uses:
-                return AgentResult(answer, "answered", added, usage)
+                again = None
+                if self.depth == 0 and stop_continues < MAX_STOP_CONTINUES:
+                    again = await rt.hooks.before_answer(answer, self.node_id, rt.observer)
+                if again is None:
+                    return AgentResult(answer, "answered", added, usage)
+                # A Stop hook sends the model back to work, with its words as the next instruction.
+                stop_continues += 1
+                instruction = Message.user(again)
+                transcript.append(instruction)
+                added.append(instruction)
+                continue
             results: list[ToolResultBlock] = []
             stop: str | None = None
             for use in uses:
@@ -269,6 +290,18 @@ class _AgentRun:
             args = tool.parse(use.input)
         except ToolInputError as exc:
             return ToolOutput(f"Invalid input for {use.name}: {exc}", is_error=True)
+        call = HookedCall(use.name, use.input, tool_node)
+        refused = await self.rt.hooks.before_tool(call, self.rt.observer)
+        if refused is not None:
+            return ToolOutput(refused, is_error=True)
+        output = await self._approved_run(tool, args, use, tool_node)
+        note = await self.rt.hooks.after_tool(call, output.content, output.is_error, self.rt.observer)
+        if note is None:
+            return output
+        return ToolOutput(f"{output.content}\n\n{note}", is_error=output.is_error)
+
+    async def _approved_run(self, tool: Tool, args: Any, use: ToolUseBlock, tool_node: str) -> ToolOutput:
+        """Run the parsed call once the approval policy lets it (a refusal is its output)."""
         if tool.side_effecting(args):
             if self.stopped:
                 return ToolOutput("Not run: the user stopped the turn.", is_error=True)
@@ -286,29 +319,41 @@ class _AgentRun:
                 self.stopped = self.stopped or outcome.stop_turn
                 return ToolOutput(outcome.message, is_error=True)
 
-        async def run_subagent(description: str, prompt: str) -> str:
-            return await self._subagent(description, prompt, tool_node)
+        async def run_subagent(description: str, prompt: str, agent: SubagentSpec | None = None) -> str:
+            return await self._subagent(description, prompt, tool_node, agent)
 
         ctx = ToolContext(workdir=self.rt.toolbox.workdir, node_id=tool_node, run_subagent=run_subagent)
         return await tool.run(args, ctx)
 
-    async def _subagent(self, description: str, prompt: str, tool_node: str) -> str:
+    async def _subagent(
+        self, description: str, prompt: str, tool_node: str, agent: SubagentSpec | None
+    ) -> str:
         if self.depth + 1 > self.rt.max_depth:
             raise RuntimeError(f"sub-agent depth limit of {self.rt.max_depth} reached; do the task yourself")
+        system = self.rt.system + SUBAGENT_SYSTEM_SUFFIX
+        if agent is not None:
+            system = f"{agent.system_prompt}{SUBAGENT_SYSTEM_SUFFIX}"
         child = AgentRuntime(
             provider=self.rt.provider,
             toolbox=self.rt.toolbox,
             observer=self.rt.observer,
             approvals=self.rt.approvals,
             budget=self.rt.budget,
-            system=self.rt.system + SUBAGENT_SYSTEM_SUFFIX,
+            system=system,
             evidence=self.rt.evidence,
             max_depth=self.rt.max_depth,
             max_tokens=self.rt.max_tokens,
             context=self.rt.context,
+            hooks=self.rt.hooks,
+            model=agent.model if agent is not None and agent.model else self.rt.model,
+            # A general sub-agent of a restricted one gets no more tools than its parent.
+            tool_names=frozenset(agent.tools)
+            if agent is not None and agent.tools is not None
+            else self.rt.tool_names,
         )
+        label = f"{agent.name}: {description}" if agent is not None else description
         result = await run_agent(
-            child, [Message.user(prompt)], parent_id=tool_node, label=description, depth=self.depth + 1
+            child, [Message.user(prompt)], parent_id=tool_node, label=label, depth=self.depth + 1
         )
         if result.outcome != "answered":
             return f"[sub-agent stopped: {result.detail}] {result.answer}".strip()

@@ -28,6 +28,7 @@ NodeKind = Literal[
     "refine",
     "flow",
     "compact",
+    "hook",
 ]
 NodeStatus = Literal["done", "failed", "cancelled"]
 Verdict = Literal["pass", "revise"]

@@ -44,6 +44,8 @@ class ModelRequest:
     cache_tail: bool = True
     """Whether the end of the request is worth caching: true in an agent loop, whose next call
     repeats it; false for a one-off request such as the critic's, which no later call extends."""
+    model: str | None = None
+    """The model this request asks for instead of the provider's (a custom sub-agent's `model`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,8 +26,26 @@ class ToolInputError(Exception):
     """The model's input for a tool is invalid; the message goes back to the model."""
 
 
-RunSubagent = Callable[[str, str], Awaitable[str]]
-"""`(description, prompt) -> final answer`: runs a sub-agent under the calling tool's node."""
+@dataclass(frozen=True, slots=True)
+class SubagentSpec:
+    """A custom sub-agent the user defined (a Markdown file with front matter)."""
+
+    name: str
+    description: str
+    system_prompt: str
+    """The file's body: the sub-agent's system prompt."""
+    tools: tuple[str, ...] | None = None
+    """The tools it may use (None: all of them)."""
+    model: str | None = None
+    """The model its requests ask for (None: the session's)."""
+
+
+class RunSubagent(Protocol):
+    """Runs a sub-agent under the calling tool's node and returns its final answer."""
+
+    def __call__(self, description: str, prompt: str, agent: SubagentSpec | None = None) -> Awaitable[str]:
+        """Run `prompt` as a sub-agent (a custom one when `agent` is given), labelled `description`."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

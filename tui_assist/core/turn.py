@@ -17,6 +17,7 @@ from tui_assist.core.budget import Budget, BudgetTracker
 from tui_assist.core.context import ContextGuard
 from tui_assist.core.conversation import Conversation, Message, Usage
 from tui_assist.core.events import Verdict
+from tui_assist.core.hooks import NO_HOOKS, ToolHooks
 from tui_assist.core.model import Provider
 from tui_assist.core.observer import TurnObserver
 from tui_assist.core.prompts import CRITIC_PROMPT, PLAN_MODE_SUFFIX, SYSTEM_PROMPT
@@ -85,6 +86,8 @@ class TurnDeps:
     max_tokens: int = 8192
     context: ContextGuard | None = None
     """Keeps every request of the turn (generators and sub-agents included) inside the window."""
+    hooks: ToolHooks = NO_HOOKS
+    """The user's hooks around every tool call of the turn (sub-agents' included) and its answer."""
 
     def runtime(self, toolbox: Toolbox, observer: TurnObserver, budget: BudgetTracker) -> AgentRuntime:
         """An agent runtime over one toolbox, with fresh evidence (told of plan mode when it is on)."""
@@ -101,6 +104,7 @@ class TurnDeps:
             max_depth=self.max_depth,
             max_tokens=self.max_tokens,
             context=self.context,
+            hooks=self.hooks,
         )
 
 

@@ -239,7 +239,10 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
             asyncio.CancelledError: when the caller cancels; the stream is closed first.
         """
         params = build_stream_params(
-            request, self.model, cache=self.prompt_caching, web_search_max_uses=self.web_search_max_uses
+            request,
+            request.model or self.model,
+            cache=self.prompt_caching,
+            web_search_max_uses=self.web_search_max_uses,
         )
         client = self.client
         return await retry_broken_stream(
@@ -316,7 +319,7 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
             ProviderError: when counting fails; the message is one line.
         """
         params = build_stream_params(
-            request, self.model, cache=False, web_search_max_uses=self.web_search_max_uses
+            request, request.model or self.model, cache=False, web_search_max_uses=self.web_search_max_uses
         )
         client = self.client
         try:

@@ -201,7 +201,10 @@ class OpenAICompatProvider(SdkProvider[AsyncOpenAI]):
             asyncio.CancelledError: when the caller cancels; the stream is closed first.
         """
         params = build_chat_params(
-            request, self.model, max_tokens_param=self.max_tokens_param, include_usage=self.include_usage
+            request,
+            request.model or self.model,
+            max_tokens_param=self.max_tokens_param,
+            include_usage=self.include_usage,
         )
         client = self.client
         return await retry_broken_stream(

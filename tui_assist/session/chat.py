@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from tui_assist.core.approval import ApprovalMode, ApprovalPolicy
 from tui_assist.core.conversation import Conversation
+from tui_assist.core.events import NodeStarted
 from tui_assist.core.interrupted import interrupted_history
 from tui_assist.core.nodes import new_id
 from tui_assist.core.observer import FanOutObserver, NullObserver, RecordingObserver
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from tui_assist.core.compaction import HistorySummary
     from tui_assist.core.conversation import Message
     from tui_assist.core.events import TurnEvent
-    from tui_assist.core.observer import TurnObserver
+    from tui_assist.core.observer import ApprovalDecision, ToolApproval, TurnObserver
     from tui_assist.core.tooling import ToolboxFactory
     from tui_assist.core.turn import TurnResult, TurnStrategy
     from tui_assist.session.config import Price, Settings
@@ -51,6 +52,8 @@ RESUME_TURNS = 50
 """Turns redrawn when a conversation is resumed (the newest; the history sent is complete)."""
 TITLE_LIMIT = 80
 """Longest conversation title `rename` stores."""
+UNTITLED = "(new conversation)"
+"""The title of a conversation stored before its first turn (that turn replaces it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +112,8 @@ class ChatSession(SessionParts):
         self.conversation_id: str | None = None
         self._title: str | None = None
         """A title given (`rename`) before the conversation was stored."""
+        self._untitled = False
+        """The conversation was stored before its first turn, untitled: that turn titles it."""
         self.meter = Meter()
         self.instructions = Instructions()
         """The project instructions the last turn was given (AGENTS.md files)."""
@@ -116,6 +121,10 @@ class ChatSession(SessionParts):
         self._instructions: InstructionsLoader | None = None
         self._prompt_history: PromptHistory | None = None
         self._context: ContextKeeper | None = None
+        self._session_started: str | None = "startup"
+        """The `SessionStart` source still to run for this conversation (None: it ran)."""
+        self._prompt_context: tuple[str, str, list[TurnEvent]] | None = None
+        """What `UserPromptSubmit` hooks said for the next prompt: (prompt, context, their events)."""
         self._commands: CustomCommandLoader | None = None
 
     # -- the next turn -------------------------------------------------------------------------
@@ -149,6 +158,8 @@ class ChatSession(SessionParts):
             critic_prompt=s.critic_prompt,
             context=self.context,
         )
+        if self.hooks is not None:
+            deps.hooks = self.hooks
         if not self.refine:
             return AgentTurn(deps)
         # The critic's whole request must fit the window too, beside its reply; `critic_message`
@@ -207,7 +218,12 @@ class ChatSession(SessionParts):
             from tui_assist.session.context import ContextKeeper
 
             self._context = ContextKeeper(window=lambda: self.context_window, save=self._save_summary)
+            self._context.before_compact = self._pre_compact
         return self._context
+
+    async def _pre_compact(self, observer: TurnObserver, node_id: str, trigger: str) -> None:
+        if self.hooks is not None:
+            await self.hooks.pre_compact(observer, node_id, trigger)
 
     @property
     def context_window(self) -> int:
@@ -284,6 +300,46 @@ class ChatSession(SessionParts):
             return None
         return await asyncio.to_thread(expand_mentions, prompt, self.settings.workdir)
 
+    async def prompt_hooks(self, prompt: str) -> None:
+        """Run the `UserPromptSubmit` hooks for `prompt`, before the host runs it as a turn.
+
+        What they print is added to the message `run_turn(prompt)` sends; their nodes show under
+        that turn's node once it starts.
+
+        Raises:
+            PromptRefused: when a hook refuses the prompt (exit 2); no turn may run for it.
+        """
+        self._prompt_context = None
+        if self.hooks is None or not self.hooks.of("UserPromptSubmit"):
+            return
+        self.hooks.session_id = self.conversation_id
+        self.hooks.turn_id = None
+        seen = RecordingObserver()
+        context = await self.hooks.prompt_submit(prompt, seen)
+        self._prompt_context = (prompt, context, seen.events)
+
+    async def _hook_context(self, prompt: str, sent: str, turn_id: str) -> tuple[str, list[TurnEvent]]:
+        """`sent` with what the `SessionStart` (first turn) and `UserPromptSubmit` hooks said.
+
+        Their events come back too, to show under the turn's node (they ran before it started).
+        """
+        from tui_assist.session.hooks import with_context
+
+        pending, self._prompt_context = self._prompt_context, None
+        if self.hooks is None:
+            return sent, []
+        seen = RecordingObserver()
+        if pending is not None and pending[0] == prompt:
+            seen.events.extend(pending[2])
+        self.hooks.session_id = self.conversation_id
+        self.hooks.turn_id = turn_id
+        if self._session_started is not None:
+            source, self._session_started = self._session_started, None
+            sent = with_context(sent, await self.hooks.session_start(seen, source), "SessionStart")
+        if pending is not None and pending[0] == prompt:
+            sent = with_context(sent, pending[1], "UserPromptSubmit")
+        return sent, seen.events
+
     async def run_turn(
         self, prompt: str, observer: TurnObserver, *, attachments: Attachments | None = None
     ) -> TurnOutcome:
@@ -320,8 +376,12 @@ class ChatSession(SessionParts):
         checkpoints = self.checkpoints if stored else None
         checkpoint = await checkpoints.before(turn_id, warnings) if checkpoints else None
         log = RecordingObserver()
+        sent, before = await self._hook_context(prompt, sent, turn_id)
+        turn_observer: TurnObserver = FanOutObserver(observer, log)
+        if before:
+            turn_observer = _AfterTurnStart(turn_observer, turn_id, before)
         self._running = task = asyncio.create_task(
-            strategy.run(self.conversation, sent, FanOutObserver(observer, log), turn_id=turn_id)
+            strategy.run(self.conversation, sent, turn_observer, turn_id=turn_id)
         )
         try:
             result = await task
@@ -344,6 +404,8 @@ class ChatSession(SessionParts):
             return TurnOutcome(result, self.conversation_id, saved, warnings, attachments, compacted)
         finally:
             self._running = None
+            if self.hooks is not None:
+                warnings.extend(self.hooks.take_warnings())
             if checkpoints is not None:  # whatever the outcome: a cut turn may have changed files
                 await asyncio.shield(checkpoints.after(checkpoint))
         result.prompt = prompt  # stored as typed; the message sent, files attached, is in the history
@@ -358,15 +420,16 @@ class ChatSession(SessionParts):
             return False
         try:
             if self.conversation_id is None:
-                from tui_assist.store.db import title_from_prompt  # loaded with the store
-
                 self.conversation_id = await store.create_conversation(
-                    title=self._title or title_from_prompt(prompt),
+                    title=self._title or _title_of(prompt),
                     model=self.model,
                     workdir=str(self.settings.workdir),
                 )
                 self._title = None
                 self.conversation.id = self.conversation_id
+            elif self._untitled:
+                await store.rename_conversation(self.conversation_id, _title_of(prompt))
+            self._untitled = False
             await store.begin_turn(
                 conversation_id=self.conversation_id, turn_id=turn_id, strategy=strategy, prompt=prompt
             )
@@ -416,6 +479,27 @@ class ChatSession(SessionParts):
         self.context.reset()
         self.meter = Meter()
         self._title = None
+        self._session_started = "startup"
+        self._untitled = False
+
+    async def start_conversation(self) -> str:
+        """Store the conversation now, before its first turn, and return its id.
+
+        For hosts that must name the conversation before anything is said (an ACP session's id is
+        the conversation's). It is titled from its first prompt, unless `rename` gave it a title.
+
+        Raises:
+            SetupError: when there is no store.
+        """
+        store = self._need_store()
+        if self.conversation_id is None:
+            self.conversation_id = await store.create_conversation(
+                title=self._title or UNTITLED, model=self.model, workdir=str(self.settings.workdir)
+            )
+            self.conversation.id = self.conversation_id
+            self._untitled = self._title is None
+            self._title = None
+        return self.conversation_id
 
     async def rename(self, title: str) -> str:
         """Give the current conversation a title (`/rename NAME`).
@@ -443,6 +527,7 @@ class ChatSession(SessionParts):
             self._title = cleaned
         else:
             await store.rename_conversation(self.conversation_id, cleaned)
+            self._untitled = False
         return cleaned
 
     async def open_conversation(self, conversation_id: str) -> None:
@@ -464,6 +549,8 @@ class ChatSession(SessionParts):
         self.conversation_id = conversation_id
         self.context.reset(await store.load_summary(conversation_id), messages)
         self._title = None
+        self._session_started = "resume"
+        self._untitled = False
         # The meter shows what the conversation has spent so far, as stored turn by turn.
         row = await store.get_conversation(conversation_id)
         self.meter = Meter()
@@ -537,3 +624,35 @@ class ChatSession(SessionParts):
         if fmt == "md":
             return self.export_markdown()
         raise ExportError("JSON export needs the stored history, which is not available")
+
+
+class _AfterTurnStart:
+    """Passes events on; right after the turn's node starts, also those of the hooks run before it.
+
+    Their root nodes are moved under the turn's node, so a host sees one tree per turn.
+    """
+
+    def __init__(self, inner: TurnObserver, turn_id: str, before: list[TurnEvent]) -> None:
+        self._inner = inner
+        self._turn_id = turn_id
+        self._before: list[TurnEvent] | None = before
+
+    def on_event(self, event: TurnEvent) -> None:
+        self._inner.on_event(event)
+        if self._before is not None and isinstance(event, NodeStarted) and event.node_id == self._turn_id:
+            before, self._before = self._before, None
+            for earlier in before:
+                if isinstance(earlier, NodeStarted) and earlier.parent_id is None:
+                    earlier = replace(earlier, parent_id=self._turn_id)
+                self._inner.on_event(earlier)
+
+    async def approve(self, request: ToolApproval) -> ApprovalDecision:
+        return await self._inner.approve(request)
+
+
+def _title_of(prompt: str) -> str:
+    """A conversation's title from its first prompt: what was asked, not the documents it carried."""
+    from tui_assist.session.mentions import without_documents
+    from tui_assist.store.db import title_from_prompt  # loaded with the store
+
+    return title_from_prompt(without_documents(prompt))

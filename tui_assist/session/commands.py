@@ -118,6 +118,12 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("permissions", "The approval mode and every allow/deny rule with its source", "[remove N]"),
     Command("rename", "Rename the conversation", "NAME"),
+    Command(
+        "hooks",
+        "The hooks that run at session points and tool calls, and where they come from",
+        headless=True,
+    ),
+    Command("agents", "The custom sub-agents the model can hand a task to", headless=True),
     Command("memory", "List the loaded instruction files (AGENTS.md); /memory N opens one in $EDITOR", "[N]"),
     Command(
         "rewind",
@@ -288,6 +294,10 @@ async def run_headless(controller: TurnController, name: str, args: str) -> str:
             return cost_markdown(session.meter)
         case "compact":
             return await compact(controller, args)
+        case "hooks" | "agents":
+            from tui_assist.session.extensions import agents_markdown, hooks_markdown
+
+            return (hooks_markdown if name == "hooks" else agents_markdown)(session.extensions)
         case _:
             raise CommandError(f"/{name} needs the chat screen")
 

@@ -35,6 +35,8 @@ __all__ = [
     "ApprovalSettings",
     "BashToolSettings",
     "ConfigError",
+    "HookEvent",
+    "HookSettings",
     "ModelSettings",
     "PermissionSettings",
     "Price",
@@ -86,6 +88,34 @@ class ToolsSettings(_Section):
 
     bash: BashToolSettings = Field(default_factory=BashToolSettings)
     web: WebToolSettings = Field(default_factory=WebToolSettings)
+
+
+HookEvent = Literal["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "PreCompact"]
+"""The points where the user's hooks run."""
+
+
+class HookSettings(_Section):
+    """One `[[hooks.EVENT]]` table: a command run at that point (see `session/hooks.py`)."""
+
+    type: Literal["command"] = "command"
+    """The only kind of hook (accepted for Claude Code's shape)."""
+    command: str = Field(min_length=1)
+    """Run with `sh -c` in the workdir, the event's JSON on its stdin."""
+    matcher: str = ""
+    """For `PreToolUse` and `PostToolUse`: a regex the whole tool name must match (empty or `*`: all)."""
+    timeout: float = Field(default=60.0, gt=0)
+    """Seconds before the hook is killed (a warning; the turn goes on)."""
+
+    @field_validator("matcher")
+    @classmethod
+    def _matcher_compiles(cls, value: str) -> str:
+        import re
+
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"matcher is not a regular expression: {exc}") from exc
+        return value
 
 
 class PermissionSettings(_Section):
@@ -162,6 +192,10 @@ class Settings(_Section):
     """Whether sandboxed commands may use the network."""
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
+    hooks: dict[HookEvent, list[HookSettings]] = Field(default_factory=dict)
+    """The user's hooks by event (`[[hooks.PreToolUse]]`); a project's are in its settings.toml."""
+    trust_project: bool = False
+    """Trust the workdir's project hooks, MCP servers and agents (and remember it): `--trust-project`."""
     keymap: dict[str, str] = Field(default_factory=dict)
     """Binding id -> keys, e.g. `{"toggle-refine" = "ctrl+r"}`."""
     prices: dict[str, Price] = Field(default_factory=lambda: {DEFAULT_MODEL: Price()})

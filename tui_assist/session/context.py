@@ -114,6 +114,10 @@ class _Plan:
     """Where the turns to summarise end (the kept turns begin); None: no summary."""
 
 
+BeforeCompact = Callable[[TurnObserver, str, str], Awaitable[None]]
+"""`(observer, compact node id, trigger)`: what runs before a compaction (`manual` or `auto`)."""
+
+
 class ContextKeeper:
     """A `ContextGuard` over one conversation at a time (see the module docstring).
 
@@ -150,6 +154,8 @@ class ContextKeeper:
         self._run_cuts: dict[int, tuple[Message, int]] = {}
         self._cut_cache: dict[int, tuple[Message, Message]] = {}
         self._last: tuple[ModelRequest, int] | None = None
+        self.before_compact: BeforeCompact | None = None
+        """Runs the user's `PreCompact` hooks before each compaction (set by the session)."""
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -397,6 +403,8 @@ class ContextKeeper:
             return math.ceil(before * request_tokens(self._view(request)) / max(1, start))
 
         with NodeScope(observer, "compact", "compact", parent_id, detail=instructions or "") as node:
+            if self.before_compact is not None:
+                await self.before_compact(observer, node.node_id, "manual" if manual else "auto")
             usage = Usage()
             stage: Literal["trim", "summary"] = "trim"
             turns = plan.trimmed_turns

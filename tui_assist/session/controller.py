@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from tui_assist.core.events import UsageRecorded
+from tui_assist.session.hooks import PromptRefused
 from tui_assist.session.slash_commands import SlashInput, parse_slash
 
 if TYPE_CHECKING:
@@ -209,12 +210,15 @@ class TurnController:
             problem = session.provider_problem or "no provider is configured"
             return TurnEnded(prompt, None, problem=problem, unsent=True)
         try:
+            await session.prompt_hooks(prompt)  # the user's UserPromptSubmit hooks may refuse it
             attachments = await session.attach(prompt)
             if attachments is not None:
                 self.host.prompt_attached(attachments)
             outcome = await session.run_turn(prompt, self.observer, attachments=attachments)
         except asyncio.CancelledError:
             raise
+        except PromptRefused as exc:  # nothing sent or stored: the hook's words are the problem
+            return TurnEnded(prompt, None, problem=str(exc))
         except Exception as exc:  # a bug must not take the host down with it
             return TurnEnded(prompt, None, problem=f"{type(exc).__name__}: {exc}")
         return TurnEnded(prompt, outcome)

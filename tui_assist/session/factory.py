@@ -16,7 +16,7 @@ from tui_assist.paths import data_dir
 
 if TYPE_CHECKING:
     from tui_assist.core.model import Provider
-    from tui_assist.core.tooling import Tool, ToolboxFactory
+    from tui_assist.core.tooling import SubagentSpec, Tool, ToolboxFactory
     from tui_assist.session.config import Settings
     from tui_assist.store.db import Store
     from tui_assist.tools.mcp import McpManager, McpServerConfig
@@ -100,12 +100,14 @@ def make_toolbox_factory(
     settings: Settings,
     extra_tools: Callable[[], Sequence[Tool]] | None = None,
     sandbox: Sandbox | None = None,
+    subagents: Callable[[], Sequence[SubagentSpec]] | None = None,
 ) -> ToolboxFactory:
     """The tool registry's factory: a fresh toolbox (shell, editor, sub-agents, web_fetch, extras) per run.
 
-    `sandbox` is the OS sandbox bash runs in (`choose_sandbox`), None for none. The sandbox's
-    network switch does not apply to `web_fetch`: it runs in this process, behind the approval
-    policy and its own address checks.
+    `sandbox` is the OS sandbox bash runs in (`choose_sandbox`), None for none; `subagents` gives
+    the custom sub-agents the `agent` tool offers (read for each toolbox). The sandbox's network
+    switch does not apply to `web_fetch`: it runs in this process, behind the approval policy and
+    its own address checks.
     """
     from tui_assist.tools.registry import toolbox_factory
 
@@ -124,6 +126,7 @@ def make_toolbox_factory(
         extra_tools=extras,
         pass_env=settings.tools.bash.pass_env,
         sandbox=sandbox,
+        subagents=subagents or (),
     )
 
 

@@ -29,9 +29,10 @@ class HeadlessObserver:
         self._progress = progress
         self._out = out or sys.stderr
         self._compactions: set[str] = set()
+        self._hooks: dict[str, str] = {}
 
     def on_event(self, event: TurnEvent) -> None:
-        """Print one progress line for rounds, tool calls, verdicts and compactions."""
+        """Print one progress line for rounds, tool calls, verdicts, compactions and blocking hooks."""
         if not self._progress:
             return
         match event:
@@ -41,6 +42,10 @@ class HeadlessObserver:
                 self._compactions.add(node_id)
             case NodeFinished(node_id=node_id, output=output) if node_id in self._compactions and output:
                 self._write(f"  ⇣ {output}")
+            case NodeStarted(node_kind="hook", node_id=node_id, label=label):
+                self._hooks[node_id] = label
+            case NodeFinished(node_id=node_id, outcome="blocked") if node_id in self._hooks:
+                self._write(f"  ⊘ {self._hooks[node_id]}: blocked")
             case ToolCallStarted(name=name, input=input_):
                 self._write(f"  → {name} {_short(input_)}")
             case ToolCallFinished(is_error=True, name=name, output=output):

@@ -4,8 +4,9 @@ The project declares servers in Claude Code's `.mcp.json` (at the workdir, and a
 when that is another folder: the workdir's entry wins a name both declare) and in the
 `[mcpServers]` tables of `<workdir>/.tui-assist/settings.toml`. Those servers start programs or
 send headers chosen by whoever wrote the repository, so they are marked `origin = "project"` and
-run only when the host says the project is trusted (`session_mcp_servers(..., trust_project=)`);
-`project_mcp_servers` also returns the files it read, for the trust gate's digest. Two more rules
+run only when the project is trusted (`session/extensions.py` digests the files
+`project_mcp_servers` returns, and `SessionParts` passes the servers to `session_mcp_servers` only
+then). Two more rules
 keep a project from reaching further than its own servers: a project server is never `trusted`
 (its calls always pass the approval policy), and a name the user's config already uses stays the
 user's.

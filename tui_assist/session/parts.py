@@ -21,8 +21,10 @@ from tui_assist.session.factory import EmptyToolbox, MissingCredentials, SetupEr
 
 if TYPE_CHECKING:
     from tui_assist.core.model import Provider
-    from tui_assist.core.tooling import Tool, ToolboxFactory
+    from tui_assist.core.tooling import SubagentSpec, Tool, ToolboxFactory
     from tui_assist.session.config import Settings
+    from tui_assist.session.extensions import Extensions
+    from tui_assist.session.hooks import SessionHooks
     from tui_assist.session.rewind import TurnCheckpoints
     from tui_assist.store.db import Store
     from tui_assist.tools.mcp import McpManager
@@ -47,7 +49,6 @@ class SessionParts:
         approvals: ApprovalPolicy | None = None,
         mode: ApprovalMode | None = None,
         trust_sandbox: bool = True,
-        trust_project: bool = False,
     ) -> None:
         """Take the settings; the parts are built by `load`.
 
@@ -63,8 +64,6 @@ class SessionParts:
             mode: The approval mode to start in instead of the settings' (`bypass` for `--yes`).
             trust_sandbox: Whether sandboxed shell commands run without asking (see
                 `ApprovalPolicy`).
-            trust_project: Whether what the project folder declares may run (its MCP servers:
-                `.mcp.json`, `.tui-assist/settings.toml`); the project-trust gate decides it.
         """
         self._source: ConfigSource | None = None
         self._settings: Settings | None = None
@@ -82,8 +81,6 @@ class SessionParts:
         self._fixed_approvals = approvals is not None
         self._mode: ApprovalMode | None = mode
         self._trust_sandbox = trust_sandbox
-        self.trust_project = trust_project
-        """Whether the project's own MCP servers run (read by `load`)."""
         self.approvals = approvals or ApprovalPolicy(mode=mode or "default", trust_sandbox=trust_sandbox)
         self.sandbox_description = "sandbox: …"
         """One line for the status bar once `load` chose the bash sandbox."""
@@ -107,6 +104,10 @@ class SessionParts:
         self._ready = asyncio.Event()
         self.checkpoints: TurnCheckpoints | None = None
         """Snapshots of the workdir around each turn (None without a store of the session's own)."""
+        self.extensions: Extensions | None = None
+        """The user's and the project's hooks and custom sub-agents, and the project's trust."""
+        self.hooks: SessionHooks | None = None
+        """The hooks that run (None when there are none)."""
 
     # -- settings ------------------------------------------------------------------------------
 
@@ -186,6 +187,7 @@ class SessionParts:
         `provider_problem`, `store_error`, `notes`) and the host decides what that means.
         """
         await asyncio.to_thread(self._validate)
+        await asyncio.to_thread(self._load_extensions)
         await self._load_provider()
         if self._toolbox_factory is None:
             from tui_assist.tools.sandbox import choose_sandbox
@@ -229,12 +231,60 @@ class SessionParts:
         from tui_assist.session.factory import make_toolbox_factory
 
         try:
-            return make_toolbox_factory(self.settings, extra, sandbox)
+            return make_toolbox_factory(self.settings, extra, sandbox, self._custom_agents)
         except Exception as exc:  # a broken tool must not keep the chat from opening
             log.exception("tools unavailable")
             self.notes.append(f"tools are unavailable ({exc}); the model gets no tools")
             workdir = self.settings.workdir
             return lambda: EmptyToolbox(workdir)
+
+    def _load_extensions(self) -> None:
+        """Find the user's and the project's hooks and agents, and whether the project is trusted."""
+        from tui_assist.paths import config_dir, data_dir
+        from tui_assist.session.extensions import load_extensions
+
+        try:
+            found = load_extensions(self.settings, config_dir(), data_dir(self.settings.data_dir))
+        except Exception as exc:  # a broken agent file or hook table must not keep the session from opening
+            log.exception("hooks and agents unavailable")
+            self.notes.append(f"hooks and custom agents are off: {exc}")
+            return
+        self.extensions = found
+        self.notes.extend(found.warnings)
+        warning = found.untrusted_warning()
+        if warning is not None:
+            self.notes.append(warning)
+        self._adopt_hooks()
+
+    def _adopt_hooks(self) -> None:
+        from tui_assist.session.hooks import SessionHooks
+
+        found = self.extensions
+        hooks = found.active_hooks() if found is not None else []
+        s = self.settings
+        self.hooks = SessionHooks(hooks, s.workdir, frozenset(s.tools.bash.pass_env)) if hooks else None
+
+    def _custom_agents(self) -> Sequence[SubagentSpec]:
+        return self.extensions.active_agents() if self.extensions is not None else ()
+
+    def trust_project(self) -> bool:
+        """Trust the workdir's project with its files as they are (the TUI's dialog).
+
+        Its hooks and agents run from the next turn on.
+
+        Returns:
+            Whether the trust was saved (else it holds for this session only).
+        """
+        from tui_assist.paths import data_dir
+        from tui_assist.session.trust import ProjectTrust
+
+        found = self.extensions
+        if found is None:
+            return True
+        saved = ProjectTrust(data_dir(self.settings.data_dir)).trust(found.workdir, found.project_files)
+        found.trust = "trusted"
+        self._adopt_hooks()
+        return saved
 
     async def _start_mcp(self) -> Callable[[], Sequence[Tool]] | None:
         """Start the user's MCP servers (and the project's, when trusted); their tools join every toolbox."""
@@ -244,12 +294,10 @@ class SessionParts:
         try:
             project = await asyncio.to_thread(project_mcp_servers, self.settings.workdir)
             self.notes.extend(project.warnings)
-            if project.servers and not self.trust_project:
-                names = ", ".join(project.servers)
-                self.notes.append(
-                    f"the project's MCP servers ({names}) are not started: the project is not trusted"
-                )
-            servers, clashes = session_mcp_servers(self.settings, project if self.trust_project else None)
+            # The trust gate (`extensions`) digests the files `project_mcp_servers` read; an
+            # untrusted project's servers are named in its warning and its dialog.
+            trusted = self.extensions is not None and self.extensions.trusted
+            servers, clashes = session_mcp_servers(self.settings, project if trusted else None)
             self.notes.extend(clashes)
             self._mcp = manager = make_mcp(self.settings, servers)
             if manager is None:

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
 import aiosqlite
 
 from tui_assist.core.conversation import Usage
+from tui_assist.core.events import NodeFinished, NodeStarted, TurnEvent
 from tui_assist.store.base import StoreBase
 from tui_assist.store.rows import AuditLine, WeekStats
+
+
+def hook_counts(events: Sequence[TurnEvent]) -> tuple[int, int]:
+    """How many hook runs a turn's events show, and how many of them blocked."""
+    hooks = {e.node_id for e in events if isinstance(e, NodeStarted) and e.node_kind == "hook"}
+    blocked = sum(
+        1 for e in events if isinstance(e, NodeFinished) and e.node_id in hooks and e.outcome == "blocked"
+    )
+    return len(hooks), blocked
 
 
 async def insert_audit_line(db: aiosqlite.Connection, line: AuditLine) -> None:
@@ -17,8 +28,8 @@ async def insert_audit_line(db: aiosqlite.Connection, line: AuditLine) -> None:
     u = line.usage
     await db.execute(
         "INSERT INTO audit (at, conversation_id, turn_id, strategy, outcome, rounds, tool_calls, "
-        "input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, duration) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, duration, "
+        "hooks_run, hooks_blocked) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             line.at,
             line.conversation_id,
@@ -32,6 +43,8 @@ async def insert_audit_line(db: aiosqlite.Connection, line: AuditLine) -> None:
             u.cache_creation_input_tokens,
             u.cache_read_input_tokens,
             line.duration,
+            line.hooks_run,
+            line.hooks_blocked,
         ),
     )
 
@@ -44,8 +57,8 @@ class AuditMixin(StoreBase):
         async with self._lock:
             rows = await self._db.execute_fetchall(
                 "SELECT at, conversation_id, turn_id, strategy, outcome, rounds, tool_calls, input_tokens, "
-                "output_tokens, cache_creation_input_tokens, cache_read_input_tokens, duration "
-                "FROM audit ORDER BY id DESC LIMIT ?",
+                "output_tokens, cache_creation_input_tokens, cache_read_input_tokens, duration, "
+                "hooks_run, hooks_blocked FROM audit ORDER BY id DESC LIMIT ?",
                 (limit,),
             )
         lines = [
@@ -59,6 +72,8 @@ class AuditMixin(StoreBase):
                 tool_calls=int(r[6]),
                 usage=Usage(int(r[7]), int(r[8]), int(r[9]), int(r[10])),
                 duration=float(r[11]),
+                hooks_run=int(r[12]),
+                hooks_blocked=int(r[13]),
             )
             for r in rows
         ]

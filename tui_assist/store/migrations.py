@@ -265,9 +265,23 @@ async def m004_history_summaries(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m005_audit_hooks(db: aiosqlite.Connection) -> None:
+    """The audit line counts the user's hooks that ran in the turn, and those that blocked."""
+    columns = {row[1] for row in await db.execute_fetchall("PRAGMA table_info(audit)")}
+    for column in ("hooks_run", "hooks_blocked"):
+        if column not in columns:  # ALTER TABLE has no IF NOT EXISTS
+            await db.execute(f"ALTER TABLE audit ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
+
+
 Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
 
-MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_flow_runs, m003_checkpoints, m004_history_summaries)
+MIGRATIONS: tuple[Migration, ...] = (
+    m001_initial,
+    m002_flow_runs,
+    m003_checkpoints,
+    m004_history_summaries,
+    m005_audit_hooks,
+)
 """Every migration, in order: `MIGRATIONS[n - 1]` brings the schema to version n."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

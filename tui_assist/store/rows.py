@@ -116,6 +116,10 @@ class AuditLine:
     tool_calls: int
     usage: Usage
     duration: float
+    hooks_run: int = 0
+    """How many times the user's hooks ran in the turn."""
+    hooks_blocked: int = 0
+    """How many of those runs blocked (exit 2)."""
 
     def to_json(self) -> str:
         """The line as one compact JSON object."""
@@ -128,6 +132,8 @@ class AuditLine:
                 "outcome": self.outcome,
                 "rounds": self.rounds,
                 "tool_calls": self.tool_calls,
+                "hooks_run": self.hooks_run,
+                "hooks_blocked": self.hooks_blocked,
                 **self.usage.to_dict(),
                 "duration": round(self.duration, 3),
             },

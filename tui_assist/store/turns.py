@@ -18,7 +18,7 @@ from tui_assist.core.agent import ToolCallRecord
 from tui_assist.core.conversation import Message, Usage
 from tui_assist.core.events import TurnEvent, event_from_dict, event_to_dict
 from tui_assist.core.turn import TurnResult
-from tui_assist.store.audit import insert_audit_line
+from tui_assist.store.audit import hook_counts, insert_audit_line
 from tui_assist.store.base import RUNNING, StoreBase, StoreError, UnknownIdError, dumps_json, usage_from_json
 from tui_assist.store.event_log import coalesce_text, summarize
 from tui_assist.store.rows import AuditLine, RoundRow, ToolCallRow, TurnRow
@@ -152,6 +152,7 @@ class TurnsMixin(StoreBase):
             calls += [(r.index, call) for r in result.rounds for call in r.evidence]
             await self._insert_calls(db, turn_id, calls)
             await self._insert_events(db, turn_id, events)
+            hooks_run, hooks_blocked = hook_counts(events)
             await insert_audit_line(
                 db,
                 AuditLine(
@@ -164,6 +165,8 @@ class TurnsMixin(StoreBase):
                     tool_calls=result.tool_calls,
                     usage=usage,
                     duration=result.duration,
+                    hooks_run=hooks_run,
+                    hooks_blocked=hooks_blocked,
                 ),
             )
             await db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation_id))
@@ -225,6 +228,7 @@ class TurnsMixin(StoreBase):
             await self._insert_messages(db, turn_id, history)
             await self._insert_calls(db, turn_id, summary.calls)
             await self._insert_events(db, turn_id, events)
+            hooks_run, hooks_blocked = hook_counts(events)
             await insert_audit_line(
                 db,
                 AuditLine(
@@ -237,6 +241,8 @@ class TurnsMixin(StoreBase):
                     tool_calls=len(summary.calls),
                     usage=usage,
                     duration=duration,
+                    hooks_run=hooks_run,
+                    hooks_blocked=hooks_blocked,
                 ),
             )
             await db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation_id))

@@ -6,21 +6,29 @@ call, which is what anchors every refine round in the workdir with a clean shell
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypedDict, runtime_checkable
 
-from tui_assist.core.tooling import Tool, ToolboxFactory
+from tui_assist.core.tooling import SubagentSpec, Tool, ToolboxFactory
 from tui_assist.tools.files import TextEditorTool
 from tui_assist.tools.sandbox import Sandbox
 from tui_assist.tools.shell import BashTool
 from tui_assist.tools.subagent import AgentTool
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 ExtraTools = Sequence[Tool] | Callable[[], Sequence[Tool]]
 """Tools to offer after the built-in ones, or a callable read each time a toolbox is made (so
 tools that appear later, such as those of MCP servers started after the factory was built, are
 offered from the next turn on). They are shared between toolboxes: a `Toolset` closes only those
 with an `aclose()`, so shared tools must not have one."""
+
+
+Subagents = Sequence[SubagentSpec] | Callable[[], Sequence[SubagentSpec]]
+"""Custom sub-agents, or a callable read each time a toolbox is made (a project trusted later)."""
 
 
 @runtime_checkable
@@ -83,26 +91,31 @@ class Toolset:
         await self.aclose()
 
 
-def default_toolbox(
-    workdir: Path,
-    *,
-    bash_timeout: float = 120.0,
-    max_output_chars: int = 30_000,
-    extra_tools: ExtraTools = (),
-    pass_env: Sequence[str] = (),
-    sandbox: Sandbox | None = None,
-) -> Toolset:
+class ToolboxOptions(TypedDict, total=False):
+    """How the standard tools are set up; every key may be left out (its default applies)."""
+
+    bash_timeout: float
+    """Per-command timeout of the shell, in seconds (120)."""
+    max_output_chars: int
+    """Longer tool output is truncated with a marker (30,000)."""
+    extra_tools: ExtraTools
+    """More tools (e.g. `McpManager.current_tools`), or a callable returning them, read each time."""
+    pass_env: Sequence[str]
+    """Environment variables the shell gets even though their names look like secrets
+    (`Settings.tools.bash.pass_env`)."""
+    sandbox: Sandbox | None
+    """Run `bash` in this OS sandbox (`choose_sandbox(...).sandbox`); None: unsandboxed."""
+    subagents: Subagents
+    """The custom sub-agents the `agent` tool offers, or a callable read each time."""
+
+
+def default_toolbox(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolset:
     """The standard tools: `bash`, `str_replace_based_edit_tool` and `agent`, then any extras.
 
     Args:
         workdir: The anchored working directory; the shell starts there and the editor is
             confined to it.
-        bash_timeout: Per-command timeout of the shell, in seconds.
-        max_output_chars: Longer tool output is truncated with a marker.
-        extra_tools: More tools (e.g. `McpManager.current_tools`), or a callable returning them.
-        pass_env: Environment variables the shell gets even though their names look like
-            secrets (`Settings.tools.bash.pass_env`).
-        sandbox: Run `bash` in this OS sandbox (`choose_sandbox(...).sandbox`); None: unsandboxed.
+        **options: See `ToolboxOptions`.
 
     Returns:
         A fresh toolset with a shell that is not started yet.
@@ -111,57 +124,38 @@ def default_toolbox(
         ValueError: if an extra tool's name is already taken.
     """
     workdir = workdir.resolve()
+    extra_tools = options.get("extra_tools", ())
     extras = extra_tools() if callable(extra_tools) else extra_tools
+    max_output_chars = options.get("max_output_chars", 30_000)
+    subagents = options.get("subagents", ())
     return Toolset(
         workdir,
         [
             BashTool(
                 workdir,
-                timeout=bash_timeout,
+                timeout=options.get("bash_timeout", 120.0),
                 max_output_chars=max_output_chars,
-                pass_env=pass_env,
-                sandbox=sandbox,
+                pass_env=options.get("pass_env", ()),
+                sandbox=options.get("sandbox"),
             ),
             TextEditorTool(workdir, max_output_chars=max_output_chars),
-            AgentTool(),
+            AgentTool(subagents() if callable(subagents) else subagents),
             *extras,
         ],
     )
 
 
-def toolbox_factory(
-    workdir: Path,
-    *,
-    bash_timeout: float = 120.0,
-    max_output_chars: int = 30_000,
-    extra_tools: ExtraTools = (),
-    pass_env: Sequence[str] = (),
-    sandbox: Sandbox | None = None,
-) -> ToolboxFactory:
-    """A factory that makes a fresh default toolbox on each call.
+def toolbox_factory(workdir: Path, **options: Unpack[ToolboxOptions]) -> ToolboxFactory:
+    """A factory that makes a fresh default toolbox (`default_toolbox`) on each call.
 
     Args:
         workdir: The anchored working directory.
-        bash_timeout: Per-command timeout of the shell, in seconds.
-        max_output_chars: Longer tool output is truncated with a marker.
-        extra_tools: More tools, or a callable read on each call (see `ExtraTools`).
-        pass_env: Environment variables the shell gets even though their names look like
-            secrets (`Settings.tools.bash.pass_env`).
-        sandbox: Run `bash` in this OS sandbox; None: unsandboxed.
+        **options: See `ToolboxOptions`; `extra_tools` given as a callable is read on each call.
 
     Returns:
         A callable that returns a new `Toolset` each time.
     """
-    passed = tuple(pass_env)
-
-    def make() -> Toolset:
-        return default_toolbox(
-            workdir,
-            bash_timeout=bash_timeout,
-            max_output_chars=max_output_chars,
-            extra_tools=extra_tools,
-            pass_env=passed,
-            sandbox=sandbox,
-        )
-
-    return make
+    frozen = ToolboxOptions(**options)
+    if "pass_env" in frozen:
+        frozen["pass_env"] = tuple(frozen["pass_env"])
+    return functools.partial(default_toolbox, workdir, **frozen)

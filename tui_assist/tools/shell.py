@@ -133,7 +133,13 @@ def is_secret_variable(name: str) -> bool:
     return upper.startswith(_SECRET_PREFIXES) or any(word in upper for word in _SECRET_WORDS)
 
 
-def _shell_env(workdir: Path, pass_env: frozenset[str]) -> dict[str, str]:
+def shell_env(workdir: Path, pass_env: frozenset[str]) -> dict[str, str]:
+    """The environment the shell (and the user's hooks) run with: this process's, minus secrets.
+
+    Args:
+        workdir: Becomes `PWD`.
+        pass_env: Variables kept although their names look like secrets (`is_secret_variable`).
+    """
     env = {
         name: value
         for name, value in os.environ.items()
@@ -311,7 +317,7 @@ class ShellSession:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
                 cwd=self._workdir,
-                env=_shell_env(self._workdir, self._pass_env),
+                env=shell_env(self._workdir, self._pass_env),
                 start_new_session=True,
                 pass_fds=(read_end,),
             )

@@ -7,12 +7,13 @@ through the same approval policy as any other, and are recorded as evidence of t
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tui_assist.core.model import ToolSpec
-from tui_assist.core.tooling import ToolContext, ToolOutput
+from tui_assist.core.tooling import SubagentSpec, ToolContext, ToolOutput
 from tui_assist.tools.base import validate_input
 
 _DESCRIPTION = """\
@@ -31,6 +32,8 @@ class AgentArgs(BaseModel):
     """A short label for the task (a few words), shown as the sub-agent's node."""
     prompt: str = Field(min_length=1)
     """The full task for the sub-agent."""
+    subagent_type: str | None = None
+    """The name of a custom sub-agent to run (None: a general one with the same tools)."""
 
     @field_validator("description", "prompt")
     @classmethod
@@ -43,22 +46,36 @@ class AgentArgs(BaseModel):
 class AgentTool:
     """The `agent` tool: runs a sub-agent through `ToolContext.run_subagent`."""
 
-    def __init__(self) -> None:
-        """Create the tool; it holds no state."""
+    def __init__(self, subagents: Sequence[SubagentSpec] = ()) -> None:
+        """Create the tool.
+
+        Args:
+            subagents: The custom sub-agents the model may pick by name (`subagent_type`).
+        """
+        self._agents = {agent.name: agent for agent in subagents}
+        properties: dict[str, Any] = {
+            "description": {
+                "type": "string",
+                "description": "A short (3-5 word) label for the task.",
+            },
+            "prompt": {"type": "string", "description": "The complete task for the sub-agent."},
+        }
+        description = _DESCRIPTION
+        if self._agents:
+            listed = "\n".join(f"- {a.name}: {a.description}" for a in self._agents.values())
+            description += (
+                "\n\nSpecialised sub-agents (pass the name as `subagent_type`; omit it for a "
+                f"general one):\n{listed}"
+            )
+            properties["subagent_type"] = {
+                "type": "string",
+                "enum": list(self._agents),
+                "description": "Which specialised sub-agent runs the task (omit: a general one).",
+            }
         self._spec = ToolSpec(
             name="agent",
-            description=_DESCRIPTION,
-            input_schema={
-                "type": "object",
-                "properties": {
-                    "description": {
-                        "type": "string",
-                        "description": "A short (3-5 word) label for the task.",
-                    },
-                    "prompt": {"type": "string", "description": "The complete task for the sub-agent."},
-                },
-                "required": ["description", "prompt"],
-            },
+            description=description,
+            input_schema={"type": "object", "properties": properties, "required": ["description", "prompt"]},
         )
 
     @property
@@ -115,8 +132,19 @@ class AgentTool:
         Raises:
             asyncio.CancelledError: when the turn is cancelled.
         """
+        agent: SubagentSpec | None = None
+        if args.subagent_type is not None:
+            agent = self._agents.get(args.subagent_type)
+            if agent is None:
+                known = ", ".join(self._agents) or "none are defined"
+                return ToolOutput(
+                    f"Unknown subagent_type {args.subagent_type!r}. Available: {known}.", is_error=True
+                )
         try:
-            answer = await ctx.run_subagent(args.description, args.prompt)
+            if agent is None:
+                answer = await ctx.run_subagent(args.description, args.prompt)
+            else:
+                answer = await ctx.run_subagent(args.description, args.prompt, agent)
         except asyncio.CancelledError:
             raise
         except Exception as error:

@@ -260,6 +260,20 @@ def _theme(screen: MainScreen, args: str) -> None:
     app.switch_theme(args)
 
 
+@handles("hooks")
+def _hooks(screen: MainScreen, args: str) -> None:
+    from tui_assist.session.extensions import hooks_markdown
+
+    screen.conversation.add_notice(hooks_markdown(screen.session.extensions))
+
+
+@handles("agents")
+def _agents(screen: MainScreen, args: str) -> None:
+    from tui_assist.session.extensions import agents_markdown
+
+    screen.conversation.add_notice(agents_markdown(screen.session.extensions))
+
+
 @handles("memory")
 def _memory(screen: MainScreen, args: str) -> None:
     from tui_assist.session.instructions import describe

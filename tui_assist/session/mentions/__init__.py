@@ -24,7 +24,9 @@ from tui_assist.session.mentions.attachment import (
     Attachments,
     RefusalReason,
     Refused,
+    attach_documents,
     expand_mentions,
+    without_documents,
 )
 from tui_assist.session.mentions.completer import MentionCompleter
 from tui_assist.session.mentions.listing import (
@@ -62,9 +64,11 @@ __all__ = [
     "MentionQuery",
     "RefusalReason",
     "Refused",
+    "attach_documents",
     "expand_mentions",
     "find_mentions",
     "format_mention",
     "list_candidates",
     "mention_at",
+    "without_documents",
 ]

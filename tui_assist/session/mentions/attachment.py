@@ -31,6 +31,7 @@ import codecs
 import html
 import os
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -185,6 +186,37 @@ def expand_mentions(
     if blocks:
         text = "<attached-files>\n" + "\n".join(blocks) + "\n</attached-files>\n\n" + prompt
     return Attachments(prompt, text, tuple(attached), tuple(refused))
+
+
+_DOCUMENTS_OPEN = "<attached-documents>\n"
+_DOCUMENTS_CLOSE = "\n</attached-documents>"
+
+
+def attach_documents(prompt: str, documents: Sequence[tuple[str, str]]) -> str:
+    """`prompt` with texts that came along with it attached before it, as mentioned files are.
+
+    For text that is not a file of the workdir: what was piped on stdin, a buffer an editor sent.
+
+    Args:
+        prompt: What the user asked.
+        documents: `(source, text)` pairs; `source` labels the block (`stdin`, a URI).
+    """
+    if not documents:
+        return prompt
+    blocks = [
+        f'<document source="{html.escape(source)}">\n{text.removesuffix(chr(10))}\n</document>'
+        for source, text in documents
+    ]
+    return _DOCUMENTS_OPEN + "\n".join(blocks) + _DOCUMENTS_CLOSE + "\n\n" + prompt
+
+
+def without_documents(text: str) -> str:
+    """`text` without the documents `attach_documents` put before it (what the user asked)."""
+    if text.startswith(_DOCUMENTS_OPEN):
+        end = text.find(_DOCUMENTS_CLOSE)
+        if end >= 0:
+            return text[end + len(_DOCUMENTS_CLOSE) :].lstrip("\n")
+    return text
 
 
 def _label(root: Path, written: str, resolved: Path, is_dir: bool) -> str:

@@ -298,6 +298,9 @@ class MainScreen(Screen[None]):
     @work(group="start", exit_on_error=False)
     async def open_at_start(self, start: StartOptions) -> None:
         """Open the conversation the command line asked for, then send its prompt (if any)."""
+        from tui_assist.ui.screens.trust import ask_project_trust
+
+        await ask_project_trust(self.app, self.session)  # before anything of the project runs
         if start.resume == "":
             from tui_assist.ui.screens.resume import ResumeScreen
 

@@ -1,0 +1,78 @@
+"""The fold of core events into ACP updates, and ACP prompt blocks into a prompt (no process)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from acp import helpers
+from acp.schema import AgentMessageChunk, AgentThoughtChunk, FileEditToolCallContent, ToolCallStart
+
+from tui_assist.acp.agent import prompt_text
+from tui_assist.acp.updates import TurnUpdates
+from tui_assist.core.events import NodeStarted, StreamRetried, TextDelta, ToolCallFinished, ToolCallStarted
+
+
+def test_a_subagents_text_stays_out_of_the_answer_and_a_new_file_is_a_diff_from_nothing(
+    tmp_path: Path,
+) -> None:
+    fold = TurnUpdates(tmp_path)
+    events = [
+        NodeStarted(node_id="t", parent_id=None, node_kind="turn", label="turn"),
+        NodeStarted(node_id="a", parent_id="t", node_kind="agent", label="agent"),
+        TextDelta(node_id="a", text="half an "),
+        StreamRetried(node_id="a", attempt=1, error="overloaded"),
+        TextDelta(node_id="a", text="answer"),
+        ToolCallStarted(
+            node_id="c", parent_id="a", call_id="u1", name="agent", input={"description": "look"}
+        ),
+        NodeStarted(node_id="s", parent_id="c", node_kind="agent", label="sub-agent"),
+        TextDelta(node_id="s", text="the sub-agent's own words"),
+        ToolCallFinished(node_id="c", call_id="u1", name="agent", output="found it"),
+    ]
+    updates = [u for event in events for u in fold.updates(event)]
+    said = [u.content.text for u in updates if isinstance(u, AgentMessageChunk)]
+    assert said[0] == "half an " and "starting over" in said[1] and said[2:] == ["answer"]
+    start = next(u for u in updates if isinstance(u, ToolCallStart))
+    assert start.kind == "think"
+
+    create = {"command": "create", "path": "new.txt", "file_text": "hi\n"}
+    started = fold.updates(
+        ToolCallStarted(
+            node_id="e", parent_id="a", call_id="u2", name="str_replace_based_edit_tool", input=create
+        )
+    )
+    (tmp_path / "new.txt").write_text("hi\n")
+    finished = fold.updates(
+        ToolCallFinished(node_id="e", call_id="u2", name="str_replace_based_edit_tool", output="File created")
+    )
+    for update in (started[0], finished[0]):
+        diff = update.content[0]
+        assert isinstance(diff, FileEditToolCallContent)
+        assert (diff.path, diff.old_text, diff.new_text) == (str(tmp_path / "new.txt"), None, "hi\n")
+
+
+def test_thinking_is_a_thought_by_its_kind_name(tmp_path: Path) -> None:
+    class ThinkingDelta:  # the shape the transcript work adds (issue 27)
+        kind = "thinking_delta"
+        node_id = "a"
+        text = "pondering"
+
+    fold = TurnUpdates(tmp_path)
+    fold.updates(NodeStarted(node_id="a", parent_id=None, node_kind="agent", label="agent"))
+    [thought] = fold.updates(ThinkingDelta())  # type: ignore[arg-type]
+    assert isinstance(thought, AgentThoughtChunk) and thought.content.text == "pondering"
+
+
+def test_prompt_blocks_attach_resources_as_mentions_and_documents(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    blocks = [
+        helpers.text_block("explain"),
+        helpers.resource_link_block("app.py", (tmp_path / "src" / "app.py").as_uri()),
+        helpers.text_block("and this buffer"),
+        helpers.resource_block(helpers.embedded_text_resource((tmp_path / "draft.md").as_uri(), "# Draft\n")),
+        helpers.image_block("aGk=", "image/png"),
+    ]
+    text = prompt_text(blocks, tmp_path)
+    assert text.startswith('<attached-documents>\n<document source="draft.md">\n# Draft\n</document>')
+    assert "explain @src/app.py and this buffer" in text
+    assert "an image (image/png) was sent" in text

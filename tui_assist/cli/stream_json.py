@@ -1,0 +1,103 @@
+"""`ask --output-format stream-json`: the turn as it runs, one JSON object per line on stdout.
+
+Each line has a `type`: `turn_started` (`conversation_id`, `turn_id`, `strategy`), `text`
+(`node_id`, `text`: a delta), `thinking` (`node_id`, `text`), `tool_call` (`node_id`, `call_id`,
+`name`, `input`), `tool_result` (`call_id`, `is_error`, `output`, clipped), `round` (`index`,
+`verdict`, `feedback`), `usage` (`node_id`, `model`, `usage`); the last line is `result`, the
+object `--json` prints. Every line is flushed as it is written, so a pipe sees each step as it
+happens.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+from tui_assist.core.events import (
+    NodeStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnEvent,
+    UsageRecorded,
+    VerdictReached,
+)
+from tui_assist.core.text import truncation_marker
+from tui_assist.session.headless import HeadlessHost
+
+MAX_OUTPUT_CHARS = 4_000
+"""Characters of a tool's output a `tool_result` line carries (the rest is cut with a marker)."""
+
+
+class StreamJsonHost(HeadlessHost):
+    """The `ask` host that writes each step of the turn as one JSON line."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        """Write the lines to `out` (stdout); no progress lines on stderr."""
+        super().__init__(progress=False)
+        self._stream = out or sys.stdout
+        self._strategy = "agent"
+
+    def emit(self, data: dict[str, Any]) -> None:
+        """Write one line, and flush it."""
+        self._stream.write(json.dumps(data, ensure_ascii=False) + "\n")
+        self._stream.flush()
+
+    def turn_started(self, prompt: str, strategy: str) -> None:
+        """Keep the strategy for the `turn_started` line (written when the turn's node starts)."""
+        self._strategy = strategy
+
+    def on_event(self, event: TurnEvent) -> None:
+        """Write the line the event makes, if any."""
+        line = self._line(event)
+        if line is not None:
+            self.emit(line)
+
+    def _line(self, event: TurnEvent) -> dict[str, Any] | None:
+        match event:
+            case NodeStarted(node_kind="turn", node_id=node_id):
+                conversation_id = self.controller.session.conversation_id if self.controller else None
+                return {
+                    "type": "turn_started",
+                    "conversation_id": conversation_id,
+                    "turn_id": node_id,
+                    "strategy": self._strategy,
+                }
+            case TextDelta(node_id=node_id, text=text):
+                return {"type": "text", "node_id": node_id, "text": text}
+            case ToolCallStarted(node_id=node_id, call_id=call_id, name=name, input=input_):
+                return {
+                    "type": "tool_call",
+                    "node_id": node_id,
+                    "call_id": call_id,
+                    "name": name,
+                    "input": input_,
+                }
+            case ToolCallFinished(call_id=call_id, is_error=is_error, output=output):
+                return {
+                    "type": "tool_result",
+                    "call_id": call_id,
+                    "is_error": is_error,
+                    "output": _clipped(output),
+                }
+            case VerdictReached(round=index, verdict=verdict, feedback=feedback):
+                return {"type": "round", "index": index, "verdict": verdict, "feedback": feedback}
+            case UsageRecorded(node_id=node_id, model=model, usage=usage):
+                return {"type": "usage", "node_id": node_id, "model": model, "usage": usage.to_dict()}
+            case _:
+                pass
+        # TODO(transcript): match the thinking event by its class once it is on main (issue 27).
+        if getattr(event, "kind", "") == "thinking_delta":
+            return {
+                "type": "thinking",
+                "node_id": getattr(event, "node_id", ""),
+                "text": getattr(event, "text", ""),
+            }
+        return None
+
+
+def _clipped(output: str) -> str:
+    if len(output) <= MAX_OUTPUT_CHARS:
+        return output
+    return output[:MAX_OUTPUT_CHARS] + truncation_marker(len(output) - MAX_OUTPUT_CHARS)

@@ -1,0 +1,151 @@
+"""What the user and the project add to a session: hooks and custom sub-agents, and the trust gate.
+
+The user's own (config file, config dir) always apply. The project's (its settings.toml hooks,
+its agent files) apply only while `ProjectTrust` says the project is trusted with those files as
+they are; until then they are listed as *pending*, for the trust dialog or the headless warning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tui_assist.session.agents import AgentDefinition, agent_folders, load_agents, project_agent_files
+from tui_assist.session.hooks import HookDefinition, parse_hooks, project_hooks
+from tui_assist.session.mcp_config import project_mcp_servers
+from tui_assist.session.trust import ProjectTrust, TrustStatus
+
+if TYPE_CHECKING:
+    from tui_assist.core.tooling import SubagentSpec
+    from tui_assist.session.config import Settings
+
+MCP_FILE = ".mcp.json"
+"""The project's MCP servers, in Claude Code's format (started by the MCP layer once trusted)."""
+
+TRUST_HINT = "trust it with --trust-project, or in the TUI's trust dialog"
+
+
+@dataclass(slots=True)
+class Extensions:
+    """The hooks and agents found, and whether the project's may run."""
+
+    workdir: Path
+    hooks: list[HookDefinition] = field(default_factory=lambda: list[HookDefinition]())
+    """User and project hooks, in that order."""
+    agents: list[AgentDefinition] = field(default_factory=lambda: list[AgentDefinition]())
+    project_files: list[Path] = field(default_factory=lambda: list[Path]())
+    """The project files trusting covers (its settings.toml when it has hooks, its agent files)."""
+    mcp_servers: list[str] = field(default_factory=lambda: list[str]())
+    """The project's `.mcp.json` servers, one line each (`NAME: command args` or `NAME: url`)."""
+    trust: TrustStatus = "trusted"
+    warnings: list[str] = field(default_factory=lambda: list[str]())
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the project's hooks and agents run."""
+        return self.trust == "trusted"
+
+    def active_hooks(self) -> list[HookDefinition]:
+        """The hooks that run: the user's, and the project's once trusted."""
+        return [h for h in self.hooks if h.source == "user" or self.trusted]
+
+    def active_agents(self) -> list[SubagentSpec]:
+        """The sub-agents the `agent` tool offers (a trusted project's win a shared name)."""
+        agents = [a for a in self.agents if not a.project or self.trusted]
+        by_name = {a.spec.name: a.spec for a in agents}
+        return list(by_name.values())
+
+    def pending(self) -> list[str]:
+        """What the project would run once trusted, one line each (empty when nothing waits)."""
+        if self.trusted:
+            return []
+        lines = [f"hook {h.describe()}" for h in self.hooks if h.source == "project"]
+        lines += [f"agent {a.spec.name}: {a.path}" for a in self.agents if a.project]
+        lines += [f"MCP server {line}" for line in self.mcp_servers]
+        return lines
+
+    def hook_lines(self, user_file: Path) -> list[str]:
+        """`/hooks`: each hook, where it came from, and whether it waits for trust."""
+        return [
+            self._where(f"{h.describe()}", h.source == "project", h.origin or user_file) for h in self.hooks
+        ]
+
+    def agent_lines(self) -> list[str]:
+        """`/agents`: each custom sub-agent, where it came from, and whether it waits for trust."""
+        return [self._where(a.describe(), a.project, None) for a in self.agents]
+
+    def _where(self, line: str, project: bool, origin: Path | None) -> str:
+        where = f" · {'project' if project else 'user'}" + (f" ({origin})" if origin is not None else "")
+        waits = " · waits for you to trust the project" if project and not self.trusted else ""
+        return line + where + waits
+
+    def untrusted_warning(self) -> str | None:
+        """The headless warning that the project's hooks and agents did not run, or None."""
+        if self.trusted or not self.project_files:
+            return None
+        why = "its files changed since you trusted it" if self.trust == "changed" else "it is not trusted"
+        return f"this project's hooks, MCP servers and agents did not run: {why} ({TRUST_HINT})"
+
+
+def load_extensions(settings: Settings, config_dir: Path, data_dir: Path) -> Extensions:
+    """The hooks and agents of the user and of the project in `settings.workdir`, and its trust.
+
+    `settings.trust_project` (`--trust-project`) trusts the project with its files as they are now.
+    """
+    workdir = settings.workdir
+    found = Extensions(workdir)
+    user_table = {event: [h.model_dump() for h in hooks] for event, hooks in settings.hooks.items()}
+    hooks, warnings = parse_hooks(user_table, "user", None)
+    found.hooks += hooks
+    found.warnings += warnings
+    hooks, warnings, settings_file = project_hooks(workdir)
+    found.hooks += hooks
+    found.warnings += warnings
+    agents, warnings = load_agents(agent_folders(workdir, config_dir))
+    found.agents = agents
+    found.warnings += warnings
+    found.project_files = [
+        *([settings_file] if settings_file else []),
+        *project_agent_files(workdir, config_dir),
+    ]
+    # `.mcp.json` (workdir and git root) and `[mcpServers]` of settings.toml: what the MCP layer
+    # starts once the project is trusted, so the digest covers the files it reads.
+    project_mcp = project_mcp_servers(workdir)
+    found.project_files += [f for f in project_mcp.files if f not in found.project_files]
+    found.mcp_servers = project_mcp.describe()
+    trust = ProjectTrust(data_dir)
+    found.trust = trust.status(workdir, found.project_files)
+    if found.trust != "trusted" and settings.trust_project:
+        if not trust.trust(workdir, found.project_files):
+            found.warnings.append(
+                f"the project trust could not be saved in {trust.path}: trusted for this run"
+            )
+        found.trust = "trusted"
+    return found
+
+
+def hooks_markdown(found: Extensions | None) -> str:
+    """What `/hooks` says: each hook, where it came from, and whether it waits for trust."""
+    from tui_assist.paths import config_file
+
+    lines = found.hook_lines(config_file()) if found is not None else []
+    if not lines:
+        return (
+            "**Hooks** · none. Add `[[hooks.PreToolUse]]` tables (`command`, `matcher`, `timeout`) to "
+            f"`{config_file()}` or to the project's `.tui-assist/settings.toml`."
+        )
+    return "**Hooks**\n\n" + "\n".join(f"- `{line}`" for line in lines)
+
+
+def agents_markdown(found: Extensions | None) -> str:
+    """What `/agents` says: each custom sub-agent, where it came from, and whether it waits for trust."""
+    from tui_assist.paths import config_dir
+
+    lines = found.agent_lines() if found is not None else []
+    if not lines:
+        return (
+            "**Agents** · none. Put Markdown files with front matter (`name`, `description`, `tools`, "
+            f"`model`) in `.tui-assist/agents/`, `.claude/agents/` or `{config_dir() / 'agents'}`."
+        )
+    return "**Agents**\n\n" + "\n".join(f"- `{line}`" for line in lines)
