@@ -50,7 +50,9 @@ def write_config(tmp_path: Path, window: int | None = WINDOW, extra: str = "") -
     config = tmp_path / "xdg_config_home" / "tui-assist" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
     table = f'[models."claude-sonnet-4-6"]\ncontext_window = {window}\n' if window else ""
-    config.write_text(f'approval = {{ default = "allow" }}\n{extra}{table}')
+    # The window is sized for the shell, editor and agent tools: web_fetch's schema is left out.
+    web = "[tools.web]\nfetch = false\n"
+    config.write_text(f'approval = {{ default = "allow" }}\n{extra}{web}{table}')
 
 
 def answer(i: int) -> str:

@@ -2,6 +2,8 @@
 
     python tests/tools/mcp_server.py                  # stdio
     python tests/tools/mcp_server.py --http PORT      # streamable HTTP on 127.0.0.1:PORT/mcp
+    python tests/tools/mcp_server.py --sse PORT       # HTTP+SSE on 127.0.0.1:PORT/sse
+    ... --token T                                     # HTTP: refuse (401) without `Authorization: Bearer T`
     python tests/tools/mcp_server.py --fail-start     # writes to stderr and exits before serving
     python tests/tools/mcp_server.py --hang-start     # never answers the handshake
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
@@ -84,11 +87,34 @@ def main(argv: list[str]) -> None:
         for _ in sys.stdin:
             pass
         return
-    if "--http" in argv:
-        port = int(argv[argv.index("--http") + 1])
-        server.run("streamable-http", host="127.0.0.1", port=port)
-        return
+    for flag in ("--http", "--sse"):
+        if flag in argv:
+            import uvicorn
+
+            port = int(argv[argv.index(flag) + 1])
+            token = argv[argv.index("--token") + 1] if "--token" in argv else None
+            app = server.streamable_http_app() if flag == "--http" else server.sse_app()
+            uvicorn.run(_bearer_required(app, token), host="127.0.0.1", port=port, log_level="warning")
+            return
     server.run("stdio")
+
+
+def _bearer_required(app: Any, token: str | None) -> Any:
+    """The ASGI app, answering 401 to any HTTP request without `Authorization: Bearer TOKEN`."""
+    if token is None:
+        return app
+    expected = f"Bearer {token}".encode()
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != expected:
+            await send(
+                {"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"text/plain")]}
+            )
+            await send({"type": "http.response.body", "body": b"missing or wrong bearer token"})
+            return
+        await app(scope, receive, send)
+
+    return guarded
 
 
 if __name__ == "__main__":

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import socket
 import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pydantic
 import pytest
@@ -25,6 +24,8 @@ from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.tools.mcp import McpManager, McpServerConfig, McpTool, format_status, qualified_name
 from tui_assist.tools.registry import toolbox_factory
 from tui_assist.turns.agent import AgentTurn
+
+from .mcp_http import serving
 
 SERVER = str(Path(__file__).with_name("mcp_server.py"))
 
@@ -302,25 +303,9 @@ def test_results_become_text_for_the_model() -> None:
 
 
 @pytest.fixture
-def http_server(tmp_path: Path) -> Iterator[str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [sys.executable, SERVER, "--http", str(port)], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL
-    )
-    try:
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+def http_server() -> Iterator[str]:
+    with serving("http") as url:
+        yield url
 
 
 async def test_streamable_http_server(http_server: str, tmp_path: Path) -> None:
@@ -329,6 +314,32 @@ async def test_streamable_http_server(http_server: str, tmp_path: Path) -> None:
         assert manager.status()[0].state == "ready", manager.status()[0].error
         assert await call(manager, "remote__add", tmp_path, a=40, b=2) == ("42", False)
         assert tool(manager, "remote__add").side_effecting({}) is False
+
+
+@pytest.mark.parametrize("transport", ["http", "sse"])
+async def test_http_headers_expand_the_environment_and_the_server_checks_them(
+    transport: Literal["http", "sse"], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TA_TOKEN", "s3cret")
+    with serving(transport, token="s3cret") as url:
+        config = {"url": url, "headers": {"Authorization": "Bearer ${TA_TOKEN}"}, "trusted": True}
+        if transport == "sse":
+            config["transport"] = "sse"
+        good = McpServerConfig.model_validate(config)
+        assert good.transport == transport and good.headers["Authorization"] == "Bearer ${TA_TOKEN}"
+        literal = good.model_copy(update={"headers": {"Authorization": "Bearer wrong"}})
+        unset = good.model_copy(update={"headers": {"Authorization": "Bearer ${TA_UNSET_TOKEN}"}})
+        servers = {"remote": good, "literal": literal, "unset": unset}
+        async with McpManager(servers) as manager:
+            await manager.start()
+            states = {s.name: s for s in manager.status()}
+            assert states["remote"].state == "ready", states["remote"].error
+            assert await call(manager, "remote__echo", tmp_path, text="hi") == ("echo: hi", False)
+            assert states["literal"].state == "failed"
+            assert "401" in (states["literal"].error or "") and "token" in (states["literal"].error or "")
+            assert states["unset"].state == "failed"
+            assert "${TA_UNSET_TOKEN}, which is not set" in (states["unset"].error or "")
+            assert "s3cret" not in repr(manager.status())
 
 
 # --------------------------------------------------------------------------- names and config

@@ -30,6 +30,7 @@ from tui_assist.core.model import ContextOverflow, ModelRequest, ModelResponse, 
 from tui_assist.core.nodes import NodeScope, ToolCallScope
 from tui_assist.core.observer import NodeSink, TurnObserver
 from tui_assist.core.prompts import SUBAGENT_SYSTEM_SUFFIX
+from tui_assist.core.server_tools import cited_sources, server_tool_calls, sources_note
 from tui_assist.core.text import plural
 from tui_assist.core.tooling import SubagentSpec, Tool, Toolbox, ToolContext, ToolInputError, ToolOutput
 
@@ -178,8 +179,14 @@ class _AgentRun:
             invalid_before = bool(invalid)
             transcript.append(reply)
             added.append(reply)
-            answer = reply.text or answer
+            self._report_server_tools(reply)
+            note = sources_note(cited_sources(reply))
+            if note:
+                sink.text(note)  # the sources are listed under the answer, as streamed and as kept
+            answer = (reply.text + note) or answer
             uses = reply.tool_uses
+            if not uses and response.stop_reason == "pause_turn":
+                continue  # a server tool paused a long turn: sending the reply back resumes it
             if not uses:
                 again = None
                 if self.depth == 0 and stop_continues < MAX_STOP_CONTINUES:
@@ -227,6 +234,18 @@ class _AgentRun:
         if self.depth == 0:  # the meter shows the conversation's context, not a sub-agent's
             guard.measured(fitted.request, response.usage)
         return response
+
+    def _report_server_tools(self, reply: Message) -> None:
+        """Show the calls the provider ran itself (web searches) as tool calls, and keep them as evidence."""
+        rt = self.rt
+        for call in server_tool_calls(reply):
+            with ToolCallScope(rt.observer, self.node_id, call.call_id, call.name, call.input) as scope:
+                scope.finish(call.output, is_error=call.is_error)
+            rt.evidence.append(
+                ToolCallRecord(
+                    scope.node_id, self.node_id, call.name, call.input, call.output, call.is_error, 0.0
+                )
+            )
 
     async def _call(self, use: ToolUseBlock, invalid_input: str | None = None) -> ToolResultBlock:
         rt = self.rt

@@ -5,7 +5,8 @@ permission rules (the user's, the project's, and those allowed "for this session
 call the first of these that applies decides:
 
 1. a deny rule that matches (deny beats allow, in every mode);
-2. the mode `plan`: nothing side-effecting runs, and the model is told to read and propose;
+2. the mode `plan`: nothing side-effecting runs, and the model is told to read and propose (a
+   call that only reads but still asks, `web_fetch`, goes on to the rules and the user);
 3. the mode `bypass` (what `--yes` does): everything else runs;
 4. a call asking to leave the OS sandbox (`"sandbox": false`): always asks;
 5. an allow rule that covers the whole call;
@@ -45,6 +46,7 @@ __all__ = [
     "ApprovalPolicy",
     "FallbackAction",
     "McpBackedTool",
+    "ReadingTool",
     "Refusal",
     "SandboxedTool",
     "approval_request",
@@ -101,6 +103,15 @@ class McpBackedTool(Protocol):
         ...
 
 
+@runtime_checkable
+class ReadingTool(Protocol):
+    """A tool whose calls change nothing but still pass the approval policy (`web_fetch`)."""
+
+    def read_only(self, args: Any) -> bool:
+        """Whether this call only reads (so `plan` mode does not refuse it)."""
+        ...
+
+
 def approval_request(
     tool: Tool, args: Any, *, name: str, raw_input: dict[str, Any], node_id: str, workdir: Path | None
 ) -> ToolApproval:
@@ -128,6 +139,7 @@ def approval_request(
         sandbox=tool.sandbox_use(args) if isinstance(tool, SandboxedTool) else "off",
         mcp_server=server,
         mcp_tool=remote,
+        read_only=tool.read_only(args) if isinstance(tool, ReadingTool) else False,
     )
 
 
@@ -240,7 +252,7 @@ class ApprovalPolicy:
             return ApprovalOutcome(
                 False, "[approval] rules", f"Denied: {tool} is denied by the [approval] settings."
             )
-        if self.mode == "plan":
+        if self.mode == "plan" and not request.read_only:
             return ApprovalOutcome(False, "mode plan", PLAN_MESSAGE)
         if self.mode == "bypass":
             return ApprovalOutcome(True, "mode bypass")

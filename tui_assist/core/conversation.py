@@ -17,6 +17,9 @@ class TextBlock:
     """Plain text in a message."""
 
     text: str
+    citations: tuple[dict[str, Any], ...] = ()
+    """The sources this text cites, as the API sent them (a web search's carry an
+    `encrypted_index` the API wants back unchanged); `core/server_tools.py` reads them."""
     type: Literal["text"] = "text"
 
 
@@ -40,7 +43,24 @@ class ToolResultBlock:
     type: Literal["tool_result"] = "tool_result"
 
 
-Block = TextBlock | ToolUseBlock | ToolResultBlock
+SERVER_TOOL_BLOCK_TYPES = ("server_tool_use", "web_search_tool_result")
+"""The API's block types of tools it runs itself (the web search): call and result."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerToolBlock:
+    """A call or result of a tool the provider ran itself (the API's web search).
+
+    Kept verbatim, in the API's own shape, because continuing the conversation needs the blocks
+    back as they came (the results' `encrypted_content` included); the runtime runs nothing for it.
+    """
+
+    data: dict[str, Any]
+    """The API's block: `type` is one of `SERVER_TOOL_BLOCK_TYPES`."""
+    type: Literal["server_tool"] = "server_tool"
+
+
+Block = TextBlock | ToolUseBlock | ToolResultBlock | ServerToolBlock
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,10 +95,15 @@ class Message:
         blocks: list[dict[str, Any]] = []
         for b in self.content:
             match b:
-                case TextBlock(text=text):
-                    blocks.append({"type": "text", "text": text})
+                case TextBlock(text=text, citations=citations):
+                    text_block: dict[str, Any] = {"type": "text", "text": text}
+                    if citations:
+                        text_block["citations"] = list(citations)
+                    blocks.append(text_block)
                 case ToolUseBlock(id=id_, name=name, input=input_):
                     blocks.append({"type": "tool_use", "id": id_, "name": name, "input": input_})
+                case ServerToolBlock(data=data):
+                    blocks.append(dict(data))
                 case ToolResultBlock(tool_use_id=tid, content=content, is_error=is_error):
                     blocks.append(
                         {"type": "tool_result", "tool_use_id": tid, "content": content, "is_error": is_error}
@@ -109,7 +134,17 @@ def block_from_dict(b: dict[str, Any]) -> Block:
     """
     match b.get("type"):
         case "text":
-            return TextBlock(str(b.get("text", "")))
+            raw_citations: object = b.get("citations") or []
+            citations = (
+                tuple(
+                    cast(dict[str, Any], c) for c in cast(list[object], raw_citations) if isinstance(c, dict)
+                )
+                if isinstance(raw_citations, list)
+                else ()
+            )
+            return TextBlock(str(b.get("text", "")), citations)
+        case str(kind) if kind in SERVER_TOOL_BLOCK_TYPES:
+            return ServerToolBlock(dict(b))
         case "tool_use":
             return ToolUseBlock(str(b["id"]), str(b["name"]), dict(b.get("input") or {}))
         case "tool_result":

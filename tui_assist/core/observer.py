@@ -80,6 +80,9 @@ class ToolApproval:
     """For an MCP tool: its server's name in the config."""
     mcp_tool: str | None = None
     """For an MCP tool: its name on the server."""
+    read_only: bool = False
+    """The call only reads, yet asks because of where it reads (`web_fetch`): `plan` lets it be
+    allowed by a rule or the user instead of refusing it."""
     proposed_rules: tuple[str, ...] = ()
     """What `allow_session` and `allow_pattern` would add (filled in by the policy before asking)."""
     reason: str = ""

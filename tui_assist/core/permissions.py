@@ -11,6 +11,8 @@ the files through the `RulesFiles` port; `tui_assist.session.rule_files` reads a
 - `edit`: writes of the text editor inside the workdir (never to `.tui-assist/` or `.git/`, the
   files that decide what may run).
 - `mcp__SERVER` / `mcp__SERVER__TOOL`: the tools of an MCP server, or one of them.
+- `web_fetch(domain:HOST)`: `web_fetch` calls whose URL's host is HOST (exactly, case aside;
+  Claude Code's `WebFetch(domain:HOST)` is read the same way). Plain `web_fetch` allows every host.
 - any other tool name: every call of that tool.
 
 Deny beats allow. A shell command is parsed with a real parser (`bashlex`, in
@@ -31,6 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
+from urllib.parse import urlsplit
 
 from tui_assist.core.rule_files import (
     PROJECT_DIR,
@@ -57,21 +60,26 @@ __all__ = [
     "RuleError",
     "RuleSource",
     "analyse_command",
+    "WEB_FETCH_TOOL",
     "canonical_rule",
     "project_settings_path",
     "propose_bash_rule",
+    "url_host",
 ]
 
-RuleKind = Literal["bash", "edit", "mcp", "tool"]
+RuleKind = Literal["bash", "edit", "mcp", "tool", "web"]
 
 BASH_TOOL = "bash"
 EDITOR_TOOL = "str_replace_based_edit_tool"
-"""The contract names of the two built-in tools the rules understand."""
+WEB_FETCH_TOOL = "web_fetch"
+"""The contract names of the built-in tools the rules understand."""
 EDITOR_WRITES = frozenset({"create", "str_replace", "insert"})
 PROTECTED_DIRS = (PROJECT_DIR, ".git")
 """Workdir folders whose files decide what runs: never written without a dialog."""
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_WEB_RULE = re.compile(r"^(?:web_fetch|WebFetch)\(\s*domain:\s*([^\s()]+)\s*\)$")
+_HOST_CHARS = re.compile(r"^[a-z0-9.:\[\]_-]+$")
 _MCP_PREFIX = "mcp__"
 _SEPARATOR = "__"
 
@@ -119,7 +127,8 @@ class Rule:
     source: RuleSource
     kind: RuleKind
     target: str
-    """The glob for `bash`, the tool name for `tool`, the server for `mcp`, empty for `edit`."""
+    """The glob for `bash`, the tool name for `tool`, the server for `mcp`, the host for `web`,
+    empty for `edit`."""
     mcp_tool: str | None = None
     """For `mcp__SERVER__TOOL`: the tool's name on its server."""
     written: str = ""
@@ -151,9 +160,16 @@ class Rule:
             return cls(f"{BASH_TOOL}({pattern})", effect, source, "bash", pattern, written=written)
         if text == "edit":
             return cls("edit", effect, source, "edit", "", written=written)
+        if text.startswith((f"{WEB_FETCH_TOOL}(", "WebFetch(")):
+            match = _WEB_RULE.match(text)
+            host = match.group(1).lower().rstrip(".") if match else ""
+            if not host or not _HOST_CHARS.match(host):
+                raise RuleError(f"invalid rule {written!r}: expected web_fetch(domain:HOST)")
+            return cls(f"{WEB_FETCH_TOOL}(domain:{host})", effect, source, "web", host, written=written)
         if not _TOOL_NAME.match(text):
             raise RuleError(
-                f"invalid rule {written!r}: expected bash(PATTERN), edit, mcp__SERVER[__TOOL] or a tool name"
+                f"invalid rule {written!r}: expected bash(PATTERN), edit, web_fetch(domain:HOST), "
+                "mcp__SERVER[__TOOL] or a tool name"
             )
         if text.startswith(_MCP_PREFIX):
             server, _, tool = text[len(_MCP_PREFIX) :].partition(_SEPARATOR)
@@ -211,6 +227,22 @@ def propose_bash_rule(simple: str) -> str:
     return f"{BASH_TOOL}({' '.join(words[:keep])} *)"
 
 
+def url_host(url: str) -> str | None:
+    """The host of a URL as rules compare it: lower case, without a trailing dot (None: none).
+
+    Args:
+        url: An absolute URL.
+
+    Returns:
+        `example.com`, `127.0.0.1`, `::1`; None when the URL has no host.
+    """
+    try:
+        host = urlsplit(url.strip()).hostname
+    except ValueError:
+        return None
+    return host.rstrip(".") or None if host else None
+
+
 # --------------------------------------------------------------------------- the rule set
 
 
@@ -255,6 +287,8 @@ class Permissions:
                         return rule, simple
             elif rule.kind == "edit" and _editor_write(request):
                 return rule, f"{request.input.get('command')} {request.input.get('path')}"
+            elif rule.kind == "web" and _fetches_from(rule, request):
+                return rule, f"{WEB_FETCH_TOOL} of {rule.target}"
             elif _matches_tool(rule, request):
                 return rule, request.tool
         return None
@@ -273,6 +307,8 @@ class Permissions:
             if rule.kind == "mcp" and _matches_tool(rule, request):
                 return rule
             if rule.kind == "edit" and self.is_workdir_edit(request):
+                return rule
+            if rule.kind == "web" and _fetches_from(rule, request):
                 return rule
         if analysis is None or not analysis.parsed or analysis.writes:
             return None
@@ -315,7 +351,8 @@ class Permissions:
 
         Returns:
             One `bash(...)` rule per simple command no rule covers yet; `edit` for an editor
-            write inside the workdir; `mcp__SERVER__TOOL` for an MCP tool; else the tool name.
+            write inside the workdir; `mcp__SERVER__TOOL` for an MCP tool; `web_fetch(domain:HOST)`
+            for a fetch; else the tool name.
             Empty when nothing sensible can be proposed (an unparsable command, a write to a
             protected folder).
         """
@@ -328,6 +365,9 @@ class Permissions:
             return ("edit",) if self.is_workdir_edit(request) else ()
         if request.mcp_server is not None and request.mcp_tool is not None:
             return (f"{_MCP_PREFIX}{request.mcp_server}{_SEPARATOR}{request.mcp_tool}",)
+        if request.tool == WEB_FETCH_TOOL:
+            host = _request_host(request)
+            return (f"{WEB_FETCH_TOOL}(domain:{host})",) if host is not None else ()
         return (request.tool,) if _TOOL_NAME.match(request.tool) else ()
 
     # ----------------------------------------------------------------- changing
@@ -388,6 +428,15 @@ def bash_analysis(request: ToolApproval) -> CommandAnalysis | None:
         return None
     command = request.input.get("command")
     return analyse_command(command) if isinstance(command, str) and command.strip() else CommandAnalysis(())
+
+
+def _request_host(request: ToolApproval) -> str | None:
+    url = request.input.get("url")
+    return url_host(url) if isinstance(url, str) else None
+
+
+def _fetches_from(rule: Rule, request: ToolApproval) -> bool:
+    return request.tool == WEB_FETCH_TOOL and _request_host(request) == rule.target
 
 
 def _editor_write(request: ToolApproval) -> bool:

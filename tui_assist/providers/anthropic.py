@@ -19,6 +19,12 @@ Prompt caching uses at most four `cache_control` breakpoints, in prefix order: t
 the system prompt, the end of the stable history (`ModelRequest.stable_prefix`) and the end of
 the final message. The stable breakpoint lets a turn read back the history that the previous
 turn wrote even though the final-message breakpoint moves on every call.
+
+With `web_search_max_uses`, every request that offers tools also offers the API's web search
+server tool (`web_search_20250305`), first, so the tools' cache breakpoint covers it; the critic's
+requests offer no tools, so it never searches. The reply's `server_tool_use` and
+`web_search_tool_result` blocks, and its text blocks' citations, are kept verbatim in the
+neutral message (`ServerToolBlock`, `TextBlock.citations`), since the API wants them back.
 """
 
 from __future__ import annotations
@@ -44,7 +50,16 @@ from anthropic.types import (
 from anthropic.types import Message as ApiMessage
 from anthropic.types import Usage as ApiUsage
 
-from tui_assist.core.conversation import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from tui_assist.core.conversation import (
+    SERVER_TOOL_BLOCK_TYPES,
+    Block,
+    Message,
+    ServerToolBlock,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
 from tui_assist.core.model import (
     DEFAULT_REQUEST_TIMEOUT,
     ModelRequest,
@@ -84,11 +99,16 @@ __all__ = [
     "NATIVE_TOOL_TYPES",
     "TEXT_EDITOR_TOOL_NAME",
     "TEXT_EDITOR_TOOL_TYPE",
+    "WEB_SEARCH_TOOL_TYPE",
     "AnthropicProvider",
     "StreamParams",
     "anthropic_credentials_available",
     "build_stream_params",
 ]
+
+WEB_SEARCH_TOOL_TYPE: Final = "web_search_20250305"
+"""The web search server tool's version: the one every current Claude model takes without the
+code execution tool (the 2026 versions filter results with it)."""
 
 MAX_CACHE_BREAKPOINTS: Final = 4
 """The API rejects a request with more `cache_control` blocks than this."""
@@ -148,6 +168,8 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
         client: A ready client to use instead of building one. It is used as it is (the retry
             and idle-timeout arguments do not apply to it, `request_timeout` does) and
             `aclose()` leaves it open: whoever made it closes it.
+        web_search_max_uses: Offer the API's web search server tool with requests that offer
+            tools, allowing this many searches per request; None: not offered.
     """
 
     name = "anthropic"
@@ -165,6 +187,7 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
         stream_idle_timeout: float | None = None,
         client: AsyncAnthropic | None = None,
+        web_search_max_uses: int | None = None,
     ) -> None:
         super().__init__(
             model,
@@ -177,6 +200,8 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
             stream_idle_timeout=stream_idle_timeout,
             client=client,
         )
+        self.web_search_max_uses = web_search_max_uses
+        """Searches per request when the web search server tool is offered (None: not offered)."""
         self.prompt_caching = prompt_caching
 
     @property
@@ -214,7 +239,12 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
             ProviderError: when the call fails for good; the message is one line.
             asyncio.CancelledError: when the caller cancels; the stream is closed first.
         """
-        params = build_stream_params(request, request.model or self.model, cache=self.prompt_caching)
+        params = build_stream_params(
+            request,
+            request.model or self.model,
+            cache=self.prompt_caching,
+            web_search_max_uses=self.web_search_max_uses,
+        )
         client = self.client
         return await retry_broken_stream(
             lambda: self._attempt(client, params, sink),
@@ -292,7 +322,9 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
         Raises:
             ProviderError: when counting fails; the message is one line.
         """
-        params = build_stream_params(request, request.model or self.model, cache=False)
+        params = build_stream_params(
+            request, request.model or self.model, cache=False, web_search_max_uses=self.web_search_max_uses
+        )
         client = self.client
         try:
             counted = await client.messages.count_tokens(
@@ -312,7 +344,9 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
 # --------------------------------------------------------------------------- request
 
 
-def build_stream_params(request: ModelRequest, model: str, *, cache: bool = True) -> StreamParams:
+def build_stream_params(
+    request: ModelRequest, model: str, *, cache: bool = True, web_search_max_uses: int | None = None
+) -> StreamParams:
     """Translate a neutral request into `messages.stream()` arguments, with cache breakpoints.
 
     Empty or whitespace-only text blocks are dropped, and so is a message left with no content
@@ -324,6 +358,8 @@ def build_stream_params(request: ModelRequest, model: str, *, cache: bool = True
         request: The neutral request.
         model: The model id.
         cache: Whether to place prompt-caching breakpoints at all.
+        web_search_max_uses: Offer the web search server tool (first) when the request offers
+            tools, with this many uses; None: not offered.
 
     Returns:
         The keyword arguments, with at most `MAX_CACHE_BREAKPOINTS` `cache_control` marks.
@@ -359,10 +395,16 @@ def build_stream_params(request: ModelRequest, model: str, *, cache: bool = True
     if request.tools:
         native = supports_native_tools(model)
         last = len(request.tools) - 1
-        params["tools"] = [
+        tools: list[ToolUnionParam] = []
+        if web_search_max_uses is not None:
+            tools.append(
+                {"type": WEB_SEARCH_TOOL_TYPE, "name": "web_search", "max_uses": web_search_max_uses}
+            )
+        tools += [
             _tool_param(t, native=native, cache="tools" in marks and i == last)
             for i, t in enumerate(request.tools)
         ]
+        params["tools"] = tools
     return params
 
 
@@ -416,9 +458,14 @@ def _content_params(blocks: Sequence[Block]) -> list[_ContentParam]:
     out: list[_ContentParam] = []
     for block in blocks:
         match block:
-            case TextBlock(text=text):
+            case TextBlock(text=text, citations=citations):
                 if text.strip():
-                    out.append({"type": "text", "text": text})
+                    param: TextBlockParam = {"type": "text", "text": text}
+                    if citations:
+                        param["citations"] = cast(Any, list(citations))
+                    out.append(param)
+            case ServerToolBlock(data=data):
+                out.append(cast(_ContentParam, dict(data)))
             case ToolUseBlock(id=id_, name=name, input=input_):
                 out.append({"type": "tool_use", "id": id_, "name": name, "input": input_})
             case ToolResultBlock(tool_use_id=tool_use_id, content=content, is_error=is_error):
@@ -472,9 +519,12 @@ def _to_response(final: ApiMessage) -> ModelResponse:
     blocks: list[Block] = []
     invalid: dict[str, str] = {}
     for block in final.content:
-        # Thinking, redacted thinking and server-tool blocks have no neutral form yet.
+        # Thinking and redacted thinking have no neutral form yet.
         if block.type == "text" and block.text:
-            blocks.append(TextBlock(block.text))
+            citations = tuple(c.model_dump(mode="json", exclude_none=True) for c in block.citations or ())
+            blocks.append(TextBlock(block.text, citations))
+        elif block.type in SERVER_TOOL_BLOCK_TYPES:
+            blocks.append(ServerToolBlock(block.model_dump(mode="json", exclude_none=True)))
         elif block.type == "tool_use":
             arguments, problem = tool_input_object(block.name, block.input)
             if problem is not None:

@@ -54,7 +54,15 @@ from openai.types.chat import (
 )
 from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 
-from tui_assist.core.conversation import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from tui_assist.core.conversation import (
+    Block,
+    Message,
+    ServerToolBlock,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
 from tui_assist.core.model import (
     DEFAULT_REQUEST_TIMEOUT,
     ModelRequest,
@@ -328,7 +336,7 @@ def _message_params(message: Message) -> list[ChatCompletionMessageParam]:
             case TextBlock(text=text):
                 if text.strip():
                     texts.append(text)
-            case ToolUseBlock():
+            case ToolUseBlock() | ServerToolBlock():
                 pass  # not valid in a user message; nothing to translate
     if texts:
         out.append({"role": "user", "content": "\n\n".join(texts)})

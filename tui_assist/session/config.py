@@ -42,6 +42,7 @@ __all__ = [
     "Price",
     "Settings",
     "ToolsSettings",
+    "WebToolSettings",
     "validate",
 ]
 
@@ -69,10 +70,24 @@ class BashToolSettings(_Section):
     `*TOKEN*`, `*PASSWORD*`, `ANTHROPIC_*`, `OPENAI_*`); every other secret stays out of it."""
 
 
+class WebToolSettings(_Section):
+    """The `[tools.web]` table."""
+
+    fetch: bool = True
+    """Offer the `web_fetch` tool."""
+    allow_private: bool = False
+    """Let `web_fetch` reach loopback, private and link-local addresses (a local dev server)."""
+    search: bool = False
+    """With the Anthropic provider, offer the API's web search server tool."""
+    search_max_uses: int = Field(default=5, ge=1)
+    """Searches the model may run per request."""
+
+
 class ToolsSettings(_Section):
     """The `[tools]` table: settings of the built-in tools."""
 
     bash: BashToolSettings = Field(default_factory=BashToolSettings)
+    web: WebToolSettings = Field(default_factory=WebToolSettings)
 
 
 HookEvent = Literal["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "PreCompact"]

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tui_assist.session.agents import AgentDefinition, agent_folders, load_agents, project_agent_files
 from tui_assist.session.hooks import HookDefinition, parse_hooks, project_hooks
+from tui_assist.session.mcp_config import project_mcp_servers
 from tui_assist.session.trust import ProjectTrust, TrustStatus
 
 if TYPE_CHECKING:
@@ -108,10 +109,11 @@ def load_extensions(settings: Settings, config_dir: Path, data_dir: Path) -> Ext
         *([settings_file] if settings_file else []),
         *project_agent_files(workdir, config_dir),
     ]
-    mcp_file = workdir / MCP_FILE
-    if mcp_file.is_file():
-        found.project_files.append(mcp_file)
-        found.mcp_servers = _mcp_lines(mcp_file)
+    # `.mcp.json` (workdir and git root) and `[mcpServers]` of settings.toml: what the MCP layer
+    # starts once the project is trusted, so the digest covers the files it reads.
+    project_mcp = project_mcp_servers(workdir)
+    found.project_files += [f for f in project_mcp.files if f not in found.project_files]
+    found.mcp_servers = project_mcp.describe()
     trust = ProjectTrust(data_dir)
     found.trust = trust.status(workdir, found.project_files)
     if found.trust != "trusted" and settings.trust_project:
@@ -121,25 +123,6 @@ def load_extensions(settings: Settings, config_dir: Path, data_dir: Path) -> Ext
             )
         found.trust = "trusted"
     return found
-
-
-def _mcp_lines(path: Path) -> list[str]:
-    """What the trust dialog names for each server of a `.mcp.json` (the file itself if unreadable)."""
-    import json
-
-    try:
-        servers: Any = json.loads(path.read_text(encoding="utf-8"))["mcpServers"]
-        items = list(servers.items())
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return [f"(from {path}, which cannot be read)"]
-    lines: list[str] = []
-    for name, server in items:
-        spec: Any = server if isinstance(server, dict) else {}
-        args: Any = spec.get("args")
-        words = [str(spec.get("command") or ""), *(str(a) for a in (args if isinstance(args, list) else []))]
-        target = str(spec.get("url") or "") or " ".join(w for w in words if w)
-        lines.append(f"{name}: {target or '?'}")
-    return lines
 
 
 def hooks_markdown(found: Extensions | None) -> str:

@@ -7,7 +7,7 @@ builder imports its heavy module (an SDK, the tools, aiosqlite) only when called
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from tui_assist.core.tooling import SubagentSpec, Tool, ToolboxFactory
     from tui_assist.session.config import Settings
     from tui_assist.store.db import Store
-    from tui_assist.tools.mcp import McpManager
+    from tui_assist.tools.mcp import McpManager, McpServerConfig
     from tui_assist.tools.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
@@ -59,8 +59,12 @@ def make_provider(settings: Settings) -> Provider:
             raise MissingCredentials(MISSING_CREDENTIALS_HINT)
         from tui_assist.providers.anthropic import AnthropicProvider
 
+        web = settings.tools.web
         return AnthropicProvider(
-            settings.resolved_model, base_url=settings.base_url, request_timeout=settings.request_timeout
+            settings.resolved_model,
+            base_url=settings.base_url,
+            request_timeout=settings.request_timeout,
+            web_search_max_uses=web.search_max_uses if web.search else None,
         )
     from tui_assist.providers.profiles import EndpointError, is_openai_compatible, make_openai_provider
 
@@ -98,32 +102,48 @@ def make_toolbox_factory(
     sandbox: Sandbox | None = None,
     subagents: Callable[[], Sequence[SubagentSpec]] | None = None,
 ) -> ToolboxFactory:
-    """The tool registry's factory: a fresh toolbox (shell, editor, sub-agents, `extra_tools`) per run.
+    """The tool registry's factory: a fresh toolbox (shell, editor, sub-agents, web_fetch, extras) per run.
 
     `sandbox` is the OS sandbox bash runs in (`choose_sandbox`), None for none; `subagents` gives
-    the custom sub-agents the `agent` tool offers (read for each toolbox).
+    the custom sub-agents the `agent` tool offers (read for each toolbox). The sandbox's network
+    switch does not apply to `web_fetch`: it runs in this process, behind the approval policy and
+    its own address checks.
     """
     from tui_assist.tools.registry import toolbox_factory
+
+    shared: list[Tool] = []
+    if settings.tools.web.fetch:
+        from tui_assist.tools.web import WebFetchTool
+
+        shared.append(WebFetchTool(allow_private=settings.tools.web.allow_private))
+
+    def extras() -> Sequence[Tool]:
+        return [*shared, *(extra_tools() if extra_tools is not None else ())]
 
     return toolbox_factory(
         settings.workdir,
         bash_timeout=settings.bash_timeout,
-        extra_tools=extra_tools or (),
+        extra_tools=extras,
         pass_env=settings.tools.bash.pass_env,
         sandbox=sandbox,
         subagents=subagents or (),
     )
 
 
-def make_mcp(settings: Settings) -> McpManager | None:
-    """The manager of the configured MCP servers (not started yet), or None when there are none."""
-    if not settings.mcp_servers:
+def make_mcp(settings: Settings, servers: Mapping[str, McpServerConfig] | None = None) -> McpManager | None:
+    """The manager of the MCP servers (not started yet), or None when there are none.
+
+    Args:
+        settings: The workdir and data dir, and the user's `mcpServers`.
+        servers: The servers to run instead of the user's alone (`session_mcp_servers`: the user's
+            plus a trusted project's).
+    """
+    servers = settings.mcp_servers if servers is None else servers
+    if not servers:
         return None
     from tui_assist.tools.mcp import McpManager
 
-    return McpManager(
-        settings.mcp_servers, cwd=settings.workdir, log_dir=data_dir(settings.data_dir) / "logs"
-    )
+    return McpManager(servers, cwd=settings.workdir, log_dir=data_dir(settings.data_dir) / "logs")
 
 
 class DataDirError(SetupError):

@@ -287,11 +287,19 @@ class SessionParts:
         return saved
 
     async def _start_mcp(self) -> Callable[[], Sequence[Tool]] | None:
-        """Start the configured MCP servers (if any); their tools join every toolbox."""
+        """Start the user's MCP servers (and the project's, when trusted); their tools join every toolbox."""
         from tui_assist.session.factory import make_mcp
+        from tui_assist.session.mcp_config import project_mcp_servers, session_mcp_servers
 
         try:
-            self._mcp = manager = make_mcp(self.settings)
+            project = await asyncio.to_thread(project_mcp_servers, self.settings.workdir)
+            self.notes.extend(project.warnings)
+            # The trust gate (`extensions`) digests the files `project_mcp_servers` read; an
+            # untrusted project's servers are named in its warning and its dialog.
+            trusted = self.extensions is not None and self.extensions.trusted
+            servers, clashes = session_mcp_servers(self.settings, project if trusted else None)
+            self.notes.extend(clashes)
+            self._mcp = manager = make_mcp(self.settings, servers)
             if manager is None:
                 return None
             await manager.start()

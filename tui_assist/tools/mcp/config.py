@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Transport = Literal["stdio", "http", "sse"]
+"""How a server is reached: a child process, streamable HTTP, or the older HTTP+SSE transport."""
+Origin = Literal["user", "project"]
+"""Where a server was declared: the user's config, or a file in the project (which needs trust)."""
+
+_HTTP_TYPES: Final = {"http": "http", "streamable-http": "http", "streamableHttp": "http", "sse": "sse"}
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 ServerState = Literal["idle", "starting", "ready", "crashed", "failed", "disabled", "stopped"]
 """`idle`: not started yet; `crashed`: died, restarts on next use; `failed`: cannot be used."""
@@ -24,7 +33,7 @@ UNSAFE_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 class McpServerConfig(BaseModel):
-    """One entry of `mcpServers`: a stdio command or a streamable-HTTP URL."""
+    """One entry of `mcpServers`: a stdio command, or a URL spoken to over streamable HTTP or SSE."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -36,11 +45,16 @@ class McpServerConfig(BaseModel):
     cwd: Path | None = None
     """Where a stdio server starts; None: the session's workdir."""
     url: str | None = None
-    """The endpoint of a streamable-HTTP server."""
+    """The endpoint of an HTTP server (`${VAR}` references are expanded when it connects)."""
     headers: dict[str, str] = Field(default_factory=dict)
-    """Sent with every HTTP request (e.g. `Authorization`)."""
-    type: Literal["stdio", "http", "streamable-http", "streamableHttp"] | None = None
-    """Optional, as other clients write it; must agree with `command` / `url`."""
+    """Sent with every HTTP request (e.g. `Authorization = "Bearer ${TOKEN}"`); `${VAR}` and
+    `${VAR:-default}` are expanded from the environment when the server connects, never stored."""
+    type: Literal["stdio", "http", "streamable-http", "streamableHttp", "sse"] | None = None
+    """Optional, as other clients write it (`.mcp.json`); must agree with `command` / `url`."""
+    transport: Transport = "stdio"
+    """`stdio`, `http` (streamable HTTP) or `sse`; derived from `command` / `url` / `type` when unset."""
+    origin: Origin = "user"
+    """Set by the reader, not the file: `project` for servers from the project folder."""
     trusted: bool = False
     """Trusted servers' tools run without approval."""
     timeout: float = Field(default=60.0, gt=0)
@@ -49,20 +63,36 @@ class McpServerConfig(BaseModel):
     """Seconds to spawn or connect, handshake and list tools."""
     disabled: bool = False
 
+    @model_validator(mode="before")
+    @classmethod
+    def _derive_transport(cls, data: object) -> object:
+        if not isinstance(data, Mapping):
+            return data
+        entry = dict(cast(Mapping[str, object], data))
+        kind = entry.get("type")
+        if "transport" in entry:
+            pass
+        elif isinstance(kind, str) and kind in _HTTP_TYPES:
+            entry["transport"] = _HTTP_TYPES[kind]
+        elif entry.get("command") is None and entry.get("url") is not None:
+            entry["transport"] = "http"
+        return entry
+
     @model_validator(mode="after")
     def _one_transport(self) -> McpServerConfig:
         if (self.command is None) == (self.url is None):
-            raise ValueError("set exactly one of `command` (stdio) or `url` (streamable HTTP)")
+            raise ValueError("set exactly one of `command` (stdio) or `url` (streamable HTTP or SSE)")
         if self.type == "stdio" and self.command is None:
             raise ValueError("type = 'stdio' needs `command`")
         if self.type not in (None, "stdio") and self.url is None:
             raise ValueError(f"type = {self.type!r} needs `url`")
+        if (self.transport == "stdio") != (self.command is not None):
+            raise ValueError(
+                f"transport = {self.transport!r} needs `{'command' if self.transport == 'stdio' else 'url'}`"
+            )
+        if self.type is not None and self.type != "stdio" and _HTTP_TYPES[self.type] != self.transport:
+            raise ValueError(f"type = {self.type!r} and transport = {self.transport!r} disagree")
         return self
-
-    @property
-    def transport(self) -> Literal["stdio", "http"]:
-        """How the server is reached."""
-        return "stdio" if self.command is not None else "http"
 
     @property
     def target(self) -> str:
@@ -72,25 +102,71 @@ class McpServerConfig(BaseModel):
         return self.url or ""
 
 
+class UnsetVariable(ValueError):
+    """A `${VAR}` reference names a variable that is not set (and gives no default)."""
+
+    def __init__(self, message: str, name: str) -> None:
+        super().__init__(message)
+        self.name = name
+        """The variable."""
+
+
+def expand_env(text: str, environ: Mapping[str, str] | None = None) -> str:
+    """`text` with `${VAR}` and `${VAR:-default}` replaced from the environment, as `.mcp.json` has them.
+
+    Args:
+        text: A header value or URL.
+        environ: The variables; None: `os.environ`.
+
+    Returns:
+        The expanded text.
+
+    Raises:
+        UnsetVariable: when a variable without a default is not set (the message names it).
+    """
+    env = os.environ if environ is None else environ
+
+    def value(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in env:
+            return env[name]
+        if default is not None:
+            return default
+        raise UnsetVariable(f"${{{name}}} is not set", name)
+
+    return _ENV_REFERENCE.sub(value, text)
+
+
+def env_references(config: McpServerConfig) -> list[str]:
+    """The environment variables a server's `url`, `headers` and `env` name (`${VAR}`), in order.
+
+    What a trust dialog should show: trusting the server sends these values to it.
+    """
+    texts = [config.url or "", *config.headers.values(), *config.env.values()]
+    return list(dict.fromkeys(m.group(1) for text in texts for m in _ENV_REFERENCE.finditer(text)))
+
+
 @dataclass(frozen=True, slots=True)
 class McpServerStatus:
     """A server's state, for the palette and logs."""
 
     name: str
     state: ServerState
-    transport: Literal["stdio", "http"]
+    transport: Transport
     target: str
     trusted: bool
     tools: tuple[str, ...]
     """Qualified tool names, as the model sees them."""
     error: str | None
     restarts: int
+    origin: Origin = "user"
 
     @property
     def summary(self) -> str:
         """One line: name, state, tool count, and the reason when it is not usable."""
         trust = ", trusted" if self.trusted else ""
-        text = f"{self.name}: {self.state} ({self.transport}{trust}), {len(self.tools)} tools"
+        where = ", project" if self.origin == "project" else ""
+        text = f"{self.name}: {self.state} ({self.transport}{trust}{where}), {len(self.tools)} tools"
         return f"{text}: {self.error}" if self.error else text
 
 

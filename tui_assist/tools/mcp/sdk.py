@@ -12,6 +12,7 @@ from typing import IO, TYPE_CHECKING, Final, cast
 
 from tui_assist.core.text import clip, exc_text, truncate_middle
 from tui_assist.core.tooling import ToolOutput
+from tui_assist.tools.mcp.config import UnsetVariable
 from tui_assist.tools.mcp.tool import RemoteTool
 
 if TYPE_CHECKING:
@@ -115,8 +116,13 @@ def to_output(result: mcp_types.CallToolResult, max_chars: int) -> ToolOutput:
     return ToolOutput(truncate_middle(content, max_chars), is_error=result.is_error)
 
 
-def startup_error(error: BaseException) -> str:
-    """Why a start failed, in a user's words (unwrapping anyio's exception groups)."""
+def startup_error(error: BaseException, *, http_refusal: str | None = None) -> str:
+    """Why a start failed, in a user's words (unwrapping anyio's exception groups).
+
+    Args:
+        error: What the connection raised.
+        http_refusal: The HTTP error status the server answered with, if any (`401 Unauthorized`).
+    """
     from mcp.shared.exceptions import MCPError
 
     exc: BaseException = error
@@ -126,7 +132,31 @@ def startup_error(error: BaseException) -> str:
         return f"command not found: {exc.filename or exc}"
     if isinstance(exc, MCPError) and exc.message == "Connection closed":
         return "the server exited before the MCP handshake"
-    return exc_text(exc)
+    if isinstance(exc, UnsetVariable):
+        return str(exc)
+    if (known := _http_error(exc)) is not None:
+        return known
+    return _refused(http_refusal) if http_refusal is not None else exc_text(exc)
+
+
+def _refused(status: str) -> str:
+    hint = " (check its headers: a token may be missing or wrong)" if status[:3] in ("401", "403") else ""
+    return f"the server answered {status}{hint}"
+
+
+def _http_error(exc: BaseException) -> str | None:
+    """An HTTP failure in a user's words (a refused login reads as such, not as a traceback's text)."""
+    import httpx2
+
+    if isinstance(exc, httpx2.HTTPStatusError):
+        return _refused(f"{exc.response.status_code} {exc.response.reason_phrase}".strip())
+    if isinstance(exc, httpx2.ConnectError | httpx2.ConnectTimeout):
+        try:
+            where = f" to {exc.request.url}"
+        except RuntimeError:  # raised before a request was attached
+            where = ""
+        return f"cannot connect{where}: {exc or type(exc).__name__}"
+    return None
 
 
 def _first_in_group(exc: BaseException) -> BaseException | None:

@@ -20,6 +20,8 @@ from tui_assist.tools.mcp.config import (
     McpServerConfig,
     McpServerStatus,
     ServerState,
+    UnsetVariable,
+    expand_env,
     qualified_name,
 )
 from tui_assist.tools.mcp.sdk import list_tools, startup_error, stderr_tail, to_output, watched
@@ -60,6 +62,8 @@ class McpServer:
         self._lost = False
         self._lock = asyncio.Lock()
         self._errlog: IO[str] | None = None
+        self._http_refusal: str | None = None
+        """The last HTTP error status the server answered with (`401 Unauthorized`)."""
 
     # -- what the manager and tools use
 
@@ -84,6 +88,7 @@ class McpServer:
             tools=tools,
             error=self.error,
             restarts=self.restarts,
+            origin=self.config.origin,
         )
 
     async def ensure_running(self) -> str | None:
@@ -201,6 +206,7 @@ class McpServer:
         """Start the supervisor task and wait until it is ready or fails (lock held)."""
         self.state = "starting"
         self.error = None
+        self._http_refusal = None
         self._lost = False
         self._stopping = False
         self._wake = asyncio.Event()
@@ -218,7 +224,8 @@ class McpServer:
         except Exception as exc:
             await self._abort()
             self.state = "failed"
-            self.error = one_line(f"could not start: {startup_error(exc)}" + stderr_tail(self._errlog))
+            why = startup_error(exc, http_refusal=self._http_refusal)
+            self.error = one_line(f"could not start: {why}" + stderr_tail(self._errlog))
             return
         except asyncio.CancelledError:
             # The turn was cancelled while this server started: stop it, and start afresh on
@@ -292,20 +299,41 @@ class McpServer:
 
     async def _transport(self, stack: AsyncExitStack) -> Transport:
         from mcp.client.stdio import StdioServerParameters, stdio_client
-        from mcp.client.streamable_http import streamable_http_client
 
         config = self.config
         if config.command is not None:
+            env = {key: _expanded(value, f"its env {key}") for key, value in config.env.items()}
             params = StdioServerParameters(
-                command=config.command, args=list(config.args), env=dict(config.env) or None, cwd=self._cwd
+                command=config.command, args=list(config.args), env=env or None, cwd=self._cwd
             )
             return stdio_client(params, errlog=cast(TextIO, self._open_errlog()))
-        import httpx2
+        url, headers = self._http_target()
+        if config.transport == "sse":
+            from mcp.client.sse import sse_client
 
-        http = httpx2.AsyncClient(headers=dict(config.headers), timeout=httpx2.Timeout(30.0, read=300.0))
+            return sse_client(url, headers=headers, timeout=30.0, sse_read_timeout=300.0)
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        async def note_refusal(response: httpx2.Response) -> None:
+            # The SDK turns an HTTP error answer into a bare "error response": keep its status.
+            if response.status_code >= 400:
+                self._http_refusal = f"{response.status_code} {response.reason_phrase}".strip()
+
+        http = httpx2.AsyncClient(
+            headers=headers,
+            timeout=httpx2.Timeout(30.0, read=300.0),
+            event_hooks={"response": [note_refusal]},
+        )
         await stack.enter_async_context(http)
-        assert config.url is not None
-        return streamable_http_client(config.url, http_client=http)
+        return streamable_http_client(url, http_client=http)
+
+    def _http_target(self) -> tuple[str, dict[str, str]]:
+        """The URL and headers with `${VAR}` expanded, now: the values never enter the config."""
+        assert self.config.url is not None
+        url = _expanded(self.config.url, "its url")
+        headers = {key: _expanded(value, f"its header {key}") for key, value in self.config.headers.items()}
+        return url, headers
 
     def _open_errlog(self) -> IO[str]:
         if self._errlog is None:
@@ -316,3 +344,12 @@ class McpServer:
             else:
                 self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8")
         return self._errlog
+
+
+def _expanded(value: str, what: str) -> str:
+    """`value` with `${VAR}` expanded; an unset one fails the start, naming `what` refers to it."""
+    try:
+        return expand_env(value)
+    except UnsetVariable as exc:
+        message = f"{what} names ${{{exc.name}}}, which is not set (set it, or change the config)"
+        raise UnsetVariable(message, exc.name) from None
