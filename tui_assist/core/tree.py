@@ -23,6 +23,7 @@ from tui_assist.core.events import (
     NodeStarted,
     StreamRetried,
     TextDelta,
+    ThinkingDelta,
     ToolCallFinished,
     ToolCallStarted,
     TurnEvent,
@@ -79,6 +80,8 @@ class NodeRecord:
     """Child nodes, in start order."""
     segments: list[TextSegment] = field(default_factory=lambda: list[TextSegment]())
     """Text streamed under this node, one segment per uninterrupted stretch."""
+    thinking: str = ""
+    """For model-call nodes: the extended thinking they streamed (never part of `text`)."""
 
     @property
     def text(self) -> str:
@@ -210,6 +213,8 @@ class NodeLog:
                 if parent is not None and parent.kind == "round":
                     parent.verdict = event.verdict
                     parent.feedback = event.feedback
+            case ThinkingDelta():
+                record.thinking += event.text
             case UsageRecorded():
                 record.usage = record.usage + event.usage
             case StreamRetried():

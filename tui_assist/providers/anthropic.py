@@ -19,6 +19,11 @@ Prompt caching uses at most four `cache_control` breakpoints, in prefix order: t
 the system prompt, the end of the stable history (`ModelRequest.stable_prefix`) and the end of
 the final message. The stable breakpoint lets a turn read back the history that the previous
 turn wrote even though the final-message breakpoint moves on every call.
+
+Extended thinking (`thinking`, for requests that allow it) streams to the sink's `thinking()`;
+thinking blocks come back in the response with their signatures and are sent back verbatim,
+which the API requires before the tool results of the call that made them. A request that
+does not think sends no thinking blocks (the API would only ignore them).
 """
 
 from __future__ import annotations
@@ -33,8 +38,12 @@ import httpx2
 from anthropic import AsyncAnthropic
 from anthropic.types import (
     CacheControlEphemeralParam,
+    ImageBlockParam,
     MessageParam,
+    RedactedThinkingBlockParam,
     TextBlockParam,
+    ThinkingBlockParam,
+    ThinkingConfigParam,
     ToolParam,
     ToolResultBlockParam,
     ToolUnionParam,
@@ -43,7 +52,17 @@ from anthropic.types import (
 from anthropic.types import Message as ApiMessage
 from anthropic.types import Usage as ApiUsage
 
-from tui_assist.core.conversation import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from tui_assist.core.conversation import (
+    Block,
+    ImageBlock,
+    Message,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
 from tui_assist.core.model import (
     DEFAULT_REQUEST_TIMEOUT,
     ContextOverflow,
@@ -51,18 +70,21 @@ from tui_assist.core.model import (
     ModelResponse,
     ProviderError,
     StreamSink,
+    ThinkingSetting,
     ToolSpec,
 )
 from tui_assist.providers.anthropic_info import (
     BASH_TOOL_NAME,
     BASH_TOOL_TYPE,
     DEFAULT_MODEL,
+    INTERLEAVED_THINKING_BETA,
     MISSING_CREDENTIALS_HINT,
     NATIVE_TOOL_TYPES,
     TEXT_EDITOR_TOOL_NAME,
     TEXT_EDITOR_TOOL_TYPE,
     anthropic_credentials_available,
     supports_native_tools,
+    thinking_plan,
 )
 from tui_assist.providers.streaming import (
     StreamBroke,
@@ -114,7 +136,14 @@ _MALFORMED_STREAM: Final = (ValueError, LookupError, TypeError, AttributeError, 
 before `message_start` (RuntimeError)."""
 
 
-_ContentParam = TextBlockParam | ToolUseBlockParam | ToolResultBlockParam
+_ContentParam = (
+    TextBlockParam
+    | ToolUseBlockParam
+    | ToolResultBlockParam
+    | ThinkingBlockParam
+    | RedactedThinkingBlockParam
+    | ImageBlockParam
+)
 
 
 class StreamParams(TypedDict, total=False):
@@ -125,6 +154,8 @@ class StreamParams(TypedDict, total=False):
     messages: Required[list[MessageParam]]
     system: list[TextBlockParam]
     tools: list[ToolUnionParam]
+    thinking: ThinkingConfigParam
+    extra_headers: dict[str, str]
 
 
 class AnthropicProvider:
@@ -142,6 +173,8 @@ class AnthropicProvider:
         stream_retries: Retries this provider makes when a stream breaks after its 200.
         stream_backoff: Seconds before the first stream retry; doubled for each later one.
         prompt_caching: Whether to mark cache breakpoints (off only to measure what caching saves).
+        thinking: Extended thinking for requests that allow it: `off`, `auto` (where the model
+            supports it) or a budget in tokens.
         request_timeout: Seconds an attempt may wait for its response to begin, the SDK's
             retries included; past it the call fails with one line.
         stream_idle_timeout: Seconds a stream may deliver nothing before it counts as broken
@@ -163,6 +196,7 @@ class AnthropicProvider:
         stream_retries: int = 2,
         stream_backoff: float = 0.5,
         prompt_caching: bool = True,
+        thinking: ThinkingSetting = "off",
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
         stream_idle_timeout: float | None = None,
         client: AsyncAnthropic | None = None,
@@ -171,6 +205,7 @@ class AnthropicProvider:
         self.stream_retries = stream_retries
         self.stream_backoff = stream_backoff
         self.prompt_caching = prompt_caching
+        self.thinking: ThinkingSetting = thinking
         self.request_timeout = request_timeout
         self.stream_idle_timeout = request_timeout if stream_idle_timeout is None else stream_idle_timeout
         self._api_key = api_key
@@ -214,7 +249,7 @@ class AnthropicProvider:
             ProviderError: when the call fails for good; the message is one line.
             asyncio.CancelledError: when the caller cancels; the stream is closed first.
         """
-        params = build_stream_params(request, self.model, cache=self.prompt_caching)
+        params = build_stream_params(request, self.model, cache=self.prompt_caching, thinking=self.thinking)
         client = self.client
         return await retry_broken_stream(
             lambda: self._attempt(client, params, sink),
@@ -264,6 +299,8 @@ class AnthropicProvider:
                         raise StreamBroke(f"malformed stream ({exc_text(e)})") from e
                     if event.type == "text":
                         sink.text(event.text)
+                    elif event.type == "thinking":
+                        sink.thinking(event.thinking)
                     elif event.type == "message_start":
                         started = True
                     elif event.type == "message_stop":
@@ -319,7 +356,9 @@ class AnthropicProvider:
 # --------------------------------------------------------------------------- request
 
 
-def build_stream_params(request: ModelRequest, model: str, *, cache: bool = True) -> StreamParams:
+def build_stream_params(
+    request: ModelRequest, model: str, *, cache: bool = True, thinking: ThinkingSetting = "off"
+) -> StreamParams:
     """Translate a neutral request into `messages.stream()` arguments, with cache breakpoints.
 
     Empty or whitespace-only text blocks are dropped, and so is a message left with no content
@@ -327,18 +366,26 @@ def build_stream_params(request: ModelRequest, model: str, *, cache: bool = True
     were refused, and the API joins the neighbours it leaves in one role). Tools with a
     `native_type` are sent as that versioned type when the model supports it.
 
+    A request that allows thinking (`request.thinking`) gets the `thinking` configuration and
+    a `max_tokens` raised by the thinking's room (the API counts thinking within `max_tokens`
+    and wants it above the budget); with tools, a capped budget also asks for interleaved
+    thinking. Thinking blocks of the history are sent only when the request thinks.
+
     Args:
         request: The neutral request.
         model: The model id.
         cache: Whether to place prompt-caching breakpoints at all.
+        thinking: The provider's thinking setting.
 
     Returns:
         The keyword arguments, with at most `MAX_CACHE_BREAKPOINTS` `cache_control` marks.
     """
+    plan = thinking_plan(thinking, model) if request.thinking else None
+    keep_thinking = plan is not None
     messages: list[MessageParam] = []
     stable: _Mark | None = None  # the last block of what `request` says is stable
     for i, message in enumerate(request.messages):
-        content = _content_params(message.content)
+        content = _content_params(message.content, thinking=keep_thinking)
         if not content:
             continue
         if message.role == "user":
@@ -348,16 +395,27 @@ def build_stream_params(request: ModelRequest, model: str, *, cache: bool = True
         if i < request.stable_prefix:
             stable = (len(messages) - 1, len(content) - 1)
         elif i == request.stable_prefix and request.stable_blocks > 0:
-            kept = len(_content_params(message.content[: request.stable_blocks]))
+            kept = len(_content_params(message.content[: request.stable_blocks], thinking=keep_thinking))
             if kept:
                 stable = (len(messages) - 1, kept - 1)
 
     marks = _breakpoints(request, messages, stable) if cache else []
     for where in marks:
         if isinstance(where, tuple):
-            _blocks(messages[where[0]])[where[1]]["cache_control"] = _EPHEMERAL
+            block = _blocks(messages[where[0]])[where[1]]
+            if block["type"] != "thinking" and block["type"] != "redacted_thinking":  # never cached
+                block["cache_control"] = _EPHEMERAL
 
     params: StreamParams = {"model": model, "max_tokens": request.max_tokens, "messages": messages}
+    if plan is not None:
+        how, tokens = plan
+        params["max_tokens"] = request.max_tokens + tokens
+        if how == "adaptive":
+            params["thinking"] = {"type": "adaptive"}
+        else:
+            params["thinking"] = {"type": "enabled", "budget_tokens": tokens}
+            if request.tools and not model.startswith("claude-3"):
+                params["extra_headers"] = {"anthropic-beta": INTERLEAVED_THINKING_BETA}
     if request.system.strip():
         system: TextBlockParam = {"type": "text", "text": request.system}
         if "system" in marks:
@@ -419,10 +477,26 @@ def _blocks(message: MessageParam) -> list[_ContentParam]:
     return cast(list[_ContentParam], message["content"])
 
 
-def _content_params(blocks: Sequence[Block]) -> list[_ContentParam]:
+def _content_params(blocks: Sequence[Block], *, thinking: bool = False) -> list[_ContentParam]:
     out: list[_ContentParam] = []
     for block in blocks:
         match block:
+            case ThinkingBlock(thinking=text, signature=signature):
+                if thinking:
+                    out.append({"type": "thinking", "thinking": text, "signature": signature})
+            case RedactedThinkingBlock(data=data):
+                if thinking:
+                    out.append({"type": "redacted_thinking", "data": data})
+            case ImageBlock(media_type=media_type, data=data):
+                out.append(
+                    cast(
+                        ImageBlockParam,
+                        {
+                            "type": "image",
+                            "source": {"type": "base64", "media_type": media_type, "data": data},
+                        },
+                    )
+                )
             case TextBlock(text=text):
                 if text.strip():
                     out.append({"type": "text", "text": text})
@@ -457,9 +531,13 @@ def _tool_param(spec: ToolSpec, *, native: bool, cache: bool) -> ToolUnionParam:
 def _to_response(final: ApiMessage) -> ModelResponse:
     blocks: list[Block] = []
     for block in final.content:
-        # Thinking, redacted thinking and server-tool blocks have no neutral form yet.
+        # Server-tool blocks have no neutral form yet.
         if block.type == "text" and block.text:
             blocks.append(TextBlock(block.text))
+        elif block.type == "thinking":
+            blocks.append(ThinkingBlock(block.thinking, block.signature))
+        elif block.type == "redacted_thinking":
+            blocks.append(RedactedThinkingBlock(block.data))
         elif block.type == "tool_use":
             blocks.append(ToolUseBlock(block.id, block.name, tool_input_object(block.name, block.input)))
     return ModelResponse(

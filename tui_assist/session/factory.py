@@ -60,7 +60,10 @@ def make_provider(settings: Settings) -> Provider:
         from tui_assist.providers.anthropic import AnthropicProvider
 
         return AnthropicProvider(
-            settings.resolved_model, base_url=settings.base_url, request_timeout=settings.request_timeout
+            settings.resolved_model,
+            base_url=settings.base_url,
+            request_timeout=settings.request_timeout,
+            thinking=settings.thinking,
         )
     from tui_assist.providers.profiles import EndpointError, is_openai_compatible, make_openai_provider
 

@@ -13,6 +13,7 @@ from tui_assist.core.conversation import Usage
 from tui_assist.core.events import (
     NodeStarted,
     TextDelta,
+    ThinkingDelta,
     ToolCallFinished,
     ToolCallStarted,
     TurnEvent,
@@ -21,7 +22,7 @@ from tui_assist.core.events import (
 
 
 def coalesce_text(events: Iterable[TurnEvent]) -> list[TurnEvent]:
-    """Merge runs of consecutive `TextDelta`s of one node into one delta.
+    """Merge runs of consecutive `TextDelta`s (or `ThinkingDelta`s) of one node into one delta.
 
     A model call streams hundreds of deltas; the tree and the text they fold into are the same
     once merged, so the store keeps one row per run instead of one per chunk. A `StreamRetried`
@@ -38,6 +39,12 @@ def coalesce_text(events: Iterable[TurnEvent]) -> list[TurnEvent]:
         last = merged[-1] if merged else None
         if isinstance(event, TextDelta) and isinstance(last, TextDelta) and last.node_id == event.node_id:
             merged[-1] = TextDelta(node_id=event.node_id, text=last.text + event.text)
+        elif (
+            isinstance(event, ThinkingDelta)
+            and isinstance(last, ThinkingDelta)
+            and last.node_id == event.node_id
+        ):
+            merged[-1] = ThinkingDelta(node_id=event.node_id, text=last.text + event.text)
         else:
             merged.append(event)
     return merged

@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
-from tui_assist.core.events import NodeStarted, TextDelta, TurnEvent, UsageRecorded
+from tui_assist.core.events import NodeStarted, TextDelta, ThinkingDelta, TurnEvent, UsageRecorded
 from tui_assist.ui.bridge import CoreEvent
 from tui_assist.ui.widgets.conversation import Conversation
 from tui_assist.ui.widgets.flow_panel import FlowPanel
@@ -121,7 +121,7 @@ class MainScreenBase(Screen[None]):
             self._flow_roots.add(event.node_id)
         if self.log_model.turn_id_of(event.node_id) not in self._flow_roots:
             self.conversation.apply(event)
-        if isinstance(event, TextDelta):
+        if isinstance(event, TextDelta | ThinkingDelta):
             return
         self.agent_tree.apply(event, record)
         if isinstance(event, NodeStarted) and event.parent_id is None:

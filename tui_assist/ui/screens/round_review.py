@@ -33,7 +33,7 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Footer, Static
 from textual.widgets._collapsible import CollapsibleTitle
 
-from tui_assist.core.events import ToolCallFinished, ToolCallStarted, VerdictReached
+from tui_assist.core.events import ThinkingDelta, ToolCallFinished, ToolCallStarted, VerdictReached
 from tui_assist.core.text import clip, duration
 from tui_assist.core.tree import NodeLog, NodeRecord, TextSegment
 from tui_assist.ui.widgets.streaming_markdown import StreamingMarkdown
@@ -277,6 +277,10 @@ class RoundReviewScreen(Screen[None]):
     RoundReviewScreen > #review-body {
         padding: 0 1;
     }
+    RoundReviewScreen .review-thinking {
+        color: $foreground 55%;
+        text-style: italic;
+    }
     """
     BINDINGS = [
         Binding("left,p,[", "step_round(-1)", "Previous round", id="previous-round"),
@@ -436,10 +440,25 @@ class RoundReviewScreen(Screen[None]):
         log = self.node_log
         answer_segment = _last_text(generator) if generator is not None else None
         widgets: list[Widget] = []
+        thought: list[str] = []  # the thinking deltas of a run, shown as one folded block
+
+        def flush_thinking() -> None:
+            text = "".join(thought).strip()
+            thought.clear()
+            if text:
+                words = len(text.split())
+                body = Static(Content(text), classes="review-thinking")
+                widgets.append(Collapsible(body, title=f"thinking ({words} words)", collapsed=True))
+
         for item in log.subtree_timeline(round_record.node_id):
             record = log.nodes.get(item.node_id)
             if record is None:
                 continue
+            if isinstance(item, ThinkingDelta):
+                if record.kind in ("generate", "agent"):
+                    thought.append(item.text)
+                continue
+            flush_thinking()
             match item:
                 case TextSegment(text=text) if text.strip() and record.kind in ("generate", "agent"):
                     if item is answer_segment:
@@ -452,6 +471,7 @@ class RoundReviewScreen(Screen[None]):
                     widgets.append(ToolCallReview(call, cited=is_cited, verdict_class=verdict_class))
                 case _:
                     pass
+        flush_thinking()
         if not any(isinstance(w, ToolCallReview) for w in widgets):
             widgets.append(Static("No tool calls in this round.", classes="review-section--wrote"))
         return widgets

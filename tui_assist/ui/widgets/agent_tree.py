@@ -180,6 +180,10 @@ class AgentTree(Tree[str]):
                     main.append(" " + clip(argument, 200), style("muted"))
             case _:
                 main.append(clip(record.label, 200))
+                if record.thinking:
+                    main.append(
+                        " · thought" if record.text or state != "running" else " · thinking", style("muted")
+                    )
         if state == "running":
             tail.append(f" {duration(max(0.0, self.clock() - record.started_at))}", style("muted"))
         else:

@@ -32,6 +32,7 @@ from tui_assist.core.events import (
     NodeStarted,
     StreamRetried,
     TextDelta,
+    ThinkingDelta,
     ToolCallFinished,
     ToolCallStarted,
     TurnEvent,
@@ -46,6 +47,7 @@ from tui_assist.ui.widgets.turn_parts import (
     Notice,
     RoundHeader,
     RoundView,
+    ThinkingView,
     ToolCallView,
     TurnBadge,
     UserMessage,
@@ -59,17 +61,20 @@ LIVE_TURNS = 3
 
 
 class _TextRun:
-    """Consecutive text deltas of one node, kept as pieces and joined once."""
+    """Consecutive text (or thinking) deltas of one node, kept as pieces and joined once."""
 
-    __slots__ = ("node_id", "pieces")
+    __slots__ = ("node_id", "pieces", "thinking")
 
-    def __init__(self, node_id: str, text: str) -> None:
+    def __init__(self, node_id: str, text: str, *, thinking: bool = False) -> None:
         self.node_id = node_id
         self.pieces = [text]
+        self.thinking = thinking
 
-    def event(self) -> TextDelta:
+    def event(self) -> TextDelta | ThinkingDelta:
         if len(self.pieces) > 1:
             self.pieces = ["".join(self.pieces)]
+        if self.thinking:
+            return ThinkingDelta(node_id=self.node_id, text=self.pieces[0])
         return TextDelta(node_id=self.node_id, text=self.pieces[0])
 
 
@@ -103,6 +108,8 @@ class TurnView(CompactableTurn):
         self._containers: dict[str, Vertical] = {}
         """Generator node id -> where its text and tool calls go."""
         self._last_text: dict[str, AnswerText] = {}
+        self._thinking: dict[str, ThinkingView] = {}
+        """Generator node id -> its thinking block being streamed (until text or a tool call)."""
         self._tools: dict[str, ToolCallView] = {}
         self._rounds: dict[str, RoundView] = {}
         self._compactions: set[str] = set()
@@ -143,14 +150,15 @@ class TurnView(CompactableTurn):
 
     def apply(self, event: TurnEvent) -> None:
         """Show one event of this turn (and keep it, to build the turn again)."""
-        if isinstance(event, TextDelta):
+        if isinstance(event, TextDelta | ThinkingDelta):
             if event.node_id not in self._containers:
                 return  # a critic's or a sub-agent's text: not shown here
+            thinking = isinstance(event, ThinkingDelta)
             last = self._record[-1] if self._record else None
-            if isinstance(last, _TextRun) and last.node_id == event.node_id:
+            if isinstance(last, _TextRun) and last.node_id == event.node_id and last.thinking == thinking:
                 last.pieces.append(event.text)
             else:
-                self._record.append(_TextRun(event.node_id, event.text))
+                self._record.append(_TextRun(event.node_id, event.text, thinking=thinking))
         elif not isinstance(event, UsageRecorded):
             self._record.append(event)
         self._show(event)
@@ -172,7 +180,16 @@ class TurnView(CompactableTurn):
             case NodeStarted(node_kind="agent" | "generate") if self._is_main(event.parent_id):
                 where = self._rounds.get(event.parent_id or "")
                 self._containers[event.node_id] = where if where is not None else self
+            case ThinkingDelta(node_id=node_id) if node_id in self._containers:
+                thinking = self._thinking.get(node_id)
+                if thinking is None or thinking.finished:
+                    self._finish_text(node_id)
+                    thinking = ThinkingView(node_id)
+                    self._thinking[node_id] = thinking
+                    self._containers[node_id].mount(thinking)
+                thinking.append(event.text)
             case TextDelta(node_id=node_id) if node_id in self._containers:
+                self._finish_thinking(node_id)
                 text = self._last_text.get(node_id)
                 if text is None or text.finished:
                     text = AnswerText(node_id)
@@ -185,6 +202,7 @@ class TurnView(CompactableTurn):
                     text.reset()
             case ToolCallStarted(parent_id=parent) if parent in self._containers:
                 self._finish_text(parent)
+                self._finish_thinking(parent)
                 view = ToolCallView(event.node_id, event.name, event.input)
                 self._tools[event.node_id] = view
                 self._containers[parent].mount(view)
@@ -195,6 +213,7 @@ class TurnView(CompactableTurn):
                 (round_view or self).mount(VerdictLine(event.verdict, event.feedback))
             case NodeFinished(node_id=node_id) if node_id in self._containers:
                 self._finish_text(node_id)
+                self._finish_thinking(node_id)
             case NodeFinished(node_id=node_id) if node_id == self.turn_id:
                 self._end(event)
             case _:
@@ -209,6 +228,11 @@ class TurnView(CompactableTurn):
                 return view
         return None
 
+    def _finish_thinking(self, node_id: str | None) -> None:
+        thinking = self._thinking.get(node_id or "")
+        if thinking is not None and not thinking.finished:
+            thinking.finish()
+
     def _finish_text(self, node_id: str | None) -> None:
         text = self._last_text.get(node_id or "")
         if text is not None and not text.finished:
@@ -219,6 +243,8 @@ class TurnView(CompactableTurn):
             return
         for node_id in list(self._last_text):
             self._finish_text(node_id)
+        for node_id in list(self._thinking):
+            self._finish_thinking(node_id)
         for tool in self._tools.values():
             tool.cancel()
         self.outcome = event.outcome or ("cancelled" if event.status == "cancelled" else "error")
@@ -278,6 +304,7 @@ class TurnView(CompactableTurn):
     def drop_children(self) -> None:
         self._containers.clear()
         self._last_text.clear()
+        self._thinking.clear()
         self._tools.clear()
         self._rounds.clear()
 

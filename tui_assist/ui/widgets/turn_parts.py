@@ -120,6 +120,64 @@ class AnswerText(ConversationEntry, StreamingMarkdown):
         return self.source
 
 
+class ThinkingView(ConversationEntry, Static, can_focus=True):
+    """The model's extended thinking: one dimmed line, folded; enter or a click shows it all."""
+
+    DEFAULT_CSS = """
+    ThinkingView {
+        padding: 0 1;
+        margin: 1 0 0 0;
+        color: $foreground 55%;
+        text-style: italic;
+    }
+    ThinkingView:focus {
+        background: $boost;
+    }
+    """
+    BINDINGS = [Binding("enter,space", "toggle_details", "Details", id="toggle-thinking")]
+
+    def __init__(self, node_id: str, text: str = "") -> None:
+        super().__init__("")
+        self.node_id = node_id
+        self.text = text
+        self.expanded = False
+        self.finished = False
+        self._render_text()
+
+    def append(self, delta: str) -> None:
+        self.text += delta
+        self._render_text()
+
+    def finish(self) -> None:
+        self.finished = True
+        self._render_text()
+
+    def _render_text(self) -> None:
+        words = len(self.text.split())
+        verb = "thought" if self.finished else "thinking…"
+        if self.expanded:
+            self.update(Content.assemble((f"▾ {verb} ({words} words)\n", "bold"), self.text))
+            return
+        first = self.text.strip().splitlines()[0] if self.text.strip() else ""
+        self.update(
+            Content.assemble((f"▸ {verb} ({words} words)", "bold"), f"  {clip(first, 80)}" if first else "")
+        )
+
+    def action_toggle_details(self) -> None:
+        self.expanded = not self.expanded
+        self._render_text()
+
+    def on_click(self) -> None:
+        self.action_toggle_details()
+
+    @property
+    def copy_label(self) -> str:
+        return "the thinking"
+
+    def copy_text(self) -> str:
+        return self.text
+
+
 class ToolCallView(ConversationEntry, Vertical, can_focus=True):
     """One tool call: name, key argument, status and duration; enter or a click shows it all."""
 
