@@ -238,6 +238,7 @@ class _AgentRun:
                     output=output.content,
                     is_error=output.is_error,
                     duration=duration,
+                    diff=output.diff,
                 )
             )
             rt.evidence.append(

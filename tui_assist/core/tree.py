@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from tui_assist.core.conversation import Usage
 from tui_assist.core.events import (
+    FileDiff,
     NodeFinished,
     NodeStarted,
     StreamRetried,
@@ -74,6 +75,8 @@ class NodeRecord:
     """For tool nodes: the input the model gave."""
     duration: float | None = None
     """For tool nodes: seconds the call took."""
+    diff: FileDiff | None = None
+    """For tool nodes that wrote a file with the editor: its text before and after."""
     usage: Usage = field(default_factory=Usage)
     """Tokens spent by model calls made directly under this node."""
     children: list[NodeRecord] = field(default_factory=lambda: list[NodeRecord]())
@@ -206,6 +209,7 @@ class NodeLog:
                 record.finished_at = event.at
                 record.output = event.output
                 record.duration = event.duration
+                record.diff = event.diff
             case VerdictReached():
                 record.verdict = event.verdict
                 record.feedback = event.feedback

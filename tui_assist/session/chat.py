@@ -25,6 +25,7 @@ from tui_assist.core.interrupted import interrupted_history
 from tui_assist.core.nodes import new_id
 from tui_assist.core.observer import FanOutObserver, NullObserver, RecordingObserver
 from tui_assist.core.text import estimate_tokens
+from tui_assist.core.tool_labels import tool_title
 from tui_assist.session.config_source import ConfigSource
 from tui_assist.session.factory import EmptyToolbox
 from tui_assist.session.instructions import Instructions, InstructionsLoader
@@ -498,7 +499,7 @@ def export_markdown(messages: Sequence[Message], *, title: str) -> str:
             continue
         for block in message.content:
             if isinstance(block, ToolUseBlock):
-                lines += [f"> tool `{block.name}` {block.input}", ""]
+                lines += [f"> tool `{tool_title(block.name, block.input)}`", ""]
         if message.text:
             lines += ["## Assistant", "", message.text, ""]
     return "\n".join(lines)

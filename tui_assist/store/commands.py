@@ -9,13 +9,16 @@ page by page, so showing or exporting a 10,000-turn conversation never holds it 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Any, Literal, TextIO
 
+from tui_assist.core.events import FileDiff, ToolCallFinished
 from tui_assist.core.text import clip
+from tui_assist.core.tool_labels import tool_title, unified_diff
 from tui_assist.store.db import Store, UnknownIdError
 from tui_assist.store.rows import ConversationRow, RoundRow, SearchHit, ToolCallRow, TurnRow, WeekStats
 
@@ -284,7 +287,7 @@ async def history_export(
     async for turn in _all_turns(store, conversation.id):
         rounds = await store.rounds(turn.id)
         calls = [c for c in await store.tool_calls(turn.id) if c.round_index is None]
-        _export_turn(turn, rounds, calls, out)
+        _export_turn(turn, rounds, calls, out, await _diffs(store, turn.id), str(conversation.workdir))
     return EXIT_OK
 
 
@@ -301,20 +304,48 @@ def _export_header(c: ConversationRow, out: TextIO) -> None:
     out.write(f"- created: {_iso(c.created_at)}\n- updated: {_iso(c.updated_at)}\n- turns: {c.turn_count}\n")
 
 
-def _export_calls(calls: list[ToolCallRow] | tuple[ToolCallRow, ...], heading: str, out: TextIO) -> None:
+def _export_calls(
+    calls: list[ToolCallRow] | tuple[ToolCallRow, ...],
+    heading: str,
+    out: TextIO,
+    diffs: dict[str, FileDiff],
+    workdir: str,
+) -> None:
     if not calls:
         return
     out.write(f"\n{heading} Tool calls\n\n")
     for i, call in enumerate(calls, 1):
         status = "error" if call.is_error else "ok"
-        out.write(f"{i}. `{call.name}` ({status}, {call.duration:.2f} s)\n\n")
-        out.write(
-            "Input:\n\n" + _fence(json.dumps(call.input, ensure_ascii=False, indent=2), "json") + "\n\n"
-        )
+        diff = diffs.get(call.node_id)
+        out.write(f"{i}. `{tool_title(call.name, call.input, diff)}` ({status}, {call.duration:.2f} s)\n\n")
+        if diff is not None:  # an edit reads as what it changed
+            name = os.path.relpath(diff.path, workdir) if workdir else diff.path
+            out.write("Diff:\n\n" + _fence(unified_diff(diff, name), "diff") + "\n\n")
+        else:
+            out.write(
+                "Input:\n\n" + _fence(json.dumps(call.input, ensure_ascii=False, indent=2), "json") + "\n\n"
+            )
         out.write("Output:\n\n" + _fence(call.output) + "\n\n")
 
 
-def _export_turn(t: TurnRow, rounds: list[RoundRow], calls: list[ToolCallRow], out: TextIO) -> None:
+async def _diffs(store: Store, turn_id: str) -> dict[str, FileDiff]:
+    """The file diffs of a turn's editor writes, by tool-call node (from its event log)."""
+    return {
+        e.node_id: e.diff
+        for e in await store.turn_events(turn_id)
+        if isinstance(e, ToolCallFinished) and e.diff is not None
+    }
+
+
+def _export_turn(
+    t: TurnRow,
+    rounds: list[RoundRow],
+    calls: list[ToolCallRow],
+    out: TextIO,
+    diffs: dict[str, FileDiff] | None = None,
+    workdir: str = "",
+) -> None:
+    diffs = diffs or {}
     out.write(f"\n## Turn {t.seq} · {t.strategy} · {t.outcome}\n\n")
     out.write(
         f"*{_iso(t.started_at)} · {t.duration:.1f} s · {t.usage.input_tokens} in / "
@@ -324,12 +355,12 @@ def _export_turn(t: TurnRow, rounds: list[RoundRow], calls: list[ToolCallRow], o
     out.write(f"\n### Answer\n\n{t.answer or '(no answer)'}\n")
     if t.error:
         out.write(f"\n> {t.error}\n")
-    _export_calls(calls, "###", out)
+    _export_calls(calls, "###", out, diffs, workdir)
     for r in rounds:
         out.write(f"\n### Round {r.index} · {r.verdict.upper()}\n\n")
         out.write(f"**Feedback:** {r.feedback or '(none)'}\n\n")
         out.write(f"**Answer:**\n\n{r.answer or '(no answer)'}\n")
-        _export_calls(r.evidence, "####", out)
+        _export_calls(r.evidence, "####", out, diffs, workdir)
 
 
 async def stats(store: Store, out: TextIO, *, as_json: bool = False) -> int:

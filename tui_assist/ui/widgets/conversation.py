@@ -207,7 +207,7 @@ class TurnView(CompactableTurn):
                 self._tools[event.node_id] = view
                 self._containers[parent].mount(view)
             case ToolCallFinished(node_id=node_id) if node_id in self._tools:
-                self._tools[node_id].finish(event.output, event.is_error, event.duration)
+                self._tools[node_id].finish(event.output, event.is_error, event.duration, event.diff)
             case VerdictReached():
                 round_view = self._round_of_critic(event)
                 (round_view or self).mount(VerdictLine(event.verdict, event.feedback))
