@@ -7,6 +7,7 @@ from their wire types (and drop what their API has no form for, such as thinking
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -83,9 +84,9 @@ class Message:
     content: tuple[Block, ...]
 
     @classmethod
-    def user(cls, text: str) -> Message:
-        """A user message holding one text block."""
-        return cls("user", (TextBlock(text),))
+    def user(cls, text: str, images: Sequence[ImageBlock] = ()) -> Message:
+        """A user message holding the images (if any), then one text block."""
+        return cls("user", (*images, TextBlock(text)))
 
     @classmethod
     def assistant(cls, text: str) -> Message:

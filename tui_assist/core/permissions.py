@@ -42,6 +42,7 @@ from tui_assist.core.rule_files import (
     rule_strings,
 )
 from tui_assist.core.shell_words import INTERPRETERS, WRAPPERS, CommandAnalysis, analyse_command
+from tui_assist.core.tool_labels import BASH_TOOL, EDITOR_TOOL
 
 if TYPE_CHECKING:
     from tui_assist.core.observer import ToolApproval
@@ -66,9 +67,6 @@ __all__ = [
 
 RuleKind = Literal["bash", "edit", "mcp", "tool"]
 
-BASH_TOOL = "bash"
-EDITOR_TOOL = "str_replace_based_edit_tool"
-"""The contract names of the two built-in tools the rules understand."""
 EDITOR_WRITES = frozenset({"create", "str_replace", "insert"})
 PROTECTED_DIRS = (PROJECT_DIR, ".git")
 """Workdir folders whose files decide what runs: never written without a dialog."""

@@ -10,11 +10,13 @@ import difflib
 from typing import Any
 
 from tui_assist.core.events import FileDiff
-from tui_assist.core.permissions import BASH_TOOL, EDITOR_TOOL
 
-__all__ = ["diff_counts", "key_argument", "tool_title", "unified_diff"]
+__all__ = ["BASH_TOOL", "EDITOR_TOOL", "diff_counts", "key_argument", "tool_title", "unified_diff"]
 
 _AGENT_TOOL = "agent"
+BASH_TOOL = "bash"
+EDITOR_TOOL = "str_replace_based_edit_tool"
+"""The contract names of the built-in shell and editor tools (`core.permissions` re-exports them)."""
 
 
 def key_argument(name: str, tool_input: dict[str, Any]) -> str:

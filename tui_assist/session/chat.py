@@ -61,6 +61,8 @@ class StoredTurn:
     strategy: str
     answer: str
     events: list[TurnEvent]
+    images: list[tuple[str, int]] = field(default_factory=lambda: list[tuple[str, int]]())
+    """The images its prompt attached, as `(name, bytes)`, from the stored history."""
 
 
 @dataclass(slots=True)
@@ -282,8 +284,8 @@ class ChatSession(SessionParts):
         fails the turn: what could not be saved becomes a warning.
 
         The files the prompt's `@path` mentions are attached to the message sent (the history
-        keeps them); the turn is stored with the prompt as typed. A mention that attached nothing
-        becomes a warning.
+        keeps them; images as image blocks); the turn is stored with the prompt as typed. A
+        mention that attached nothing becomes a warning.
 
         Args:
             prompt: What the user typed.
@@ -308,7 +310,13 @@ class ChatSession(SessionParts):
         checkpoint = await checkpoints.before(turn_id, warnings) if checkpoints else None
         log = RecordingObserver()
         self._running = task = asyncio.create_task(
-            strategy.run(self.conversation, sent, FanOutObserver(observer, log), turn_id=turn_id)
+            strategy.run(
+                self.conversation,
+                sent,
+                FanOutObserver(observer, log),
+                turn_id=turn_id,
+                images=attachments.images if attachments is not None else (),
+            )
         )
         try:
             result = await task
@@ -479,9 +487,12 @@ class ChatSession(SessionParts):
             return []
         await self._load_history(conversation_id)
         turns: list[StoredTurn] = []
+        with_images = [m for m in self.conversation.messages if m.role == "user" and m.images]
         for row in await self.store.turns_page(conversation_id, limit=RESUME_TURNS):
             events = await self.store.turn_events(row.id)
-            turns.append(StoredTurn(row.prompt, row.strategy, row.answer, events))
+            sent = next((m for m in reversed(with_images) if m.text.endswith(row.prompt)), None)
+            images = [(b.name, len(b.data) * 3 // 4) for b in sent.images] if sent is not None else []
+            turns.append(StoredTurn(row.prompt, row.strategy, row.answer, events, images))
         return turns
 
     def export_markdown(self) -> str:

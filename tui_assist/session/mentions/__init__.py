@@ -17,6 +17,7 @@ before its first frame.
 from __future__ import annotations
 
 from tui_assist.session.mentions.attachment import (
+    IMAGE_SUFFIXES,
     MAX_DIR_ENTRIES,
     MAX_FILE_CHARS,
     MAX_TOTAL_CHARS,
@@ -25,6 +26,7 @@ from tui_assist.session.mentions.attachment import (
     RefusalReason,
     Refused,
     expand_mentions,
+    image_chips,
 )
 from tui_assist.session.mentions.completer import MentionCompleter
 from tui_assist.session.mentions.listing import (
@@ -62,7 +64,9 @@ __all__ = [
     "MentionQuery",
     "RefusalReason",
     "Refused",
+    "IMAGE_SUFFIXES",
     "expand_mentions",
+    "image_chips",
     "find_mentions",
     "format_mention",
     "list_candidates",

@@ -78,7 +78,7 @@ class ConversationActions(MainScreenBase):
             if turn.events:
                 # Replay the stored event log through the same path live events take, so the
                 # turn is redrawn as it ran: streamed text, tool calls, rounds, tree and badges.
-                self.conversation.begin_turn(turn.prompt, turn.strategy)
+                self.conversation.begin_turn(turn.prompt, turn.strategy, images=turn.images)
                 for event in turn.events:
                     self.apply_event(event, replay=True)
             else:

@@ -20,6 +20,7 @@ the mouse (Textual's own; ctrl+c copies it) works too: every entry implements `g
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from textual import events
@@ -91,9 +92,17 @@ class TurnView(CompactableTurn):
     }
     """
 
-    def __init__(self, prompt: str, strategy: str, *, answer: str | None = None) -> None:
+    def __init__(
+        self,
+        prompt: str,
+        strategy: str,
+        *,
+        answer: str | None = None,
+        images: list[tuple[str, int]] | None = None,
+    ) -> None:
         super().__init__()
         self.prompt = prompt
+        self.images = images
         self.strategy = strategy
         self.turn_id: str | None = None
         self.answer = answer or ""
@@ -120,7 +129,7 @@ class TurnView(CompactableTurn):
 
     def start(self) -> None:
         """Show the prompt (and a stored answer): the first children, before any event."""
-        self.mount(UserMessage(self.prompt))
+        self.mount(UserMessage(self.prompt, self.images))
         if self._stored_answer:
             self.mount(AnswerText("", self._stored_answer, finished=True))
 
@@ -532,9 +541,21 @@ class Conversation(VerticalScroll):
     def on_blur(self) -> None:
         self.call_later(self._show_selection)
 
-    def begin_turn(self, prompt: str, strategy: str) -> TurnView:
-        """Show the user's prompt; the turn's events will follow."""
-        view = TurnView(prompt, strategy)
+    def begin_turn(
+        self, prompt: str, strategy: str, *, images: list[tuple[str, int]] | None = None
+    ) -> TurnView:
+        """Show the user's prompt (with chips of its images); the turn's events will follow.
+
+        `images` are `(name, bytes)` of a stored turn's images; None: the images the prompt
+        mentions now.
+        """
+        if images is None and "@" in prompt:
+            from tui_assist.session.mentions import image_chips
+
+            session = getattr(self.app, "session", None)
+            workdir = getattr(getattr(session, "settings", None), "workdir", None)
+            images = image_chips(prompt, workdir) if isinstance(workdir, Path) else None
+        view = TurnView(prompt, strategy, images=images)
         self._current = view
         self._mount_child(view)
         # Mounted explicitly (not composed) so it comes before anything the turn mounts.

@@ -53,9 +53,15 @@ class UserMessage(ConversationEntry, Static):
     }
     """
 
-    def __init__(self, text: str) -> None:
-        super().__init__(Content(text))
+    def __init__(self, text: str, images: list[tuple[str, int]] | None = None) -> None:
+        from tui_assist.ui.widgets.prompt import image_chips_content
+
+        shown = Content(text)
+        if images:  # the attached images, as the prompt showed them
+            shown = Content("\n").join([shown, image_chips_content(images)])
+        super().__init__(shown)
         self.text = text
+        self.images = images or []
 
     @property
     def copy_label(self) -> str:
