@@ -23,7 +23,7 @@ from tui_assist.core.observer import TurnObserver
 from tui_assist.core.prompts import CRITIC_PROMPT, SYSTEM_PROMPT
 from tui_assist.core.tooling import Toolbox, ToolboxFactory
 
-StrategyName = Literal["agent", "refine"]
+StrategyName = Literal["agent", "refine", "shell"]
 Outcome = Literal["answered", "unverified", "budget_exhausted", "cancelled", "error"]
 
 

@@ -121,12 +121,25 @@ class ChatSession(SessionParts):
 
     # -- the next turn -------------------------------------------------------------------------
 
-    def strategy(self) -> TurnStrategy:
-        """The strategy the next turn runs: agent, or refine with the current round budget.
+    def strategy_name(self, prompt: str) -> str:
+        """How `prompt` will run: `shell` for `!COMMAND`, else `refine` or `agent` (hosts label the turn)."""
+        if (
+            prompt.startswith("!") and prompt[1:].strip()
+        ):  # `turns.shell.is_shell_prompt`, without its imports
+            return "shell"
+        return "refine" if self.refine else "agent"
+
+    def strategy(self, prompt: str = "") -> TurnStrategy:
+        """The strategy `prompt` runs: the shell for `!COMMAND`, else agent or refine.
 
         Raises:
-            SetupError: when there is no provider.
+            SetupError: when there is no provider (a shell command needs none).
         """
+        s = self.settings
+        if self.strategy_name(prompt) == "shell":
+            from tui_assist.turns.shell import ShellTurn
+
+            return ShellTurn(self._toolbox_factory or (lambda: EmptyToolbox(s.workdir)), self.approvals)
         # The strategies pull in the whole agent loop: imported at the first turn, not at startup.
         from tui_assist.core.budget import Budget
         from tui_assist.core.turn import TurnDeps
@@ -134,7 +147,6 @@ class ChatSession(SessionParts):
         from tui_assist.turns.refine import RefineTurn
 
         provider = self._need_provider()
-        s = self.settings
         self.instructions = self._instructions_loader().load()
         system_prompt = s.system_prompt
         if self.instructions.text:
@@ -278,6 +290,10 @@ class ChatSession(SessionParts):
     ) -> TurnOutcome:
         """Run one turn and persist it: the one place a turn's life is written.
 
+        A prompt `!COMMAND` runs COMMAND in the turn's shell (same sandbox, rules and approvals as
+        a model's call) with no model call; the command and its output stay in the history as
+        context for the next prompt, and the turn is stored like any other.
+
         The turn is begun in the store before any model call and committed before this returns.
         A turn stopped by `interrupt` keeps its prompt, finished tool calls and partial answer in
         the history (closed with a marker) and is stored as cancelled with them. Storing never
@@ -298,9 +314,11 @@ class ChatSession(SessionParts):
             asyncio.CancelledError: when the calling task itself is cancelled (the turn is stored
                 as cancelled first, and leaves nothing in the history, as a crash would not).
         """
-        strategy = self.strategy()
+        strategy = self.strategy(prompt)
         turn_id = new_id()
-        if attachments is None or attachments.prompt != prompt:
+        if strategy.name == "shell":  # `!COMMAND`: the command as typed, nothing attached
+            attachments = None
+        elif attachments is None or attachments.prompt != prompt:
             attachments = await self.attach(prompt)
         sent = attachments.text if attachments is not None else prompt
         warnings = [item.describe() for item in attachments.refused] if attachments is not None else []

@@ -74,7 +74,7 @@ class TurnActions(MainScreenBase):
         session = self.session
         self._last_turn_failed = True  # until the turn comes back in one piece
         self.failed_prompt = None
-        view = self.conversation.begin_turn(prompt, "refine" if session.refine else "agent")
+        view = self.conversation.begin_turn(prompt, session.strategy_name(prompt))
         status = self.status
         self.query_one(Prompt).add_class("-running")
         self._tick = self.set_interval(0.5, self._on_tick)
