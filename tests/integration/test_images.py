@@ -136,3 +136,11 @@ async def test_an_image_goes_to_the_api_as_an_image_block_and_comes_back_on_resu
         assert fake.requests[-1].body["messages"][0]["content"][0]["type"] == "image"
     finally:
         await resumed.aclose()
+
+
+def test_an_image_counts_as_an_image_in_the_context_estimate() -> None:
+    from tui_assist.core.compaction import IMAGE_TOKENS, message_tokens
+
+    big = ImageBlock("image/png", "A" * 4_000_000, "shot.png")
+    plain = message_tokens([Message.user("hi")])
+    assert message_tokens([Message.user("hi", [big])]) == plain + IMAGE_TOKENS
