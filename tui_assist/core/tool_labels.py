@@ -7,6 +7,7 @@ conversation, the agent tree, the exports and the ACP host all say the same thin
 from __future__ import annotations
 
 import difflib
+from functools import lru_cache
 from typing import Any
 
 from tui_assist.core.events import FileDiff
@@ -45,8 +46,9 @@ def _lines(text: str | None) -> list[str]:
     return (text or "").splitlines()
 
 
+@lru_cache(maxsize=256)
 def diff_counts(diff: FileDiff) -> tuple[int, int]:
-    """Lines added and removed by a write.
+    """Lines added and removed by a write (cached: titles are drawn again on every refresh).
 
     Args:
         diff: The file's text before and after.
