@@ -341,7 +341,8 @@ class ChatSession(SessionParts):
         except asyncio.CancelledError:
             current = asyncio.current_task()
             by_host = current is not None and current.cancelling() > 0
-            history = [] if by_host else interrupted_history(sent, log.events, turn_id)
+            images = attachments.images if attachments is not None else ()
+            history = [] if by_host else interrupted_history(sent, log.events, turn_id, images)
             self.conversation.messages.extend(history)
             from tui_assist.core.turn import TurnResult  # loaded with the strategies
 
