@@ -115,3 +115,39 @@ def test_typing_during_a_slow_turn_queues_the_prompt_whole(tmp_path: Path) -> No
     assert first["body"]["messages"][-1]["content"][0]["text"] == "first part"
     sent = [m["content"][0]["text"] for m in second["body"]["messages"]]
     assert sent == ["first part", slow, "second part\nand a pasted line\nand another"]
+
+
+def test_a_bang_command_runs_in_the_shell_and_is_context_for_the_next_prompt(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    fake.add(Reply("It printed the marker."))
+    work = tmp_path / "work"
+    work.mkdir()
+    (tmp_path / "config" / "tui-assist").mkdir(parents=True)
+    (tmp_path / "config" / "tui-assist" / "config.toml").write_text(
+        'sandbox = "off"\n[permissions]\nallow = ["bash(echo *)"]\n'
+    )
+    env = {
+        "ANTHROPIC_API_KEY": "test",
+        "ANTHROPIC_BASE_URL": fake.base_url,
+        "TUI_ASSIST_HOME": str(tmp_path / "home"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "TERM": "xterm-256color",
+    }
+    command = f"{sys.executable} -m tui_assist --workdir {work}"
+    with TmuxApp(command, width=120, height=36, env=env) as app:
+        app.wait_for("Refine OFF", timeout=30)
+        app.type("!echo bang-$((6*7))")
+        app.key("Enter")
+        app.wait_for("Allow bash?", timeout=30)  # the rules can't vouch for $((...)): the same dialog
+        app.key("a")
+        screen = app.wait_for("bang-42", timeout=30)
+        assert "bash: echo bang-$((6*7))" in screen
+        assert fake.requests == []  # no model call
+        app.type("what did it print?")
+        app.key("Enter")
+        app.wait_for("It printed the marker.", timeout=30)
+        app.key("C-q")
+    assert len(fake.requests) == 1
+    assert "<bash-input>echo bang-$((6*7))</bash-input>" in fake.requests[0].all_text()
+    assert "bang-42" in fake.requests[0].all_text()

@@ -56,3 +56,21 @@ def test_ask_says_on_stderr_which_files_it_attached(fake: FakeAnthropic, tmp_pat
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "Milk."
     assert "tui-assist: ask: attached notes.md (17 characters)" in proc.stderr
+
+
+def test_ask_attaches_an_image_and_refuses_a_huge_one_in_one_line(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    from tests.integration.test_images import png_bytes
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "shot.png").write_bytes(png_bytes())
+    (work / "huge.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 5_100_000)
+    fake.add(Reply("A pixel."))
+    proc = ask("what is @shot.png and @huge.png?", fake=fake, cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert "tui-assist: ask: attached shot.png (image, 69 B)" in proc.stderr
+    assert "not attached: @huge.png: an image of 5.1 MB, over the 5.0 MB limit" in proc.stderr
+    content = fake.requests[-1].body["messages"][0]["content"]
+    assert [b["type"] for b in content] == ["image", "text"]

@@ -16,7 +16,14 @@ import pytest
 
 from tests.fake_anthropic import Error, FakeAnthropic, Hang, Reply, Text, Thinking, ToolUse
 from tests.fake_anthropic import Usage as FakeUsage
-from tui_assist.core.conversation import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from tui_assist.core.conversation import (
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
 from tui_assist.core.model import ModelRequest, ProviderError, ToolSpec
 from tui_assist.providers.anthropic import (
     BASH_TOOL_TYPE,
@@ -37,9 +44,13 @@ class RecordingSink:
     texts: list[str] = field(default_factory=list)
     retries: list[tuple[int, str]] = field(default_factory=list)
     usages: list[tuple[Usage, str]] = field(default_factory=list)
+    thoughts: list[str] = field(default_factory=list)
 
     def text(self, delta: str) -> None:
         self.texts.append(delta)
+
+    def thinking(self, delta: str) -> None:
+        self.thoughts.append(delta)
 
     def retrying(self, attempt: int, error: str) -> None:
         self.retries.append((attempt, error))
@@ -106,14 +117,18 @@ async def test_tool_use_input_is_assembled_from_partial_json(
     assert "".join(sink.texts) == "Let me check."  # tool JSON is not streamed as text
 
 
-async def test_thinking_blocks_are_skipped(fake: FakeAnthropic, provider: AnthropicProvider) -> None:
-    fake.add(Reply([Thinking("Let me think."), Text("Answer.")]))
+async def test_thinking_blocks_are_kept_with_their_signature(
+    fake: FakeAnthropic, provider: AnthropicProvider
+) -> None:
+    fake.add(Reply([Thinking("Let me think.", signature="sig-1"), Text("Answer.")]))
     sink = RecordingSink()
 
     response = await provider.complete(ask(), sink)
 
-    assert response.message.content == (TextBlock("Answer."),)
+    assert response.message.content == (ThinkingBlock("Let me think.", "sig-1"), TextBlock("Answer."))
+    assert response.message.text == "Answer."
     assert sink.texts == ["Ans", "wer", "."]
+    assert "".join(sink.thoughts) == "Let me think."
 
 
 async def test_usage_carries_cache_fields_and_final_output_count(

@@ -24,6 +24,9 @@ class Sink:
     def text(self, delta: str) -> None:
         pass
 
+    def thinking(self, delta: str) -> None:
+        pass
+
     def retrying(self, attempt: int, error: str) -> None:
         pass
 

@@ -55,6 +55,9 @@ class RecordingSink:
     def text(self, delta: str) -> None:
         self.texts.append(delta)
 
+    def thinking(self, delta: str) -> None:
+        pass
+
     def retrying(self, attempt: int, error: str) -> None:
         self.retries.append((attempt, error))
 

@@ -414,15 +414,15 @@ def test_a_missing_path_stays_plain_text_with_a_notice(tmp_path: Path) -> None:
 
 
 def test_a_binary_file_is_refused(tmp_path: Path) -> None:
-    write(tmp_path, "image.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    write(tmp_path, "data.bin", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")  # images attach as images
     write(tmp_path, "latin1.txt", "caf\xe9".encode("latin-1"))
-    result = expand_mentions("@image.png @latin1.txt", tmp_path)
+    result = expand_mentions("@data.bin @latin1.txt", tmp_path)
     assert result.attached == ()
     assert [(r.path, r.reason) for r in result.refused] == [
-        ("image.png", "binary"),
+        ("data.bin", "binary"),
         ("latin1.txt", "not_text"),
     ]
-    assert result.text == "@image.png @latin1.txt"
+    assert result.text == "@data.bin @latin1.txt"
 
 
 def test_a_directory_attaches_its_listing(tmp_path: Path) -> None:

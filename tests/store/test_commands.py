@@ -112,8 +112,8 @@ async def test_export_markdown_has_rounds_and_tool_calls(store: Store, ids: dict
     assert "## Turn 1 · refine · answered" in out
     assert "### Round 1 · REVISE" in out and "**Feedback:** Add the numbers." in out
     assert "### Round 2 · PASS" in out
-    assert "`echo` (ok" in out and '"text": "one"' in out and "echo: one" in out
-    assert "`agent` (ok" in out and "1 2 3" in out
+    assert "`echo one` (ok" in out and '"text": "one"' in out and "echo: one" in out
+    assert "`agent: count` (ok" in out and "1 2 3" in out
     # a tool output holding ``` is fenced with a longer fence, so it cannot end the block early
     assert "````\necho: and ```fenced``` ducks?\n````" in out
     assert out.count("Draft answer about eggs.") == 1  # round 1's answer

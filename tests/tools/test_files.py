@@ -516,3 +516,22 @@ async def test_create_under_a_file_is_an_error(
     summary, out = await call(editor, ctx, command="create", path="dir", file_text="x")
     assert summary == "create dir (this call will fail: dir is a directory; cannot write a file there)"
     assert out.is_error
+
+
+async def test_every_write_reports_the_files_text_before_and_after(
+    editor: TextEditorTool, ctx: ToolContext, tmp_path: Path
+) -> None:
+    from tui_assist.core.events import FileDiff
+
+    path = str(tmp_path / "a.txt")
+    created = await edit(editor, ctx, command="create", path="a.txt", file_text="one\n")
+    assert created.diff == FileDiff(path, None, "one\n")
+    inserted = await edit(editor, ctx, command="insert", path="a.txt", insert_line=1, insert_text="two\n")
+    assert inserted.diff == FileDiff(path, "one\n", "one\ntwo\n")
+    replaced = await edit(editor, ctx, command="str_replace", path="a.txt", old_str="two", new_str="2")
+    assert replaced.diff == FileDiff(path, "one\ntwo\n", "one\n2\n")
+    overwritten = await edit(editor, ctx, command="create", path="a.txt", file_text="new\n")
+    assert overwritten.diff == FileDiff(path, "one\n2\n", "new\n")
+    assert (await edit(editor, ctx, command="view", path="a.txt")).diff is None
+    failed = await edit(editor, ctx, command="str_replace", path="a.txt", old_str="absent", new_str="x")
+    assert failed.is_error and failed.diff is None

@@ -233,7 +233,7 @@ async def test_round_review_shows_transcript_and_steps_rounds() -> None:
         await pilot.pause()
         text = screen_text(app)
         assert "Round 1 of 2" in text
-        assert "[1] bash cat answer.txt" in text
+        assert "[1] bash: cat answer.txt" in text
         assert "Critic: REVISE" in text and "The file says 42." in text
         order = [text.index(s) for s in ("What the generator saw", "[1] bash", "It is 41.", "Critic: REVISE")]
         assert order == sorted(order)

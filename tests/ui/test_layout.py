@@ -123,7 +123,7 @@ async def test_a_turn_its_loop_and_a_sub_agent_are_named_apart_and_the_tree_show
         await pilot.pause()
         flow = app.query_one(FlowPanel)
         names = [flow.name_of(record) for record in flow.node_log.walk("t1")]
-        assert names == ["Agent turn", "agent loop", "agent", "sub-agent: survey the tests"]
+        assert names == ["Agent turn", "agent loop", "agent: survey the tests", "sub-agent: survey the tests"]
 
         tree = app.query_one(AgentTree)
         turn_line = next(line for line in _lines(app) if "why does the nightly" in line)

@@ -65,8 +65,8 @@ async def test_calls_are_numbered_like_the_evidence_and_cited_ones_open_with_the
         screen = await _open_review(pilot, 1)
         calls = list(screen.query(ToolCallReview))
         assert [(c.call.number, c.call.summary) for c in calls] == [
-            (1, "python3 -m unittest"),
-            (2, "sed -n 1,8p stats.py"),
+            (1, "bash: python3 -m unittest"),
+            (2, "bash: sed -n 1,8p stats.py"),
         ]
         # The critic cited both ([1] and [2]): both open, marked, with the sentence that cites them.
         assert all(not c.collapsed and c.has_class("-cited") for c in calls)
@@ -75,7 +75,7 @@ async def test_calls_are_numbered_like_the_evidence_and_cited_ones_open_with_the
         ]
         assert calls[1].call.notes == ["[2] only printed stats.py; nothing changed it."]
         text = screen_text(app)
-        assert "▼ [1] bash python3 -m unittest" in text and "cited" in text
+        assert "▼ [1] bash: python3 -m unittest" in text and "cited" in text
         assert "AssertionError: 3.3333333333333335 != 2.5" in calls[0].call.output  # the full output
 
 

@@ -57,6 +57,10 @@ _GLOBALS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     ),
     "model": (("--model",), {"metavar": "NAME", "help": "model id (default claude-sonnet-4-6)"}),
     "theme": (("--theme",), {"metavar": "NAME", "help": "TUI theme: tui-dark, tui-light, tui-high-contrast"}),
+    "thinking": (
+        ("--thinking",),
+        {"metavar": "off|auto|N", "help": "extended thinking: off (default), auto, or a budget of N tokens"},
+    ),
     "script": (("--script",), {"metavar": "FILE", "help": "replayed replies for --provider scripted"}),
     "mode": (
         ("--mode",),
@@ -73,7 +77,7 @@ _GLOBALS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
 GLOBAL_FLAGS = tuple(_GLOBALS)
 
 _MODEL = ("provider", "base_url", "model", "script")
-_TURN = ("refine", "rounds", "workdir", "data_dir", "mode", "trust_project", *_MODEL)
+_TURN = ("refine", "rounds", "workdir", "data_dir", "mode", "trust_project", "thinking", *_MODEL)
 USES: dict[str, tuple[str, ...]] = {
     "chat": (*_TURN, "theme"),
     "ask": _TURN,

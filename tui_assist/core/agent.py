@@ -7,7 +7,9 @@ append to the same evidence list.
 
 Only valid messages enter the transcript: blank text blocks are dropped from a reply, and a
 reply left with nothing (no text, no tool call) is asked for again once and then fails the call,
-because the API rejects every later request of a history that holds an empty message.
+because the API rejects every later request of a history that holds an empty message. A
+reply's thinking blocks stay in the transcript just as they came (the provider must send them
+back before the tool results), but thinking alone counts as an empty reply.
 
 Each request goes through the runtime's `ContextGuard` (if any), which may send a compacted
 history instead; a request the provider refuses as too long (`ContextOverflow`) is handed back
@@ -23,7 +25,14 @@ from typing import Any, Final, Literal, cast
 from tui_assist.core.approval import ApprovalPolicy, approval_request
 from tui_assist.core.budget import BudgetExhausted, BudgetTracker
 from tui_assist.core.context import ContextGuard
-from tui_assist.core.conversation import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from tui_assist.core.conversation import (
+    THINKING_TYPES,
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
 from tui_assist.core.events import NodeKind, UsageRecorded
 from tui_assist.core.hooks import MAX_STOP_CONTINUES, NO_HOOKS, HookedCall, ToolHooks
 from tui_assist.core.model import ContextOverflow, ModelRequest, ModelResponse, Provider, ProviderError
@@ -156,6 +165,7 @@ class _AgentRun:
                 max_tokens=rt.max_tokens,
                 stable_prefix=stable_prefix,
                 model=rt.model,
+                thinking=True,
             )
             response = await self._complete(request, sink)
             rt.budget.record(response.usage)
@@ -164,7 +174,7 @@ class _AgentRun:
                 UsageRecorded(node_id=self.node_id, usage=response.usage, model=response.model)
             )
             reply = _without_blank_text(response.message)
-            if not reply.content:
+            if all(isinstance(b, THINKING_TYPES) for b in reply.content):  # nothing said or done
                 empty_replies += 1
                 why = f"empty reply ({plural(empty_replies, 'attempt')}, stop reason {response.stop_reason})"
                 if empty_replies > EMPTY_REPLY_RETRIES:
@@ -260,7 +270,7 @@ class _AgentRun:
                     )
                 else:
                     output = await self._execute(use, scope.node_id)
-                scope.finish(output.content, is_error=output.is_error)
+                scope.finish(output.content, is_error=output.is_error, diff=output.diff)
         finally:
             rt.evidence.append(
                 ToolCallRecord(

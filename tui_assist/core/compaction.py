@@ -22,7 +22,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tui_assist.core.conversation import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from tui_assist.core.conversation import ImageBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from tui_assist.core.model import ModelRequest, Provider, ProviderError, StreamSink
 from tui_assist.core.text import clip, estimate_tokens, plural, truncate_middle
 
@@ -79,9 +79,20 @@ def _json_chars(value: object) -> int:
     return len(json.dumps(value, separators=(",", ":")))
 
 
+IMAGE_TOKENS = 1_600
+"""What an attached image is estimated at: about the most the Messages API bills for one (it
+scales images down past about 1.15 megapixels); its base64 text is no measure of that."""
+
+
 def message_tokens(messages: Sequence[Message]) -> int:
-    """Estimated tokens of `messages` as they travel (their Messages API JSON)."""
-    return estimate_tokens(sum(_json_chars(m.to_dict()) for m in messages))
+    """Estimated tokens of `messages` as they travel (their Messages API JSON; images apart)."""
+    chars = images = 0
+    for m in messages:
+        if m.images:
+            images += len(m.images)
+            m = Message(m.role, tuple(b for b in m.content if not isinstance(b, ImageBlock)))
+        chars += _json_chars(m.to_dict())
+    return estimate_tokens(chars) + images * IMAGE_TOKENS
 
 
 def request_tokens(request: ModelRequest) -> int:

@@ -1,11 +1,13 @@
 """Domain messages, independent of any provider SDK.
 
-The shapes follow the Messages API's content blocks (text, tool_use, tool_result) because that
-is the richest common ground between providers; adapters translate to and from their wire types.
+The shapes follow the Messages API's content blocks (text, tool_use, tool_result, thinking,
+image) because that is the richest common ground between providers; adapters translate to and
+from their wire types (and drop what their API has no form for, such as thinking).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -60,7 +62,46 @@ class ServerToolBlock:
     type: Literal["server_tool"] = "server_tool"
 
 
-Block = TextBlock | ToolUseBlock | ToolResultBlock | ServerToolBlock
+@dataclass(frozen=True, slots=True)
+class ThinkingBlock:
+    """The model's extended thinking, kept verbatim: the API checks `signature` when it comes back."""
+
+    thinking: str
+    signature: str
+    type: Literal["thinking"] = "thinking"
+
+
+@dataclass(frozen=True, slots=True)
+class RedactedThinkingBlock:
+    """Thinking the API encrypted (`data` is opaque); it must come back unchanged like a thinking block."""
+
+    data: str
+    type: Literal["redacted_thinking"] = "redacted_thinking"
+
+
+@dataclass(frozen=True, slots=True)
+class ImageBlock:
+    """An image the user attached: base64 `data` of type `media_type` (`image/png`, ...)."""
+
+    media_type: str
+    data: str
+    name: str = ""
+    """The file name it came from, for the prompt's chip (never sent to a model)."""
+    type: Literal["image"] = "image"
+
+
+Block = (
+    TextBlock
+    | ToolUseBlock
+    | ToolResultBlock
+    | ServerToolBlock
+    | ThinkingBlock
+    | RedactedThinkingBlock
+    | ImageBlock
+)
+
+THINKING_TYPES = (ThinkingBlock, RedactedThinkingBlock)
+"""The blocks that hold thinking, for `isinstance` checks."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +112,9 @@ class Message:
     content: tuple[Block, ...]
 
     @classmethod
-    def user(cls, text: str) -> Message:
-        """A user message holding one text block."""
-        return cls("user", (TextBlock(text),))
+    def user(cls, text: str, images: Sequence[ImageBlock] = ()) -> Message:
+        """A user message holding the images (if any), then one text block."""
+        return cls("user", (*images, TextBlock(text)))
 
     @classmethod
     def assistant(cls, text: str) -> Message:
@@ -84,6 +125,16 @@ class Message:
     def text(self) -> str:
         """The concatenated text blocks."""
         return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    @property
+    def thinking(self) -> str:
+        """The concatenated thinking blocks (redacted ones have no readable text)."""
+        return "".join(b.thinking for b in self.content if isinstance(b, ThinkingBlock))
+
+    @property
+    def images(self) -> list[ImageBlock]:
+        """The images attached to this message, in order."""
+        return [b for b in self.content if isinstance(b, ImageBlock)]
 
     @property
     def tool_uses(self) -> list[ToolUseBlock]:
@@ -108,6 +159,13 @@ class Message:
                     blocks.append(
                         {"type": "tool_result", "tool_use_id": tid, "content": content, "is_error": is_error}
                     )
+                case ThinkingBlock(thinking=thinking, signature=signature):
+                    blocks.append({"type": "thinking", "thinking": thinking, "signature": signature})
+                case RedactedThinkingBlock(data=data):
+                    blocks.append({"type": "redacted_thinking", "data": data})
+                case ImageBlock(media_type=media_type, data=data, name=name):
+                    source = {"type": "base64", "media_type": media_type, "data": data}
+                    blocks.append({"type": "image", "source": source, "name": name})
         return {"role": self.role, "content": blocks}
 
     @classmethod
@@ -153,6 +211,15 @@ def block_from_dict(b: dict[str, Any]) -> Block:
                 parts = [cast(dict[str, Any], c) for c in cast(list[Any], content) if isinstance(c, dict)]
                 content = "".join(str(part.get("text", "")) for part in parts)
             return ToolResultBlock(str(b["tool_use_id"]), str(content), bool(b.get("is_error", False)))
+        case "thinking":
+            return ThinkingBlock(str(b.get("thinking", "")), str(b.get("signature", "")))
+        case "redacted_thinking":
+            return RedactedThinkingBlock(str(b.get("data", "")))
+        case "image":
+            source = cast(dict[str, Any], b.get("source") or {})
+            return ImageBlock(
+                str(source.get("media_type", "")), str(source.get("data", "")), str(b.get("name", ""))
+            )
         case other:
             raise ValueError(f"unknown content block type: {other!r}")
 

@@ -76,6 +76,29 @@ class TextDelta:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ThinkingDelta:
+    """A piece of streamed extended thinking (shown dimmed; never part of the answer)."""
+
+    node_id: str
+    text: str
+    kind: Literal["thinking_delta"] = "thinking_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class FileDiff:
+    """What one file write changed, from the tool's own before and after.
+
+    Hosts draw it as a diff; the ACP host sends it as `{path, oldText, newText}`.
+    """
+
+    path: str
+    """The absolute path written."""
+    old_text: str | None
+    """The file's text before the write; None when the write created it."""
+    new_text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StreamRetried:
     """A model stream broke and is being retried: text streamed so far for the node is void."""
 
@@ -108,6 +131,8 @@ class ToolCallFinished:
     output: str
     is_error: bool = False
     duration: float = 0.0
+    diff: FileDiff | None = None
+    """For a file write by the editor tool: the file's text before and after."""
     at: float = field(default_factory=_now)
     kind: Literal["tool_call_finished"] = "tool_call_finished"
 
@@ -140,6 +165,7 @@ TurnEvent = (
     NodeStarted
     | NodeFinished
     | TextDelta
+    | ThinkingDelta
     | StreamRetried
     | ToolCallStarted
     | ToolCallFinished
@@ -153,6 +179,7 @@ _EVENT_TYPES: dict[str, type[Any]] = {
         NodeStarted,
         NodeFinished,
         TextDelta,
+        ThinkingDelta,
         StreamRetried,
         ToolCallStarted,
         ToolCallFinished,
@@ -180,5 +207,7 @@ def event_from_dict(data: dict[str, Any]) -> TurnEvent:
     kwargs = {k: v for k, v in data.items() if k in names}
     if cls is UsageRecorded:
         kwargs["usage"] = Usage(**kwargs["usage"])
+    if cls is ToolCallFinished and isinstance(kwargs.get("diff"), dict):
+        kwargs["diff"] = FileDiff(**kwargs["diff"])
     event: TurnEvent = cls(**kwargs)
     return event

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from tui_assist.core.conversation import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from tui_assist.core.conversation import Block, ImageBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 from tui_assist.core.events import (
     StreamRetried,
     ToolCallFinished,
@@ -51,13 +51,16 @@ class _Response:
         return out
 
 
-def interrupted_history(prompt: str, events: Sequence[TurnEvent], turn_id: str) -> list[Message]:
+def interrupted_history(
+    prompt: str, events: Sequence[TurnEvent], turn_id: str, images: Sequence[ImageBlock] = ()
+) -> list[Message]:
     """The messages a turn stopped by the user adds to the history.
 
     Args:
         prompt: The turn's prompt.
         events: The turn's events so far, in order.
         turn_id: The turn's node id.
+        images: The images attached to the prompt.
 
     Returns:
         The prompt, each finished model response with its finished tool calls and their results,
@@ -83,7 +86,7 @@ def interrupted_history(prompt: str, events: Sequence[TurnEvent], turn_id: str) 
                 responses[-1].results[event.call_id] = event
             case _:
                 pass
-    messages = [Message.user(prompt)]
+    messages = [Message.user(prompt, images)]
     for response in responses:
         messages += response.messages()
     closing = f"{streaming.strip()}\n\n{INTERRUPTED_MARKER}" if streaming.strip() else INTERRUPTED_MARKER

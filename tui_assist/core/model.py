@@ -9,12 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from tui_assist.core.conversation import Message, Usage
 
 DEFAULT_REQUEST_TIMEOUT: Final = 120.0
 """Seconds a model request may wait for its response to begin, and a stream may stay silent."""
+
+
+ThinkingSetting = Literal["off", "auto"] | int
+"""Extended thinking: off, a budget the provider picks where the model supports it, or a
+budget in tokens (at least `MIN_THINKING_BUDGET`)."""
+
+MIN_THINKING_BUDGET: Final = 1024
+"""The smallest thinking budget the Messages API accepts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +54,9 @@ class ModelRequest:
     repeats it; false for a one-off request such as the critic's, which no later call extends."""
     model: str | None = None
     """The model this request asks for instead of the provider's (a custom sub-agent's `model`)."""
+    thinking: bool = False
+    """Whether the model may think first (when the provider is set up to): true for the agent
+    loop's calls; the critic, compaction and other one-off calls never think."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +78,10 @@ class StreamSink(Protocol):
 
     def text(self, delta: str) -> None:
         """A piece of assistant text arrived."""
+        ...
+
+    def thinking(self, delta: str) -> None:
+        """A piece of the model's extended thinking arrived."""
         ...
 
     def retrying(self, attempt: int, error: str) -> None:

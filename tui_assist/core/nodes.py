@@ -8,7 +8,14 @@ import uuid
 from types import TracebackType
 from typing import Any
 
-from tui_assist.core.events import NodeFinished, NodeKind, NodeStarted, ToolCallFinished, ToolCallStarted
+from tui_assist.core.events import (
+    FileDiff,
+    NodeFinished,
+    NodeKind,
+    NodeStarted,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 from tui_assist.core.observer import TurnObserver
 
 
@@ -104,12 +111,13 @@ class ToolCallScope:
         )
         self.output = ""
         self.is_error = False
+        self.diff: FileDiff | None = None
         self.duration = 0.0
         self._clock = 0.0
 
-    def finish(self, output: str, *, is_error: bool = False) -> None:
-        """Set the result the call's `ToolCallFinished` will report."""
-        self.output, self.is_error = output, is_error
+    def finish(self, output: str, *, is_error: bool = False, diff: FileDiff | None = None) -> None:
+        """Set the result the call's `ToolCallFinished` will report (with an editor write's diff)."""
+        self.output, self.is_error, self.diff = output, is_error, diff
 
     def __enter__(self) -> ToolCallScope:
         self.observer.on_event(self._started)
@@ -132,5 +140,6 @@ class ToolCallScope:
                 output=self.output,
                 is_error=self.is_error,
                 duration=self.duration,
+                diff=self.diff,
             )
         )

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from tui_assist.core.conversation import Usage
-from tui_assist.core.events import StreamRetried, TextDelta, TurnEvent, UsageRecorded
+from tui_assist.core.events import StreamRetried, TextDelta, ThinkingDelta, TurnEvent, UsageRecorded
 
 SandboxUse = Literal["off", "sandboxed", "escape"]
 """How a call would run: no sandbox on its tool, inside the OS sandbox, or asking to leave it."""
@@ -164,6 +164,11 @@ class NodeSink:
         """Report a text delta of the node."""
         if self._observer is not None:
             self._observer.on_event(TextDelta(node_id=self._node_id, text=delta))
+
+    def thinking(self, delta: str) -> None:
+        """Report a thinking delta of the node."""
+        if self._observer is not None:
+            self._observer.on_event(ThinkingDelta(node_id=self._node_id, text=delta))
 
     def retrying(self, attempt: int, error: str) -> None:
         """Report that the node's stream restarts."""

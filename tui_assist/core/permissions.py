@@ -43,6 +43,7 @@ from tui_assist.core.rule_files import (
     project_settings_path,
 )
 from tui_assist.core.shell_words import INTERPRETERS, WRAPPERS, CommandAnalysis, analyse_command
+from tui_assist.core.tool_labels import BASH_TOOL, EDITOR_TOOL
 
 if TYPE_CHECKING:
     from tui_assist.core.observer import ToolApproval
@@ -69,10 +70,8 @@ __all__ = [
 
 RuleKind = Literal["bash", "edit", "mcp", "tool", "web"]
 
-BASH_TOOL = "bash"
-EDITOR_TOOL = "str_replace_based_edit_tool"
 WEB_FETCH_TOOL = "web_fetch"
-"""The contract names of the built-in tools the rules understand."""
+"""The contract name of the web tool the rules understand (the others are in `tool_labels`)."""
 EDITOR_WRITES = frozenset({"create", "str_replace", "insert"})
 PROTECTED_DIRS = (PROJECT_DIR, ".git")
 """Workdir folders whose files decide what runs: never written without a dialog."""

@@ -62,6 +62,15 @@ def duration(seconds: float) -> str:
     return f"{minutes}m{rest:02d}s"
 
 
+def file_size(size: int) -> str:
+    """A byte count for people: `812 B`, `14 KB`, `2.3 MB`."""
+    if size < 1000:
+        return f"{size} B"
+    if size < 1_000_000:
+        return f"{size / 1000:.0f} KB"
+    return f"{size / 1_000_000:.1f} MB"
+
+
 def truncation_marker(omitted: int) -> str:
     """The line that stands in for output that was cut.
 

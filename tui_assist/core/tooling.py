@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from tui_assist.core.events import FileDiff
 from tui_assist.core.model import ToolSpec
 
 
@@ -20,6 +21,8 @@ class ToolOutput:
 
     content: str
     is_error: bool = False
+    diff: FileDiff | None = None
+    """For a file write: the file's text before and after (hosts show it; the model does not)."""
 
 
 class ToolInputError(Exception):

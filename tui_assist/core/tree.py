@@ -19,10 +19,12 @@ from typing import Any, Literal
 
 from tui_assist.core.conversation import Usage
 from tui_assist.core.events import (
+    FileDiff,
     NodeFinished,
     NodeStarted,
     StreamRetried,
     TextDelta,
+    ThinkingDelta,
     ToolCallFinished,
     ToolCallStarted,
     TurnEvent,
@@ -114,12 +116,16 @@ class NodeRecord:
     """For tool nodes: the input the model gave."""
     duration: float | None = None
     """For tool nodes: seconds the call took."""
+    diff: FileDiff | None = None
+    """For tool nodes that wrote a file with the editor: its text before and after."""
     usage: Usage = field(default_factory=Usage)
     """Tokens spent by model calls made directly under this node."""
     children: list[NodeRecord] = field(default_factory=lambda: list[NodeRecord]())
     """Child nodes, in start order."""
     segments: list[TextSegment] = field(default_factory=lambda: list[TextSegment]())
     """Text streamed under this node, one segment per uninterrupted stretch."""
+    thinking: str = ""
+    """For model-call nodes: the extended thinking they streamed (never part of `text`)."""
 
     @property
     def text(self) -> str:
@@ -259,6 +265,7 @@ class NodeLog:
                 record.finished_at = event.at
                 record.output = event.output
                 record.duration = event.duration
+                record.diff = event.diff
             case VerdictReached():
                 record.verdict = event.verdict
                 record.feedback = event.feedback
@@ -266,6 +273,8 @@ class NodeLog:
                 if parent is not None and parent.kind == "round":
                     parent.verdict = event.verdict
                     parent.feedback = event.feedback
+            case ThinkingDelta():
+                record.thinking += event.text
             case UsageRecorded():
                 record.usage = record.usage + event.usage
             case StreamRetried():
@@ -492,7 +501,7 @@ class NodeLog:
         return sum(1 for r in self.walk(turn_id) if r.kind == "round")
 
     def streamed(self, node_id: str) -> list[TurnEvent]:
-        """A subtree's events as they happened, each run of text of one node as one `TextDelta`.
+        """A subtree's events as they happened, each run of text (or thinking) of a node as one delta.
 
         This is the log as the store keeps it, and what a view replays to build itself again: it
         folds into the same tree as the original events, a retried stream's text included (the
@@ -504,10 +513,18 @@ class NodeLog:
         Returns:
             The events, text deltas merged; events of unknown nodes were never in the log.
         """
-        return [
-            TextDelta(node_id=item.node_id, text=item.streamed) if isinstance(item, TextSegment) else item
-            for item in self.subtree_timeline(node_id)
-        ]
+        events: list[TurnEvent] = []
+        for item in self.subtree_timeline(node_id):
+            if isinstance(item, TextSegment):
+                events.append(TextDelta(node_id=item.node_id, text=item.streamed))
+                continue
+            last = events[-1] if events else None
+            if isinstance(item, ThinkingDelta) and isinstance(last, ThinkingDelta):
+                if last.node_id == item.node_id:
+                    events[-1] = ThinkingDelta(node_id=item.node_id, text=last.text + item.text)
+                    continue
+            events.append(item)
+        return events
 
 
 def build_tree(events: Iterable[TurnEvent]) -> list[NodeRecord]:

@@ -7,6 +7,7 @@ host (TUI, headless CLI, test) picks the strategy; nothing else changes between 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
@@ -15,7 +16,7 @@ from tui_assist.core.agent import AgentRuntime, ToolCallRecord
 from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.budget import Budget, BudgetTracker
 from tui_assist.core.context import ContextGuard
-from tui_assist.core.conversation import Conversation, Message, Usage
+from tui_assist.core.conversation import Conversation, ImageBlock, Message, Usage
 from tui_assist.core.events import Verdict
 from tui_assist.core.hooks import NO_HOOKS, ToolHooks
 from tui_assist.core.model import Provider
@@ -23,7 +24,7 @@ from tui_assist.core.observer import TurnObserver
 from tui_assist.core.prompts import CRITIC_PROMPT, PLAN_MODE_SUFFIX, SYSTEM_PROMPT
 from tui_assist.core.tooling import Toolbox, ToolboxFactory
 
-StrategyName = Literal["agent", "refine"]
+StrategyName = Literal["agent", "refine", "shell"]
 Outcome = Literal["answered", "unverified", "budget_exhausted", "cancelled", "error"]
 
 
@@ -114,9 +115,17 @@ class TurnStrategy(Protocol):
     name: StrategyName
 
     async def run(
-        self, conversation: Conversation, prompt: str, observer: TurnObserver, *, turn_id: str | None = None
+        self,
+        conversation: Conversation,
+        prompt: str,
+        observer: TurnObserver,
+        *,
+        turn_id: str | None = None,
+        images: Sequence[ImageBlock] = (),
     ) -> TurnResult:
         """Run the turn; on success append its history to `conversation`.
+
+        `images` are attached to the prompt's message (before its text).
 
         Provider failures end as `outcome="error"`; cancellation propagates as
         `asyncio.CancelledError` after every open node has reported `cancelled`.

@@ -25,6 +25,11 @@ server tool (`web_search_20250305`), first, so the tools' cache breakpoint cover
 requests offer no tools, so it never searches. The reply's `server_tool_use` and
 `web_search_tool_result` blocks, and its text blocks' citations, are kept verbatim in the
 neutral message (`ServerToolBlock`, `TextBlock.citations`), since the API wants them back.
+
+Extended thinking (`thinking`, for requests that allow it) streams to the sink's `thinking()`;
+thinking blocks come back in the response with their signatures and are sent back verbatim,
+which the API requires before the tool results of the call that made them. A request that
+does not think sends no thinking blocks (the API would only ignore them).
 """
 
 from __future__ import annotations
@@ -40,8 +45,12 @@ from anthropic import AsyncAnthropic
 from anthropic.lib.streaming import AsyncMessageStream
 from anthropic.types import (
     CacheControlEphemeralParam,
+    ImageBlockParam,
     MessageParam,
+    RedactedThinkingBlockParam,
     TextBlockParam,
+    ThinkingBlockParam,
+    ThinkingConfigParam,
     ToolParam,
     ToolResultBlockParam,
     ToolUnionParam,
@@ -53,9 +62,12 @@ from anthropic.types import Usage as ApiUsage
 from tui_assist.core.conversation import (
     SERVER_TOOL_BLOCK_TYPES,
     Block,
+    ImageBlock,
     Message,
+    RedactedThinkingBlock,
     ServerToolBlock,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
     Usage,
@@ -66,18 +78,21 @@ from tui_assist.core.model import (
     ModelResponse,
     ProviderError,
     StreamSink,
+    ThinkingSetting,
     ToolSpec,
 )
 from tui_assist.providers.anthropic_info import (
     BASH_TOOL_NAME,
     BASH_TOOL_TYPE,
     DEFAULT_MODEL,
+    INTERLEAVED_THINKING_BETA,
     MISSING_CREDENTIALS_HINT,
     NATIVE_TOOL_TYPES,
     TEXT_EDITOR_TOOL_NAME,
     TEXT_EDITOR_TOOL_TYPE,
     anthropic_credentials_available,
     supports_native_tools,
+    thinking_plan,
 )
 from tui_assist.providers.errors import refused, retried_after, timed_out, unreachable
 from tui_assist.providers.streaming import (
@@ -133,7 +148,14 @@ _MALFORMED_STREAM: Final = (ValueError, LookupError, TypeError, AttributeError, 
 before `message_start` (RuntimeError)."""
 
 
-_ContentParam = TextBlockParam | ToolUseBlockParam | ToolResultBlockParam
+_ContentParam = (
+    TextBlockParam
+    | ToolUseBlockParam
+    | ToolResultBlockParam
+    | ThinkingBlockParam
+    | RedactedThinkingBlockParam
+    | ImageBlockParam
+)
 
 
 class StreamParams(TypedDict, total=False):
@@ -144,6 +166,8 @@ class StreamParams(TypedDict, total=False):
     messages: Required[list[MessageParam]]
     system: list[TextBlockParam]
     tools: list[ToolUnionParam]
+    thinking: ThinkingConfigParam
+    extra_headers: dict[str, str]
 
 
 class AnthropicProvider(SdkProvider[AsyncAnthropic]):
@@ -161,6 +185,8 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
         stream_retries: Retries this provider makes when a stream breaks after its 200.
         stream_backoff: Seconds before the first stream retry; doubled for each later one.
         prompt_caching: Whether to mark cache breakpoints (off only to measure what caching saves).
+        thinking: Extended thinking for requests that allow it: `off`, `auto` (where the model
+            supports it) or a budget in tokens.
         request_timeout: Seconds an attempt may wait for its response to begin, the SDK's
             retries included; past it the call fails with one line.
         stream_idle_timeout: Seconds a stream may deliver nothing before it counts as broken
@@ -184,6 +210,7 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
         stream_retries: int = 2,
         stream_backoff: float = 0.5,
         prompt_caching: bool = True,
+        thinking: ThinkingSetting = "off",
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
         stream_idle_timeout: float | None = None,
         client: AsyncAnthropic | None = None,
@@ -203,6 +230,7 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
         self.web_search_max_uses = web_search_max_uses
         """Searches per request when the web search server tool is offered (None: not offered)."""
         self.prompt_caching = prompt_caching
+        self.thinking: ThinkingSetting = thinking
 
     @property
     def client(self) -> AsyncAnthropic:
@@ -243,6 +271,7 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
             request,
             request.model or self.model,
             cache=self.prompt_caching,
+            thinking=self.thinking,
             web_search_max_uses=self.web_search_max_uses,
         )
         client = self.client
@@ -296,6 +325,8 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
                         raise StreamBroke(f"malformed stream ({exc_text(e)})") from e
                     if event.type == "text":
                         sink.text(event.text)
+                    elif event.type == "thinking":
+                        sink.thinking(event.thinking)
                     elif event.type == "message_start":
                         started = True
                     elif event.type == "message_stop":
@@ -345,7 +376,12 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
 
 
 def build_stream_params(
-    request: ModelRequest, model: str, *, cache: bool = True, web_search_max_uses: int | None = None
+    request: ModelRequest,
+    model: str,
+    *,
+    cache: bool = True,
+    thinking: ThinkingSetting = "off",
+    web_search_max_uses: int | None = None,
 ) -> StreamParams:
     """Translate a neutral request into `messages.stream()` arguments, with cache breakpoints.
 
@@ -354,20 +390,28 @@ def build_stream_params(
     were refused, and the API joins the neighbours it leaves in one role). Tools with a
     `native_type` are sent as that versioned type when the model supports it.
 
+    A request that allows thinking (`request.thinking`) gets the `thinking` configuration and
+    a `max_tokens` raised by the thinking's room (the API counts thinking within `max_tokens`
+    and wants it above the budget); with tools, a capped budget also asks for interleaved
+    thinking. Thinking blocks of the history are sent only when the request thinks.
+
     Args:
         request: The neutral request.
         model: The model id.
         cache: Whether to place prompt-caching breakpoints at all.
+        thinking: The provider's thinking setting.
         web_search_max_uses: Offer the web search server tool (first) when the request offers
             tools, with this many uses; None: not offered.
 
     Returns:
         The keyword arguments, with at most `MAX_CACHE_BREAKPOINTS` `cache_control` marks.
     """
+    plan = thinking_plan(thinking, model) if request.thinking else None
+    keep_thinking = plan is not None
     messages: list[MessageParam] = []
     stable: _Mark | None = None  # the last block of what `request` says is stable
     for i, message in enumerate(request.messages):
-        content = _content_params(message.content)
+        content = _content_params(message.content, thinking=keep_thinking)
         if not content:
             continue
         if message.role == "user":
@@ -377,16 +421,27 @@ def build_stream_params(
         if i < request.stable_prefix:
             stable = (len(messages) - 1, len(content) - 1)
         elif i == request.stable_prefix and request.stable_blocks > 0:
-            kept = len(_content_params(message.content[: request.stable_blocks]))
+            kept = len(_content_params(message.content[: request.stable_blocks], thinking=keep_thinking))
             if kept:
                 stable = (len(messages) - 1, kept - 1)
 
     marks = _breakpoints(request, messages, stable) if cache else []
     for where in marks:
         if isinstance(where, tuple):
-            _blocks(messages[where[0]])[where[1]]["cache_control"] = _EPHEMERAL
+            block = _blocks(messages[where[0]])[where[1]]
+            if block["type"] != "thinking" and block["type"] != "redacted_thinking":  # never cached
+                block["cache_control"] = _EPHEMERAL
 
     params: StreamParams = {"model": model, "max_tokens": request.max_tokens, "messages": messages}
+    if plan is not None:
+        how, tokens = plan
+        params["max_tokens"] = request.max_tokens + tokens
+        if how == "adaptive":
+            params["thinking"] = {"type": "adaptive"}
+        else:
+            params["thinking"] = {"type": "enabled", "budget_tokens": tokens}
+            if request.tools and not model.startswith("claude-3"):
+                params["extra_headers"] = {"anthropic-beta": INTERLEAVED_THINKING_BETA}
     if request.system.strip():
         system: TextBlockParam = {"type": "text", "text": request.system}
         if "system" in marks:
@@ -454,10 +509,26 @@ def _blocks(message: MessageParam) -> list[_ContentParam]:
     return cast(list[_ContentParam], message["content"])
 
 
-def _content_params(blocks: Sequence[Block]) -> list[_ContentParam]:
+def _content_params(blocks: Sequence[Block], *, thinking: bool = False) -> list[_ContentParam]:
     out: list[_ContentParam] = []
     for block in blocks:
         match block:
+            case ThinkingBlock(thinking=text, signature=signature):
+                if thinking:
+                    out.append({"type": "thinking", "thinking": text, "signature": signature})
+            case RedactedThinkingBlock(data=data):
+                if thinking:
+                    out.append({"type": "redacted_thinking", "data": data})
+            case ImageBlock(media_type=media_type, data=data):
+                out.append(
+                    cast(
+                        ImageBlockParam,
+                        {
+                            "type": "image",
+                            "source": {"type": "base64", "media_type": media_type, "data": data},
+                        },
+                    )
+                )
             case TextBlock(text=text, citations=citations):
                 if text.strip():
                     param: TextBlockParam = {"type": "text", "text": text}
@@ -519,12 +590,15 @@ def _to_response(final: ApiMessage) -> ModelResponse:
     blocks: list[Block] = []
     invalid: dict[str, str] = {}
     for block in final.content:
-        # Thinking and redacted thinking have no neutral form yet.
         if block.type == "text" and block.text:
             citations = tuple(c.model_dump(mode="json", exclude_none=True) for c in block.citations or ())
             blocks.append(TextBlock(block.text, citations))
         elif block.type in SERVER_TOOL_BLOCK_TYPES:
             blocks.append(ServerToolBlock(block.model_dump(mode="json", exclude_none=True)))
+        elif block.type == "thinking":
+            blocks.append(ThinkingBlock(block.thinking, block.signature))
+        elif block.type == "redacted_thinking":
+            blocks.append(RedactedThinkingBlock(block.data))
         elif block.type == "tool_use":
             arguments, problem = tool_input_object(block.name, block.input)
             if problem is not None:

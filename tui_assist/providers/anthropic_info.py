@@ -11,7 +11,9 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
+
+from tui_assist.core.model import ThinkingSetting
 
 DEFAULT_MODEL: Final = "claude-sonnet-4-6"
 """A current Claude Sonnet id that anthropic 2.14.0 does not list as deprecated."""
@@ -54,6 +56,61 @@ def supports_native_tools(model: str) -> bool:
         False for `claude-3*` ids, True otherwise.
     """
     return not model.startswith("claude-3")
+
+
+AUTO_THINKING_BUDGET: Final = 8000
+"""Tokens of thinking `thinking = "auto"` allows a call (on top of its answer's `max_tokens`)."""
+
+INTERLEAVED_THINKING_BETA: Final = "interleaved-thinking-2025-05-14"
+"""The `anthropic-beta` value that lets Claude 4 models think between tool calls
+(`AnthropicBetaParam` in anthropic 2.14.0). Adaptive thinking interleaves without it."""
+
+_ADAPTIVE_MODELS: Final = ("claude-opus-4-6",)
+"""Models for which anthropic 2.14.0 deprecates `thinking.type=enabled` in favour of `adaptive`
+(its `MODELS_TO_WARN_WITH_THINKING_ENABLED`)."""
+
+
+def supports_thinking(model: str) -> bool:
+    """Whether `model` can think: Claude 3.7 Sonnet and every Claude 4 and later model.
+
+    Args:
+        model: A model id such as `claude-sonnet-4-6`.
+
+    Returns:
+        False for older Claude 3 ids and for ids that are not Claude's.
+    """
+    if model.startswith("claude-3"):
+        return model.startswith("claude-3-7")
+    return model.startswith("claude-")
+
+
+ThinkingPlan = tuple[Literal["adaptive"], int] | tuple[Literal["enabled"], int]
+"""How a call thinks: `("adaptive", room)` lets the model decide, `("enabled", budget)` caps
+it; the number is the tokens added to the call's `max_tokens` for the thinking."""
+
+
+def thinking_plan(setting: ThinkingSetting, model: str) -> ThinkingPlan | None:
+    """How a call of `model` thinks under `setting`; None: it does not think.
+
+    `auto` thinks only where the model supports it (adaptively where the SDK prefers that); a
+    number is sent as asked, so a model that cannot think says so in the API's own words.
+
+    Args:
+        setting: `off`, `auto`, or a budget in tokens.
+        model: The model id.
+
+    Returns:
+        The plan, or None.
+    """
+    if setting == "off":
+        return None
+    if setting == "auto":
+        if not supports_thinking(model):
+            return None
+        if model.startswith(_ADAPTIVE_MODELS):
+            return ("adaptive", AUTO_THINKING_BUDGET)
+        return ("enabled", AUTO_THINKING_BUDGET)
+    return ("enabled", setting)
 
 
 def _anthropic_config_dir() -> Path:

@@ -48,6 +48,7 @@ from openai import AsyncOpenAI
 from openai.types.chat import (
     ChatCompletionAssistantMessageParam,
     ChatCompletionChunk,
+    ChatCompletionContentPartParam,
     ChatCompletionFunctionToolParam,
     ChatCompletionMessageFunctionToolCallParam,
     ChatCompletionMessageParam,
@@ -56,8 +57,8 @@ from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 
 from tui_assist.core.conversation import (
     Block,
+    ImageBlock,
     Message,
-    ServerToolBlock,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
@@ -322,6 +323,7 @@ def _message_params(message: Message) -> list[ChatCompletionMessageParam]:
     # first, as `tool` messages; any text follows as a user message.
     out: list[ChatCompletionMessageParam] = []
     texts: list[str] = []
+    images: list[str] = []
     for block in message.content:
         match block:
             case ToolResultBlock(tool_use_id=tool_use_id, content=content, is_error=is_error):
@@ -336,9 +338,18 @@ def _message_params(message: Message) -> list[ChatCompletionMessageParam]:
             case TextBlock(text=text):
                 if text.strip():
                     texts.append(text)
-            case ToolUseBlock() | ServerToolBlock():
-                pass  # not valid in a user message; nothing to translate
-    if texts:
+            case ImageBlock(media_type=media_type, data=data):
+                images.append(f"data:{media_type};base64,{data}")
+            case _:
+                pass  # thinking has no chat-completions form; tool calls are not valid here
+    if images:
+        parts: list[ChatCompletionContentPartParam] = []
+        if texts:
+            parts.append({"type": "text", "text": "\n\n".join(texts)})
+        for url in images:
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+        out.append({"role": "user", "content": parts})
+    elif texts:
         out.append({"role": "user", "content": "\n\n".join(texts)})
     return out
 

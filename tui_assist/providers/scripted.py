@@ -13,7 +13,15 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from tui_assist.core.conversation import Block, Message, TextBlock, ToolUseBlock, Usage, block_from_dict
+from tui_assist.core.conversation import (
+    Block,
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    Usage,
+    block_from_dict,
+)
 from tui_assist.core.model import ModelRequest, ModelResponse, ProviderError, StreamSink
 from tui_assist.core.text import estimate_tokens
 
@@ -83,6 +91,9 @@ class ScriptedProvider:
             if isinstance(block, TextBlock):
                 for i in range(0, len(block.text), self._delta_chars):
                     sink.text(block.text[i : i + self._delta_chars])
+            elif isinstance(block, ThinkingBlock):
+                for i in range(0, len(block.thinking), self._delta_chars):
+                    sink.thinking(block.thinking[i : i + self._delta_chars])
         prompt_chars = len(request.system) + sum(len(json.dumps(m.to_dict())) for m in request.messages)
         output_chars = sum(len(json.dumps(Message("assistant", (b,)).to_dict())) for b in content)
         stop = "tool_use" if any(isinstance(b, ToolUseBlock) for b in content) else "end_turn"

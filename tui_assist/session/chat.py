@@ -64,6 +64,8 @@ class StoredTurn:
     strategy: str
     answer: str
     events: list[TurnEvent]
+    images: list[tuple[str, int]] = field(default_factory=lambda: list[tuple[str, int]]())
+    """The images its prompt attached, as `(name, bytes)`, from the stored history."""
 
 
 @dataclass(slots=True)
@@ -129,12 +131,25 @@ class ChatSession(SessionParts):
 
     # -- the next turn -------------------------------------------------------------------------
 
-    def strategy(self) -> TurnStrategy:
-        """The strategy the next turn runs: agent, or refine with the current round budget.
+    def strategy_name(self, prompt: str) -> str:
+        """How `prompt` will run: `shell` for `!COMMAND`, else `refine` or `agent` (hosts label the turn)."""
+        if (
+            prompt.startswith("!") and prompt[1:].strip()
+        ):  # `turns.shell.is_shell_prompt`, without its imports
+            return "shell"
+        return "refine" if self.refine else "agent"
+
+    def strategy(self, prompt: str = "") -> TurnStrategy:
+        """The strategy `prompt` runs: the shell for `!COMMAND`, else agent or refine.
 
         Raises:
-            SetupError: when there is no provider.
+            SetupError: when there is no provider (a shell command needs none).
         """
+        s = self.settings
+        if self.strategy_name(prompt) == "shell":
+            from tui_assist.turns.shell import ShellTurn
+
+            return ShellTurn(self._toolbox_factory or (lambda: EmptyToolbox(s.workdir)), self.approvals)
         # The strategies pull in the whole agent loop: imported at the first turn, not at startup.
         from tui_assist.core.budget import Budget
         from tui_assist.core.turn import TurnDeps
@@ -142,7 +157,6 @@ class ChatSession(SessionParts):
         from tui_assist.turns.refine import RefineTurn
 
         provider = self._need_provider()
-        s = self.settings
         self.instructions = self._instructions_loader().load()
         system_prompt = s.system_prompt
         if self.instructions.text:
@@ -345,14 +359,18 @@ class ChatSession(SessionParts):
     ) -> TurnOutcome:
         """Run one turn and persist it: the one place a turn's life is written.
 
+        A prompt `!COMMAND` runs COMMAND in the turn's shell (same sandbox, rules and approvals as
+        a model's call) with no model call; the command and its output stay in the history as
+        context for the next prompt, and the turn is stored like any other.
+
         The turn is begun in the store before any model call and committed before this returns.
         A turn stopped by `interrupt` keeps its prompt, finished tool calls and partial answer in
         the history (closed with a marker) and is stored as cancelled with them. Storing never
         fails the turn: what could not be saved becomes a warning.
 
         The files the prompt's `@path` mentions are attached to the message sent (the history
-        keeps them); the turn is stored with the prompt as typed. A mention that attached nothing
-        becomes a warning.
+        keeps them; images as image blocks); the turn is stored with the prompt as typed. A
+        mention that attached nothing becomes a warning.
 
         Args:
             prompt: What the user typed.
@@ -365,9 +383,11 @@ class ChatSession(SessionParts):
             asyncio.CancelledError: when the calling task itself is cancelled (the turn is stored
                 as cancelled first, and leaves nothing in the history, as a crash would not).
         """
-        strategy = self.strategy()
+        strategy = self.strategy(prompt)
         turn_id = new_id()
-        if attachments is None or attachments.prompt != prompt:
+        if strategy.name == "shell":  # `!COMMAND`: the command as typed, nothing attached
+            attachments = None
+        elif attachments is None or attachments.prompt != prompt:
             attachments = await self.attach(prompt)
         sent = attachments.text if attachments is not None else prompt
         warnings = [item.describe() for item in attachments.refused] if attachments is not None else []
@@ -381,14 +401,21 @@ class ChatSession(SessionParts):
         if before:
             turn_observer = _AfterTurnStart(turn_observer, turn_id, before)
         self._running = task = asyncio.create_task(
-            strategy.run(self.conversation, sent, turn_observer, turn_id=turn_id)
+            strategy.run(
+                self.conversation,
+                sent,
+                turn_observer,
+                turn_id=turn_id,
+                images=attachments.images if attachments is not None else (),
+            )
         )
         try:
             result = await task
         except asyncio.CancelledError:
             current = asyncio.current_task()
             by_host = current is not None and current.cancelling() > 0
-            history = [] if by_host else interrupted_history(sent, log.events, turn_id)
+            images = attachments.images if attachments is not None else ()
+            history = [] if by_host else interrupted_history(sent, log.events, turn_id, images)
             self.conversation.messages.extend(history)
             from tui_assist.core.turn import TurnResult  # loaded with the strategies
 
@@ -589,9 +616,12 @@ class ChatSession(SessionParts):
             return []
         await self._load_history(conversation_id)
         turns: list[StoredTurn] = []
+        with_images = [m for m in self.conversation.messages if m.role == "user" and m.images]
         for row in await self.store.turns_page(conversation_id, limit=RESUME_TURNS):
             events = await self.store.turn_events(row.id)
-            turns.append(StoredTurn(row.prompt, row.strategy, row.answer, events))
+            sent = next((m for m in reversed(with_images) if m.text.endswith(row.prompt)), None)
+            images = [(b.name, len(b.data) * 3 // 4) for b in sent.images] if sent is not None else []
+            turns.append(StoredTurn(row.prompt, row.strategy, row.answer, events, images))
         return turns
 
     def export_markdown(self) -> str:

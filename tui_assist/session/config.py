@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from tui_assist.core.approval import ApprovalMode as PermissionMode
-from tui_assist.core.model import DEFAULT_REQUEST_TIMEOUT
+from tui_assist.core.model import DEFAULT_REQUEST_TIMEOUT, MIN_THINKING_BUDGET, ThinkingSetting
 from tui_assist.core.permissions import RuleError, canonical_rule
 from tui_assist.core.prompts import CRITIC_PROMPT, SYSTEM_PROMPT
 from tui_assist.providers.anthropic_info import DEFAULT_MODEL
@@ -175,6 +175,9 @@ class Settings(_Section):
     bash_timeout: float = Field(default=120.0, gt=0)
     checkpoints: bool = True
     """Snapshot the workdir before and after each turn (in the data dir), so a turn can be rewound."""
+    thinking: ThinkingSetting = "off"
+    """Extended thinking: `off`, `auto` (where the model supports it), or a budget in tokens
+    (at least 1024); also `--thinking`. The Anthropic provider thinks; others ignore it."""
     request_timeout: float = Field(default=DEFAULT_REQUEST_TIMEOUT, gt=0)
     """Seconds a model request may wait for its response to begin, and a stream may stay silent."""
     system_prompt: str = SYSTEM_PROMPT
@@ -205,6 +208,22 @@ class Settings(_Section):
     """Per model id, e.g. `[models."claude-sonnet-4-6"] context_window = 200000`."""
     script: Path | None = None
     """Script file for the offline `scripted` provider."""
+
+    @field_validator("thinking", mode="before")
+    @classmethod
+    def _thinking_setting(cls, value: object) -> ThinkingSetting:
+        if value in ("off", "auto"):
+            return "off" if value == "off" else "auto"
+        budget = value if isinstance(value, int) and not isinstance(value, bool) else None
+        if isinstance(value, str) and value.strip().isdigit():
+            budget = int(value)
+        if budget is None:
+            raise ValueError("use off, auto or a budget in tokens")
+        if budget < MIN_THINKING_BUDGET:
+            raise ValueError(
+                f"a thinking budget is at least {MIN_THINKING_BUDGET} tokens (or use off or auto)"
+            )
+        return budget
 
     @property
     def resolved_model(self) -> str:

@@ -34,6 +34,7 @@ ENV_VARIABLES = {
     "TUI_ASSIST_ROUNDS": "rounds",
     "TUI_ASSIST_REFINE": "refine",
     "TUI_ASSIST_WORKDIR": "workdir",
+    "TUI_ASSIST_THINKING": "thinking",
 }
 """Environment variables that override the file, by setting name."""
 

@@ -188,7 +188,7 @@ class TurnController:
         session = self.session
         self._task = asyncio.current_task()
         self.failed_prompt = None
-        self.host.turn_started(prompt, "refine" if session.refine else "agent")
+        self.host.turn_started(prompt, session.strategy_name(prompt))
         try:
             ended = await self._run(prompt)
         except asyncio.CancelledError:

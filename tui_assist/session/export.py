@@ -12,6 +12,7 @@ knows (timings, usage, rounds). The JSON shapes (`conversation_dict`, `turn_dict
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from tui_assist.core.conversation import Message, ToolResultBlock, ToolUseBlock
+from tui_assist.core.events import FileDiff, ToolCallFinished
+from tui_assist.core.tool_labels import tool_title, unified_diff
 
 if TYPE_CHECKING:
     from tui_assist.store import Store
@@ -145,18 +148,31 @@ async def export_chunks(store: Store, conversation: ConversationRow, fmt: str) -
     )
     async for t in store.all_turns(c.id):
         rounds = await store.rounds(t.id)
-        calls = [_Call.of_row(c) for c in await store.tool_calls(t.id) if c.round_index is None]
+        diffs = await _diffs(store, t.id)
+        calls = [_Call.of_row(c, diffs) for c in await store.tool_calls(t.id) if c.round_index is None]
         meta = (
             f"{iso(t.started_at)} · {t.duration:.1f} s · {t.usage.input_tokens} in / "
             f"{t.usage.output_tokens} out tokens · {t.tool_calls} tool calls"
         )
-        text = _turn(f"Turn {t.seq} · {t.strategy} · {t.outcome}", meta, t.prompt, t.answer, t.error, calls)
+        workdir = c.workdir
+        text = _turn(
+            f"Turn {t.seq} · {t.strategy} · {t.outcome}", meta, t.prompt, t.answer, t.error, calls, workdir
+        )
         for r in rounds:
             text += f"\n### Round {r.index} · {r.verdict.upper()}\n\n"
             text += f"**Feedback:** {r.feedback or '(none)'}\n\n"
             text += f"**Answer:**\n\n{r.answer or '(no answer)'}\n"
-            text += _calls([_Call.of_row(c) for c in r.evidence], "####")
+            text += _calls([_Call.of_row(c, diffs) for c in r.evidence], "####", workdir)
         yield text
+
+
+async def _diffs(store: Store, turn_id: str) -> dict[str, FileDiff]:
+    """The file diffs of a turn's editor writes, by tool-call node (from its event log)."""
+    return {
+        e.node_id: e.diff
+        for e in await store.turn_events(turn_id)
+        if isinstance(e, ToolCallFinished) and e.diff is not None
+    }
 
 
 def messages_markdown(messages: Sequence[Message], *, title: str) -> str:
@@ -204,10 +220,12 @@ class _Call:
     output: str
     is_error: bool
     duration: float | None
+    diff: FileDiff | None = None
+    """What an editor write changed (a stored call's, from the turn's event log)."""
 
     @classmethod
-    def of_row(cls, row: ToolCallRow) -> _Call:
-        return cls(row.name, row.input, row.output, row.is_error, row.duration)
+    def of_row(cls, row: ToolCallRow, diffs: dict[str, FileDiff]) -> _Call:
+        return cls(row.name, row.input, row.output, row.is_error, row.duration, diffs.get(row.node_id))
 
 
 def _fence(text: str, info: str = "") -> str:
@@ -218,7 +236,13 @@ def _fence(text: str, info: str = "") -> str:
 
 
 def _turn(
-    heading: str, meta: str | None, prompt: str, answer: str, error: str | None, calls: list[_Call]
+    heading: str,
+    meta: str | None,
+    prompt: str,
+    answer: str,
+    error: str | None,
+    calls: list[_Call],
+    workdir: str = "",
 ) -> str:
     text = f"\n## {heading}\n"
     if meta is not None:
@@ -227,17 +251,23 @@ def _turn(
     text += f"\n### Answer\n\n{answer or '(no answer)'}\n"
     if error:
         text += f"\n> {error}\n"
-    return text + _calls(calls, "###")
+    return text + _calls(calls, "###", workdir)
 
 
-def _calls(calls: Sequence[_Call], heading: str) -> str:
+def _calls(calls: Sequence[_Call], heading: str, workdir: str = "") -> str:
     if not calls:
         return ""
     text = f"\n{heading} Tool calls\n\n"
     for i, call in enumerate(calls, 1):
         status = "error" if call.is_error else "ok"
         took = f", {call.duration:.2f} s" if call.duration is not None else ""
-        text += f"{i}. `{call.name}` ({status}{took})\n\n"
-        text += "Input:\n\n" + _fence(json.dumps(call.input, ensure_ascii=False, indent=2), "json") + "\n\n"
+        text += f"{i}. `{tool_title(call.name, call.input, call.diff)}` ({status}{took})\n\n"
+        if call.diff is not None:  # an edit reads as what it changed
+            name = os.path.relpath(call.diff.path, workdir) if workdir else call.diff.path
+            text += "Diff:\n\n" + _fence(unified_diff(call.diff, name), "diff") + "\n\n"
+        else:
+            text += (
+                "Input:\n\n" + _fence(json.dumps(call.input, ensure_ascii=False, indent=2), "json") + "\n\n"
+            )
         text += "Output:\n\n" + _fence(call.output) + "\n\n"
     return text

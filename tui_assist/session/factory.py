@@ -65,6 +65,7 @@ def make_provider(settings: Settings) -> Provider:
             base_url=settings.base_url,
             request_timeout=settings.request_timeout,
             web_search_max_uses=web.search_max_uses if web.search else None,
+            thinking=settings.thinking,
         )
     from tui_assist.providers.profiles import EndpointError, is_openai_compatible, make_openai_provider
 

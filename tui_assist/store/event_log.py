@@ -16,7 +16,7 @@ from tui_assist.core.tree import NodeLog
 
 
 def coalesce_text(events: Iterable[TurnEvent]) -> list[TurnEvent]:
-    """Merge runs of consecutive `TextDelta`s of one node into one delta.
+    """Merge runs of consecutive `TextDelta`s (or `ThinkingDelta`s) of one node into one delta.
 
     A model call streams hundreds of deltas; the tree and the text they fold into are the same
     once merged, so the store keeps one row per run instead of one per chunk. A `StreamRetried`

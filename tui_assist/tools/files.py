@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tui_assist.core.events import FileDiff
 from tui_assist.core.model import ToolSpec
 from tui_assist.core.tooling import ToolContext, ToolInputError, ToolOutput
 from tui_assist.tools.base import PathOutsideWorkdir, confine, describe_validation_error
@@ -41,6 +42,8 @@ from tui_assist.tools.safe_io import (
 TOOL_NAME = "str_replace_based_edit_tool"
 COMMANDS = ("view", "create", "str_replace", "insert")
 _SNIPPET_CONTEXT = 4
+_DIFF_CHARS = 1_000_000
+"""A write whose before and after together are longer reports no diff (it is stored per call)."""
 """Lines shown around an edit in its result, so the model sees what the file now says."""
 MAX_FILE_BYTES = 10 * 1024 * 1024
 """The largest file the editor reads by default; bigger files are refused before reading."""
@@ -435,17 +438,24 @@ class TextEditorTool:
             case ViewArgs():
                 return ToolOutput(self._view(path, args))
             case CreateArgs(display=display, file_text=text):
-                writable_target(path, display)
+                existed = writable_target(path, display)
+                old_text = self._text_before(path, display) if existed else None
                 make_directories(self._root, path.parent)
                 existed = replace_file(path, text.encode("utf-8"), display)
                 verb = "overwrote" if existed else "created"
-                return ToolOutput(f"File {verb}: {display} ({len(_split_lines(text))} lines)")
+                return ToolOutput(
+                    f"File {verb}: {display} ({len(_split_lines(text))} lines)",
+                    diff=self._diff(path, old_text if existed else None, text),
+                )
             case StrReplaceArgs(display=display, old_str=old, new_str=new):
                 before = read_text(path, display, self._max_file_bytes)
                 after, line = _replace_once(before, old, new, display)
                 replace_file(path, after.encode("utf-8"), display)
                 snippet = _snippet(after, line, len(_split_lines(new)))
-                return ToolOutput(f"Edited {display}. The edited region now reads:\n{snippet}")
+                return ToolOutput(
+                    f"Edited {display}. The edited region now reads:\n{snippet}",
+                    diff=self._diff(path, before, after),
+                )
             case InsertArgs(display=display, insert_line=line, insert_text=text):
                 before = read_text(path, display, self._max_file_bytes)
                 after = _insert_after(before, line, text, display)
@@ -454,8 +464,22 @@ class TextEditorTool:
                 snippet = _snippet(after, line + 1, count)
                 return ToolOutput(
                     f"Inserted {count} line(s) after line {line} of {display}. "
-                    f"The region now reads:\n{snippet}"
+                    f"The region now reads:\n{snippet}",
+                    diff=self._diff(path, before, after),
                 )
+
+    def _text_before(self, path: Path, display: str) -> str | None:
+        """The text a `create` overwrites; None when it is not readable text (no diff then)."""
+        try:
+            return read_text(path, display, self._max_file_bytes)
+        except (EditError, OSError):
+            return None
+
+    def _diff(self, path: Path, before: str | None, after: str) -> FileDiff | None:
+        """What the write changed, for hosts; none past `_DIFF_CHARS` (the store keeps each one)."""
+        if len(before or "") + len(after) > _DIFF_CHARS:
+            return None
+        return FileDiff(str(path), before, after)
 
     def _view(self, path: Path, args: ViewArgs) -> str:
         if path.is_dir():

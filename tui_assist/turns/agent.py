@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from tui_assist.core.agent import run_agent
 from tui_assist.core.budget import BudgetTracker
-from tui_assist.core.conversation import Conversation, Message
+from tui_assist.core.conversation import Conversation, ImageBlock, Message
 from tui_assist.core.model import ProviderError
 from tui_assist.core.nodes import NodeScope
 from tui_assist.core.observer import TurnObserver
@@ -20,7 +22,13 @@ class AgentTurn:
         self.deps = deps
 
     async def run(
-        self, conversation: Conversation, prompt: str, observer: TurnObserver, *, turn_id: str | None = None
+        self,
+        conversation: Conversation,
+        prompt: str,
+        observer: TurnObserver,
+        *,
+        turn_id: str | None = None,
+        images: Sequence[ImageBlock] = (),
     ) -> TurnResult:
         """Run one agent turn. See `TurnStrategy.run`."""
         clock = Stopwatch()
@@ -31,7 +39,10 @@ class AgentTurn:
             history = list(conversation.messages)
             try:
                 result = await run_agent(
-                    rt, [*history, Message.user(prompt)], parent_id=turn.node_id, stable_prefix=len(history)
+                    rt,
+                    [*history, Message.user(prompt, images)],
+                    parent_id=turn.node_id,
+                    stable_prefix=len(history),
                 )
             except ProviderError as exc:
                 turn.finish(outcome="error", error=str(exc))
@@ -50,10 +61,10 @@ class AgentTurn:
             finally:
                 await toolbox.aclose()
             if result.outcome == "answered":
-                added = [Message.user(prompt), *result.messages]
+                added = [Message.user(prompt, images), *result.messages]
             else:  # a transcript cut mid-tool-loop is not valid history: keep a clean pair
                 added = [
-                    Message.user(prompt),
+                    Message.user(prompt, images),
                     Message.assistant(result.answer or f"[stopped: {result.detail}]"),
                 ]
             conversation.messages.extend(added)

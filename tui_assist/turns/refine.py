@@ -9,11 +9,12 @@ tool-less critic, which judges the answer against the round's evidence. Only the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tui_assist.core.agent import ToolCallRecord, run_agent
 from tui_assist.core.budget import BudgetExhausted, BudgetTracker
-from tui_assist.core.conversation import Conversation, Message, TextBlock, Usage
+from tui_assist.core.conversation import Block, Conversation, ImageBlock, Message, TextBlock, Usage
 from tui_assist.core.critic import DEFAULT_CRITIC_INPUT_TOKENS, Critique, critique
 from tui_assist.core.model import ProviderError
 from tui_assist.core.nodes import NodeScope
@@ -46,10 +47,17 @@ class _Generate(Step[Attempt[str, Draft], Draft]):
     reports_itself = True  # run_agent opens the `generate` node itself
 
     def __init__(
-        self, deps: TurnDeps, history: list[Message], observer: TurnObserver, budget: BudgetTracker
+        self,
+        deps: TurnDeps,
+        history: list[Message],
+        observer: TurnObserver,
+        budget: BudgetTracker,
+        images: Sequence[ImageBlock] = (),
     ) -> None:
         super().__init__("generate")
         self.deps, self.history, self.observer, self.budget = deps, history, observer, budget
+        self.images = tuple(images)
+        """The prompt's attached images: every round's task shows them first."""
         self.cut: tuple[int, Draft] | None = None
         """The round the budget stopped, with what it did: its tool calls are evidence too."""
 
@@ -60,7 +68,7 @@ class _Generate(Step[Attempt[str, Draft], Draft]):
         return value.answer if isinstance(value, Draft) else str(value)
 
     async def run(self, input: Attempt[str, Draft], ctx: WorkflowContext) -> Draft:
-        blocks = [TextBlock(input.input)]
+        blocks: list[Block] = [*self.images, TextBlock(input.input)]
         if input.previous is not None:
             blocks.append(
                 TextBlock(REVISION_TEMPLATE.format(answer=input.previous.answer, feedback=input.feedback))
@@ -150,13 +158,19 @@ class RefineTurn:
         self.critic_max_input_tokens = critic_max_input_tokens
 
     async def run(
-        self, conversation: Conversation, prompt: str, observer: TurnObserver, *, turn_id: str | None = None
+        self,
+        conversation: Conversation,
+        prompt: str,
+        observer: TurnObserver,
+        *,
+        turn_id: str | None = None,
+        images: Sequence[ImageBlock] = (),
     ) -> TurnResult:
         """Run up to `max_rounds` rounds. See `TurnStrategy.run`."""
         clock = Stopwatch()
         budget = BudgetTracker(self.deps.budget)
         history = list(conversation.messages)
-        generate = _Generate(self.deps, history, observer, budget)
+        generate = _Generate(self.deps, history, observer, budget, images)
         critic = _Critic(self.deps, history, observer, budget, self.critic_max_input_tokens)
         loop = Refine(generate, critic, max_rounds=self.max_rounds)
         rounds: list[RoundRecord] = []
@@ -194,7 +208,7 @@ class RefineTurn:
                 )  # fmt: skip
             if generate.cut is not None:
                 rounds.append(_cut_round(*generate.cut, error or "the budget ran out"))
-            added = [Message.user(prompt), Message.assistant(answer or f"[no answer: {error}]")]
+            added = [Message.user(prompt, images), Message.assistant(answer or f"[no answer: {error}]")]
             conversation.messages.extend(added)
             turn.finish(outcome=outcome, output=answer)
             return TurnResult(

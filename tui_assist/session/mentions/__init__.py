@@ -17,6 +17,7 @@ before its first frame.
 from __future__ import annotations
 
 from tui_assist.session.mentions.attachment import (
+    IMAGE_SUFFIXES,
     MAX_DIR_ENTRIES,
     MAX_FILE_CHARS,
     MAX_TOTAL_CHARS,
@@ -26,6 +27,7 @@ from tui_assist.session.mentions.attachment import (
     Refused,
     attach_documents,
     expand_mentions,
+    image_chips,
     without_documents,
 )
 from tui_assist.session.mentions.completer import MentionCompleter
@@ -65,7 +67,9 @@ __all__ = [
     "RefusalReason",
     "Refused",
     "attach_documents",
+    "IMAGE_SUFFIXES",
     "expand_mentions",
+    "image_chips",
     "find_mentions",
     "format_mention",
     "list_candidates",

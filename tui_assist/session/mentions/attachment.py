@@ -19,6 +19,11 @@ util/x.py
 explain @src/app.py
 ```
 
+An image (PNG, JPEG, GIF or WebP, by its first bytes; at most `MAX_IMAGE_BYTES`) attaches as an
+image block of the message instead (`Attachments.images`), before its text. An image may also be
+named by an absolute path outside the workdir: terminals paste a file dropped on them as its
+path, and only the person typing can name one (the model's tools stay confined).
+
 A path outside the workdir (`..`, an absolute path, a symlink leading out) is never read, by the
 same rule as the file tools (`tools.base.confine`). Binary files, non-UTF-8 text and special files
 (FIFOs, devices, sockets: never opened) are refused with a reason; a missing path stays plain text
@@ -36,7 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from tui_assist.core.text import truncation_marker
+from tui_assist.core.conversation import ImageBlock
+from tui_assist.core.text import file_size, truncation_marker
 from tui_assist.session.mentions.listing import MAX_DEPTH, MAX_ENTRIES, git_files, walk_tree, with_parent_dirs
 from tui_assist.session.mentions.syntax import find_mentions, format_mention
 from tui_assist.tools.safe_io import read_at_most
@@ -47,6 +53,10 @@ MAX_TOTAL_CHARS = 200_000
 """Characters attached at most by one prompt, all files and listings together."""
 MAX_DIR_ENTRIES = 500
 """Entries of a directory listing at most (the shallowest are kept)."""
+MAX_IMAGE_BYTES = 5_000_000
+"""The largest image a prompt may attach (the Messages API's limit for one image)."""
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
+"""File names that attach as images."""
 _BINARY_PROBE = 8192
 """A NUL byte in this many first bytes marks a file as binary (as `tools/files.py` does)."""
 
@@ -59,9 +69,10 @@ class Attached:
 
     path: str
     """Relative to the workdir, as labelled in the block; a directory ends with `/`."""
-    kind: Literal["file", "directory"]
+    kind: Literal["file", "directory", "image"]
     chars: int
-    """Characters of content attached (a file's text, or a listing), marker not counted."""
+    """Characters of content attached (a file's text, or a listing), marker not counted; for an
+    image, its size in bytes."""
     omitted: int
     """Characters (or, past what was read of a big file, bytes) left out; 0 when whole."""
     entries: int = 0
@@ -69,6 +80,8 @@ class Attached:
 
     def describe(self) -> str:
         """One line for the pane or stderr: `attached src/app.py (1,204 characters)`."""
+        if self.kind == "image":
+            return f"attached {self.path} (image, {file_size(self.chars)})"
         if self.kind == "directory":
             what = f"listing, {self.entries} {'entry' if self.entries == 1 else 'entries'}"
         else:
@@ -102,6 +115,8 @@ class Attachments:
     """What to send as the user message: the attached blocks, then the prompt."""
     attached: tuple[Attached, ...]
     refused: tuple[Refused, ...]
+    images: tuple[ImageBlock, ...] = ()
+    """The images attached, in mention order: they go in the message before `text`."""
 
     def notices(self) -> list[str]:
         """One line per mention, attached ones first: for the pane, or stderr in headless runs."""
@@ -139,6 +154,7 @@ def expand_mentions(
     blocks: list[str] = []
     attached: list[Attached] = []
     refused: list[Refused] = []
+    images: list[ImageBlock] = []
     seen: set[Path] = set()
     written: set[str] = set()
     budget = max_total_chars
@@ -149,8 +165,10 @@ def expand_mentions(
         try:
             resolved = confine(root, mention.path)
         except PathOutsideWorkdir:
-            refused.append(Refused(mention.path, "outside", "outside the working directory"))
-            continue
+            resolved = _outside_image(mention.path)
+            if resolved is None:
+                refused.append(Refused(mention.path, "outside", "outside the working directory"))
+                continue
         if resolved in seen:
             continue
         seen.add(resolved)
@@ -165,6 +183,14 @@ def expand_mentions(
         label = _label(root, mention.path, resolved, stat.S_ISDIR(info.st_mode))
         if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
             refused.append(Refused(mention.path, "special", f"not a regular file ({_file_type(info)})"))
+            continue
+        if stat.S_ISREG(info.st_mode) and resolved.suffix.lower() in IMAGE_SUFFIXES:
+            image = _image(resolved, label, info.st_size)
+            if isinstance(image, Refused):
+                refused.append(Refused(mention.path, image.reason, image.detail))
+            else:
+                images.append(image)
+                attached.append(Attached(label, "image", info.st_size, 0))
             continue
         if budget <= 0:
             refused.append(
@@ -185,7 +211,72 @@ def expand_mentions(
     text = prompt
     if blocks:
         text = "<attached-files>\n" + "\n".join(blocks) + "\n</attached-files>\n\n" + prompt
-    return Attachments(prompt, text, tuple(attached), tuple(refused))
+    return Attachments(prompt, text, tuple(attached), tuple(refused), tuple(images))
+
+
+def _outside_image(written: str) -> Path | None:
+    """An absolute (or `~`) path naming an image, resolved; None for anything else."""
+    path = Path(written).expanduser()
+    if not path.is_absolute() or path.suffix.lower() not in IMAGE_SUFFIXES:
+        return None
+    return path.resolve()
+
+
+def image_chips(prompt: str, workdir: Path) -> list[tuple[str, int]]:
+    """The images a prompt mentions that exist, as `(file name, bytes)`, for the prompt's chips.
+
+    Only stats the files (cheap enough for every edit); `expand_mentions` reads them on send.
+    """
+    chips: list[tuple[str, int]] = []
+    for mention in find_mentions(prompt):
+        path = Path(mention.path).expanduser()
+        if path.suffix.lower() not in IMAGE_SUFFIXES:
+            continue
+        try:
+            info = (path if path.is_absolute() else workdir / path).stat()
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode):
+            chips.append((path.name, info.st_size))
+    return chips
+
+
+_IMAGE_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def image_media_type(head: bytes) -> str | None:
+    """The media type of an image by its first bytes (PNG, JPEG, GIF, WebP), else None."""
+    for magic, media_type in _IMAGE_MAGIC:
+        if head.startswith(magic):
+            return media_type
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def _image(path: Path, label: str, size: int) -> ImageBlock | Refused:
+    """The image at `path` as a block, or why not (too big, not an image, unreadable)."""
+    import base64
+
+    if size > MAX_IMAGE_BYTES:
+        return Refused(
+            label, "limit", f"an image of {file_size(size)}, over the {file_size(MAX_IMAGE_BYTES)} limit"
+        )
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        return Refused(label, "unreadable", error.strerror or str(error))
+    if len(data) > MAX_IMAGE_BYTES:  # grew since it was checked
+        return Refused(label, "limit", f"an image over the {file_size(MAX_IMAGE_BYTES)} limit")
+    media_type = image_media_type(data[:16])
+    if media_type is None:
+        return Refused(label, "binary", "not a PNG, JPEG, GIF or WebP image")
+    return ImageBlock(media_type, base64.b64encode(data).decode("ascii"), Path(label).name)
 
 
 _DOCUMENTS_OPEN = "<attached-documents>\n"

@@ -31,7 +31,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
-from tui_assist.core.events import NodeStarted, TextDelta, TurnEvent
+from tui_assist.core.events import NodeStarted, TextDelta, ThinkingDelta, TurnEvent
 from tui_assist.core.tree import NodeLog
 from tui_assist.session.commands import COMMANDS
 from tui_assist.session.controller import TurnController
@@ -337,7 +337,7 @@ class MainScreen(Screen[None]):
             self._flow_roots.add(event.node_id)
         if self.log_model.turn_id_of(event.node_id) not in self._flow_roots:
             self.conversation.apply(event)
-        if isinstance(event, TextDelta):
+        if isinstance(event, TextDelta | ThinkingDelta):
             return
         self.agent_tree.apply(event, record)
         inspector = self.query_one(NodeInspector)
@@ -599,7 +599,7 @@ class MainScreen(Screen[None]):
             if turn.events:
                 # Replay the stored event log through the same path live events take, so the
                 # turn is redrawn as it ran: streamed text, tool calls, rounds, tree and badges.
-                self.conversation.begin_turn(turn.prompt, turn.strategy)
+                self.conversation.begin_turn(turn.prompt, turn.strategy, images=turn.images)
                 for event in turn.events:
                     self.apply_event(event)
             else:

@@ -33,9 +33,11 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Footer, Static
 from textual.widgets._collapsible import CollapsibleTitle
 
-from tui_assist.core.events import ToolCallFinished, ToolCallStarted, VerdictReached
+from tui_assist.core.events import FileDiff, ThinkingDelta, ToolCallFinished, ToolCallStarted, VerdictReached
 from tui_assist.core.text import clip, duration
+from tui_assist.core.tool_labels import tool_title
 from tui_assist.core.tree import NodeLog, NodeRecord, TextSegment
+from tui_assist.ui.widgets.diff_view import DiffView
 from tui_assist.ui.widgets.streaming_markdown import StreamingMarkdown
 
 _CITATION = re.compile(r"\[(\d+)\]")
@@ -68,18 +70,13 @@ class ReviewedCall:
     status: str = "running"
     notes: list[str] = field(default_factory=lambda: list[str]())
     """The critic's sentences that cite this call."""
+    diff: FileDiff | None = None
+    """What the call wrote, for an editor write."""
 
     @property
     def summary(self) -> str:
-        """The input in a few words: a command, a path, a description."""
-        value = self.input.get("command") if self.name == "bash" else None
-        if value is None:
-            value = self.input.get("path") or self.input.get("description") or self.input.get("command")
-        if value is None:
-            return json.dumps(self.input, ensure_ascii=False)
-        if self.name != "bash" and self.input.get("command"):
-            return f"{self.input['command']} {value}"
-        return str(value)
+        """The call as an action: `edit app.py (+1 −1)`, `bash: pytest -q`."""
+        return tool_title(self.name, self.input, self.diff)
 
     @property
     def quotable(self) -> str:
@@ -235,16 +232,19 @@ class ToolCallReview(Collapsible):
         status = " · error" if call.is_error else "" if call.status == "done" else f" · {call.status}"
         mark = " · cited" if cited else ""
         indent = "  " * call.depth
+        verb, _, rest = call.summary.partition(" ")
         title = (
-            f"{indent}{escape(number)} [b]{escape(call.name)}[/b] {escape(clip(call.summary, 60))}"
+            f"{indent}{escape(number)} [b]{escape(verb)}[/b] {escape(clip(rest, 60))}"
             f"[dim]{escape(took)}{escape(status)}[/dim]{escape(mark)}"
         )
         body: list[Widget] = []
         if call.notes:
             body.append(Static(Content("\n").join(Content(n) for n in call.notes), classes="tool-call--note"))
+        if call.diff is not None:  # an edit reads as what it changed, not as its JSON input
+            body += [Static("diff", classes="tool-call--label"), DiffView(call.diff)]
+        else:
+            body += [Static("input", classes="tool-call--label"), Static(Content(_pretty_input(call.input)))]
         body += [
-            Static("input", classes="tool-call--label"),
-            Static(Content(_pretty_input(call.input))),
             Static("output", classes="tool-call--label"),
             Static(Content(call.output or "(no output)")),
         ]
@@ -276,6 +276,10 @@ class RoundReviewScreen(Screen[None]):
     }
     RoundReviewScreen > #review-body {
         padding: 0 1;
+    }
+    RoundReviewScreen .review-thinking {
+        color: $foreground 55%;
+        text-style: italic;
     }
     """
     BINDINGS = [
@@ -407,7 +411,7 @@ class RoundReviewScreen(Screen[None]):
                         continue
                     finished += 1
                     call.number, call.output, call.is_error = finished, item.output, item.is_error
-                    call.seconds, call.status = item.duration, "done"
+                    call.seconds, call.status, call.diff = item.duration, "done", item.diff
                 case _:
                     pass
         for call in calls.values():
@@ -436,10 +440,25 @@ class RoundReviewScreen(Screen[None]):
         log = self.node_log
         answer_segment = _last_text(generator) if generator is not None else None
         widgets: list[Widget] = []
+        thought: list[str] = []  # the thinking deltas of a run, shown as one folded block
+
+        def flush_thinking() -> None:
+            text = "".join(thought).strip()
+            thought.clear()
+            if text:
+                words = len(text.split())
+                body = Static(Content(text), classes="review-thinking")
+                widgets.append(Collapsible(body, title=f"thinking ({words} words)", collapsed=True))
+
         for item in log.subtree_timeline(round_record.node_id):
             record = log.nodes.get(item.node_id)
             if record is None:
                 continue
+            if isinstance(item, ThinkingDelta):
+                if record.kind in ("generate", "agent"):
+                    thought.append(item.text)
+                continue
+            flush_thinking()
             match item:
                 case TextSegment(text=text) if text.strip() and record.kind in ("generate", "agent"):
                     if item is answer_segment:
@@ -452,6 +471,7 @@ class RoundReviewScreen(Screen[None]):
                     widgets.append(ToolCallReview(call, cited=is_cited, verdict_class=verdict_class))
                 case _:
                     pass
+        flush_thinking()
         if not any(isinstance(w, ToolCallReview) for w in widgets):
             widgets.append(Static("No tool calls in this round.", classes="review-section--wrote"))
         return widgets

@@ -17,8 +17,8 @@ from textual.widgets.tree import TreeNode
 
 from tui_assist.core.events import NodeStarted, ToolCallStarted, TurnEvent
 from tui_assist.core.text import clip, duration
+from tui_assist.core.tool_labels import tool_title
 from tui_assist.core.tree import NodeLog, NodeRecord
-from tui_assist.ui.widgets.turn_parts import key_argument
 
 _ICONS = {"running": "◌", "done": "✓", "failed": "✗", "cancelled": "⊘"}
 
@@ -174,12 +174,18 @@ class AgentTree(Tree[str]):
                 if record.output:
                     main.append(" " + clip(record.output, 200), style("muted"))
             case "tool":
-                main.append(record.tool_name)
-                argument = key_argument(record.tool_name, record.tool_input or {})
-                if argument:
-                    main.append(" " + clip(argument, 200), style("muted"))
+                verb, _, rest = tool_title(record.tool_name, record.tool_input or {}, record.diff).partition(
+                    " "
+                )
+                main.append(verb)
+                if rest:
+                    main.append(" " + clip(rest, 200), style("muted"))
             case _:
                 main.append(clip(record.label, 200))
+                if record.thinking:
+                    main.append(
+                        " · thought" if record.text or state != "running" else " · thinking", style("muted")
+                    )
         if state == "running":
             tail.append(f" {duration(max(0.0, self.clock() - record.started_at))}", style("muted"))
         else:

@@ -20,6 +20,7 @@ the mouse (Textual's own; ctrl+c copies it) works too: every entry implements `g
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from textual import events
@@ -32,6 +33,7 @@ from tui_assist.core.events import (
     NodeStarted,
     StreamRetried,
     TextDelta,
+    ThinkingDelta,
     ToolCallFinished,
     ToolCallStarted,
     TurnEvent,
@@ -46,6 +48,7 @@ from tui_assist.ui.widgets.turn_parts import (
     Notice,
     RoundHeader,
     RoundView,
+    ThinkingView,
     ToolCallView,
     TurnBadge,
     UserMessage,
@@ -71,9 +74,17 @@ class TurnView(CompactableTurn):
     }
     """
 
-    def __init__(self, prompt: str, strategy: str, *, answer: str | None = None) -> None:
+    def __init__(
+        self,
+        prompt: str,
+        strategy: str,
+        *,
+        answer: str | None = None,
+        images: list[tuple[str, int]] | None = None,
+    ) -> None:
         super().__init__()
         self.prompt = prompt
+        self.images = images
         self.strategy = strategy
         self.turn_id: str | None = None
         self.answer = answer or ""
@@ -88,6 +99,8 @@ class TurnView(CompactableTurn):
         self._containers: dict[str, Vertical] = {}
         """Generator node id -> where its text and tool calls go."""
         self._last_text: dict[str, AnswerText] = {}
+        self._thinking: dict[str, ThinkingView] = {}
+        """Generator node id -> its thinking block being streamed (until text or a tool call)."""
         self._tools: dict[str, ToolCallView] = {}
         self._rounds: dict[str, RoundView] = {}
         self._compactions: set[str] = set()
@@ -98,7 +111,7 @@ class TurnView(CompactableTurn):
 
     def start(self) -> None:
         """Show the prompt (and a stored answer): the first children, before any event."""
-        self.mount(UserMessage(self.prompt))
+        self.mount(UserMessage(self.prompt, self.images))
         if self._stored_answer:
             self.mount(AnswerText("", self._stored_answer, finished=True))
 
@@ -148,7 +161,16 @@ class TurnView(CompactableTurn):
             case NodeStarted(node_kind="agent" | "generate") if self._log.is_main_generator(event.node_id):
                 where = self._rounds.get(event.parent_id or "")
                 self._containers[event.node_id] = where if where is not None else self
+            case ThinkingDelta(node_id=node_id) if node_id in self._containers:
+                thinking = self._thinking.get(node_id)
+                if thinking is None or thinking.finished:
+                    self._finish_text(node_id)
+                    thinking = ThinkingView(node_id)
+                    self._thinking[node_id] = thinking
+                    self._containers[node_id].mount(thinking)
+                thinking.append(event.text)
             case TextDelta(node_id=node_id) if node_id in self._containers:
+                self._finish_thinking(node_id)
                 text = self._last_text.get(node_id)
                 if text is None or text.finished:
                     text = AnswerText(node_id)
@@ -161,16 +183,18 @@ class TurnView(CompactableTurn):
                     text.reset()
             case ToolCallStarted(parent_id=parent) if parent in self._containers:
                 self._finish_text(parent)
+                self._finish_thinking(parent)
                 view = ToolCallView(event.node_id, event.name, event.input)
                 self._tools[event.node_id] = view
                 self._containers[parent].mount(view)
             case ToolCallFinished(node_id=node_id) if node_id in self._tools:
-                self._tools[node_id].finish(event.output, event.is_error, event.duration)
+                self._tools[node_id].finish(event.output, event.is_error, event.duration, event.diff)
             case VerdictReached():
                 round_view = self._round_of_critic(event)
                 (round_view or self).mount(VerdictLine(event.verdict, event.feedback))
             case NodeFinished(node_id=node_id) if node_id in self._containers:
                 self._finish_text(node_id)
+                self._finish_thinking(node_id)
             case NodeFinished(node_id=node_id) if node_id == self.turn_id:
                 self._end(event)
             case _:
@@ -182,6 +206,11 @@ class TurnView(CompactableTurn):
                 return view
         return None
 
+    def _finish_thinking(self, node_id: str | None) -> None:
+        thinking = self._thinking.get(node_id or "")
+        if thinking is not None and not thinking.finished:
+            thinking.finish()
+
     def _finish_text(self, node_id: str | None) -> None:
         text = self._last_text.get(node_id or "")
         if text is not None and not text.finished:
@@ -192,6 +221,8 @@ class TurnView(CompactableTurn):
             return
         for node_id in list(self._last_text):
             self._finish_text(node_id)
+        for node_id in list(self._thinking):
+            self._finish_thinking(node_id)
         for tool in self._tools.values():
             tool.cancel()
         self.outcome = event.outcome or ("cancelled" if event.status == "cancelled" else "error")
@@ -248,6 +279,7 @@ class TurnView(CompactableTurn):
     def drop_children(self) -> None:
         self._containers.clear()
         self._last_text.clear()
+        self._thinking.clear()
         self._tools.clear()
         self._rounds.clear()
 
@@ -474,9 +506,21 @@ class Conversation(VerticalScroll):
     def on_blur(self) -> None:
         self.call_later(self._show_selection)
 
-    def begin_turn(self, prompt: str, strategy: str) -> TurnView:
-        """Show the user's prompt; the turn's events will follow."""
-        view = TurnView(prompt, strategy)
+    def begin_turn(
+        self, prompt: str, strategy: str, *, images: list[tuple[str, int]] | None = None
+    ) -> TurnView:
+        """Show the user's prompt (with chips of its images); the turn's events will follow.
+
+        `images` are `(name, bytes)` of a stored turn's images; None: the images the prompt
+        mentions now.
+        """
+        if images is None and "@" in prompt:
+            from tui_assist.session.mentions import image_chips
+
+            session = getattr(self.app, "session", None)
+            workdir = getattr(getattr(session, "settings", None), "workdir", None)
+            images = image_chips(prompt, workdir) if isinstance(workdir, Path) else None
+        view = TurnView(prompt, strategy, images=images)
         self._current = view
         self._mount_child(view)
         # A prompt sent brings the view back to the end, following the answer again even after

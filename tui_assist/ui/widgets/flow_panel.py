@@ -16,6 +16,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from tui_assist.core.text import clip, duration
+from tui_assist.core.tool_labels import tool_title
 from tui_assist.core.tree import NodeLog, NodeRecord
 
 _STATE_STYLE = {"running": "$warning", "done": "$success", "failed": "$error", "cancelled": "$error 70%"}
@@ -157,7 +158,7 @@ class FlowPanel(Widget):
             case "critic":
                 return f"critic {record.verdict.upper()}" if record.verdict else "critic"
             case "tool":
-                return record.tool_name
+                return tool_title(record.tool_name, record.tool_input or {}, record.diff)
             case "agent":
                 parent = self.node_log.nodes.get(record.parent_id or "")
                 if parent is not None and parent.kind == "tool":

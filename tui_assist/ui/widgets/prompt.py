@@ -2,11 +2,14 @@
 
 It also browses the prompt history (`up` on the first line, `down` on the last, the half-typed
 prompt kept for the way back) and drives the completion list above it (`/` commands, `@` files).
-`PromptBox` holds the three parts: the completion list, a one-line error and the editor.
+`PromptBox` holds the parts: the completion list, a one-line error, the chips of the images the
+prompt attaches, and the editor. A pasted path of an image file (what a terminal pastes when a
+file is dropped on it) becomes an `@` mention, so it attaches.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import events, on
@@ -14,9 +17,13 @@ from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static, TextArea
 from textual.widgets.text_area import Document
+
+from tui_assist.core.text import file_size
+from tui_assist.session.mentions import IMAGE_SUFFIXES, format_mention, image_chips
 
 if TYPE_CHECKING:
     from tui_assist.session.prompt_history import HistoryBrowser
@@ -37,6 +44,49 @@ class PromptError(Static):
         display: block;
     }
     """
+
+
+class PromptChips(Static):
+    """One chip per image the prompt attaches: its name and size (hidden when there is none)."""
+
+    DEFAULT_CSS = """
+    PromptChips {
+        display: none;
+        height: auto;
+        padding: 0 1;
+    }
+    PromptChips.-shown {
+        display: block;
+    }
+    """
+
+    def show(self, chips: list[tuple[str, int]]) -> None:
+        self.set_class(bool(chips), "-shown")
+        self.update(image_chips_content(chips))
+
+
+def image_chips_content(chips: list[tuple[str, int]]) -> Content:
+    """Image chips on one line: `▣ shot.png 14 KB` on the accent colour, for the prompt and the pane."""
+    parts: list[Content] = []
+    for name, size in chips:
+        parts.append(Content.styled(f" ▣ {name} · {file_size(size)} ", "$text-accent on $accent 25%"))
+    return Content(" ").join(parts)
+
+
+def pasted_image(text: str) -> Path | None:
+    """The image file a pasted text names (a dropped file's path, maybe quoted), else None."""
+    candidate = text.strip()
+    if len(candidate) >= 2 and candidate[0] == candidate[-1] and candidate[0] in "'\"":
+        candidate = candidate[1:-1]
+    candidate = candidate.replace("\\ ", " ")
+    if "\n" in candidate or not candidate:
+        return None
+    if candidate.startswith("file://"):
+        candidate = candidate.removeprefix("file://")
+    path = Path(candidate).expanduser()
+    if path.suffix.lower() not in IMAGE_SUFFIXES or not path.is_absolute():
+        return None
+    return path if path.is_file() else None
 
 
 class Prompt(TextArea):
@@ -89,11 +139,13 @@ class Prompt(TextArea):
         id: str | None = None,
         completions: CompletionList | None = None,
         error_line: PromptError | None = None,
+        chips: PromptChips | None = None,
     ) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
         self.placeholder = "Ask something…  (enter sends · shift+enter or ctrl+j: new line)"
         self.completions = completions
         self.error_line = error_line
+        self.chips = chips
         self.sources: list[CompletionSource] = []
         """Asked in order; the first with a span at the cursor fills the completion list."""
         self.prompt_history: HistoryBrowser | None = None
@@ -216,6 +268,33 @@ class Prompt(TextArea):
         if self._error_for is not None and self.text != self._error_for:
             self._clear_error()
         self._refresh_completion()
+        self._show_chips()
+
+    def _workdir(self) -> Path:
+        session = getattr(self.app, "session", None)
+        workdir = getattr(getattr(session, "settings", None), "workdir", None)
+        return workdir if isinstance(workdir, Path) else Path.cwd()
+
+    def _show_chips(self) -> None:
+        if self.chips is None:
+            return
+        text = self.text
+        lowered = text.lower()
+        maybe = "@" in text and any(suffix in lowered for suffix in IMAGE_SUFFIXES)
+        self.chips.show(image_chips(text, self._workdir()) if maybe else [])
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        # Textual calls each class's handler in turn: TextArea's pastes unless this one prevents it.
+        image = pasted_image(event.text)
+        if image is None:
+            return
+        event.prevent_default()
+        root = self._workdir().resolve()
+        resolved = image.resolve()
+        shown = str(resolved.relative_to(root)) if resolved.is_relative_to(root) else str(image)
+        if result := self.replace(format_mention(shown) + " ", *self.selection):
+            self.move_cursor(result.end_location)
+        self.focus()
 
     @on(TextArea.SelectionChanged)
     def _cursor_moved(self) -> None:
@@ -283,5 +362,7 @@ class PromptBox(Vertical):
 
     def compose(self) -> ComposeResult:
         error_line = PromptError(id="prompt-error")
+        chips = PromptChips(id="prompt-chips")
         yield error_line
-        yield Prompt(id="prompt", error_line=error_line)
+        yield chips
+        yield Prompt(id="prompt", error_line=error_line, chips=chips)

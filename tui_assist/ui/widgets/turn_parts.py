@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -17,25 +18,14 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
+from tui_assist.core.events import FileDiff
 from tui_assist.core.text import clip, duration
+from tui_assist.core.tool_labels import key_argument, tool_title
+from tui_assist.ui.widgets.diff_view import DiffView
 from tui_assist.ui.widgets.streaming_markdown import StreamingMarkdown
 
 _BODY_LIMIT = 6_000
 _STATE_ICONS = {"running": "…", "done": "✓", "failed": "✗", "cancelled": "⊘"}
-
-
-def key_argument(name: str, tool_input: dict[str, Any]) -> str:
-    """The one argument that says what a tool call does (a command, a path, a description)."""
-    for key in ("command", "path", "description", "prompt", "query"):
-        value = tool_input.get(key)
-        if isinstance(value, str) and value:
-            if key == "command" and name != "bash" and isinstance(tool_input.get("path"), str):
-                return f"{value} {tool_input['path']}"
-            return value
-    for value in tool_input.values():
-        if isinstance(value, str):
-            return value
-    return ""
 
 
 class ConversationEntry:
@@ -63,9 +53,15 @@ class UserMessage(ConversationEntry, Static):
     }
     """
 
-    def __init__(self, text: str) -> None:
-        super().__init__(Content(text))
+    def __init__(self, text: str, images: list[tuple[str, int]] | None = None) -> None:
+        from tui_assist.ui.widgets.prompt import image_chips_content
+
+        shown = Content(text)
+        if images:  # the attached images, as the prompt showed them
+            shown = Content("\n").join([shown, image_chips_content(images)])
+        super().__init__(shown)
         self.text = text
+        self.images = images or []
 
     @property
     def copy_label(self) -> str:
@@ -120,6 +116,64 @@ class AnswerText(ConversationEntry, StreamingMarkdown):
         return self.source
 
 
+class ThinkingView(ConversationEntry, Static, can_focus=True):
+    """The model's extended thinking: one dimmed line, folded; enter or a click shows it all."""
+
+    DEFAULT_CSS = """
+    ThinkingView {
+        padding: 0 1;
+        margin: 1 0 0 0;
+        color: $foreground 55%;
+        text-style: italic;
+    }
+    ThinkingView:focus {
+        background: $boost;
+    }
+    """
+    BINDINGS = [Binding("enter,space", "toggle_details", "Details", id="toggle-thinking")]
+
+    def __init__(self, node_id: str, text: str = "") -> None:
+        super().__init__("")
+        self.node_id = node_id
+        self.text = text
+        self.expanded = False
+        self.finished = False
+        self._render_text()
+
+    def append(self, delta: str) -> None:
+        self.text += delta
+        self._render_text()
+
+    def finish(self) -> None:
+        self.finished = True
+        self._render_text()
+
+    def _render_text(self) -> None:
+        words = len(self.text.split())
+        verb = "thought" if self.finished else "thinking…"
+        if self.expanded:
+            self.update(Content.assemble((f"▾ {verb} ({words} words)\n", "bold"), self.text))
+            return
+        first = self.text.strip().splitlines()[0] if self.text.strip() else ""
+        self.update(
+            Content.assemble((f"▸ {verb} ({words} words)", "bold"), f"  {clip(first, 80)}" if first else "")
+        )
+
+    def action_toggle_details(self) -> None:
+        self.expanded = not self.expanded
+        self._render_text()
+
+    def on_click(self) -> None:
+        self.action_toggle_details()
+
+    @property
+    def copy_label(self) -> str:
+        return "the thinking"
+
+    def copy_text(self) -> str:
+        return self.text
+
+
 class ToolCallView(ConversationEntry, Vertical, can_focus=True):
     """One tool call: name, key argument, status and duration; enter or a click shows it all."""
 
@@ -158,36 +212,42 @@ class ToolCallView(ConversationEntry, Vertical, can_focus=True):
         self.state = "running"
         self.output = ""
         self.duration: float | None = None
+        self.diff: FileDiff | None = None
         self._header = Static(self._header_content(), classes="tool-call--header")
         self._body = Static("", classes="tool-call--body")
 
     def compose(self) -> ComposeResult:
         yield self._header
+        if self.diff is not None:
+            yield DiffView(self.diff)
         yield self._body
 
     def _header_content(self) -> Content:
         style = {"running": "$warning", "done": "$success", "failed": "$error", "cancelled": "$error"}[
             self.state
         ]
+        verb, _, rest = tool_title(self.tool_name, self.tool_input, self.diff).partition(" ")
         parts: list[Content | tuple[str, str] | str] = [
             (_STATE_ICONS[self.state], style),
             " ",
-            (self.tool_name, "bold"),
+            (verb, "bold"),
         ]
-        argument = key_argument(self.tool_name, self.tool_input)
-        if argument:
-            parts += ["  ", (clip(argument, 70), "italic")]
+        if rest:
+            parts += [" ", (clip(rest, 70), "italic")]
         if self.duration is not None:
             parts += ["  ", (duration(self.duration), "dim")]
         elif self.state == "cancelled":
             parts += ["  ", ("cancelled", "dim")]
         return Content.assemble(*parts)
 
-    def finish(self, output: str, is_error: bool, duration: float) -> None:
+    def finish(self, output: str, is_error: bool, duration: float, diff: FileDiff | None = None) -> None:
         self.state = "failed" if is_error else "done"
         self.output = output
         self.duration = duration
+        self.diff = diff
         self._update()
+        if diff is not None and self._body.is_attached:  # else `compose` adds it
+            self.mount(DiffView(diff), before=self._body)
 
     def cancel(self) -> None:
         if self.state == "running":
@@ -216,10 +276,16 @@ class ToolCallView(ConversationEntry, Vertical, can_focus=True):
             self._body.update(self._body_content())
 
     def action_toggle_details(self) -> None:
+        diffs = list(self.query(DiffView).results(DiffView))
+        if diffs and diffs[0].folded:  # a folded diff unfolds first; the raw call comes next
+            diffs[0].toggle()
+            return
         self.show_details(not self.has_class("-expanded"))
         self.post_message(self.Toggled(self))
 
-    def on_click(self) -> None:
+    def on_click(self, event: events.Click) -> None:
+        if isinstance(event.widget, DiffView):
+            return  # the diff folds itself
         self.action_toggle_details()
 
     @property
