@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from tui_assist.store.commands import history_export
+from tui_assist.cli.history import history_export
 
 from tests.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse
 from tui_assist.core.events import FileDiff, ToolCallFinished
