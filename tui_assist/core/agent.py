@@ -12,16 +12,21 @@ because the API rejects every later request of a history that holds an empty mes
 Each request goes through the runtime's `ContextGuard` (if any), which may send a compacted
 history instead; a request the provider refuses as too long (`ContextOverflow`) is handed back
 to the guard to compact further and retried once.
+
+A call that may change files (`may_change_files`) first awaits the runtime's `before_side_effect`
+(the host's snapshot of the workdir, taken while the first model request streams); read-only
+calls never wait for it.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, cast
 
-from tui_assist.core.approval import ApprovalPolicy, approval_request
+from tui_assist.core.approval import ApprovalPolicy, approval_request, may_change_files
 from tui_assist.core.budget import BudgetExhausted, BudgetTracker
 from tui_assist.core.context import ContextGuard
 from tui_assist.core.conversation import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
@@ -84,6 +89,8 @@ class AgentRuntime:
     max_tokens: int = 8192
     context: ContextGuard | None = None
     """Fits each request to the model's context window (None: requests go as they are)."""
+    before_side_effect: Callable[[], Awaitable[None]] | None = None
+    """Awaited before each call that may change files (None: nothing to wait for)."""
 
 
 async def run_agent(
@@ -272,6 +279,8 @@ class _AgentRun:
         async def run_subagent(description: str, prompt: str) -> str:
             return await self._subagent(description, prompt, tool_node)
 
+        if self.rt.before_side_effect is not None and may_change_files(tool, args):
+            await self.rt.before_side_effect()
         ctx = ToolContext(workdir=self.rt.toolbox.workdir, node_id=tool_node, run_subagent=run_subagent)
         return await tool.run(args, ctx)
 
@@ -289,6 +298,7 @@ class _AgentRun:
             max_depth=self.rt.max_depth,
             max_tokens=self.rt.max_tokens,
             context=self.rt.context,
+            before_side_effect=self.rt.before_side_effect,
         )
         result = await run_agent(
             child, [Message.user(prompt)], parent_id=tool_node, label=description, depth=self.depth + 1

@@ -7,6 +7,7 @@ host (TUI, headless CLI, test) picks the strategy; nothing else changes between 
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
@@ -85,6 +86,9 @@ class TurnDeps:
     max_tokens: int = 8192
     context: ContextGuard | None = None
     """Keeps every request of the turn (generators and sub-agents included) inside the window."""
+    before_side_effect: Callable[[], Awaitable[None]] | None = None
+    """Awaited before each tool call that may change files: the host's snapshot of the workdir
+    gates them, and nothing else (see `core.agent`)."""
 
     def runtime(self, toolbox: Toolbox, observer: TurnObserver, budget: BudgetTracker) -> AgentRuntime:
         """An agent runtime over one toolbox, with fresh evidence."""
@@ -98,6 +102,7 @@ class TurnDeps:
             max_depth=self.max_depth,
             max_tokens=self.max_tokens,
             context=self.context,
+            before_side_effect=self.before_side_effect,
         )
 
 

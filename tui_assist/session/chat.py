@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from tui_assist.session.context import CompactionReport, ContextKeeper
     from tui_assist.session.mentions import Attachments
     from tui_assist.session.prompt_history import PromptHistory
+    from tui_assist.session.rewind import TurnCheckpoints
     from tui_assist.store.db import Store
 
 log = logging.getLogger(__name__)
@@ -115,6 +116,8 @@ class ChatSession(SessionParts):
         self._instructions: InstructionsLoader | None = None
         self._prompt_history: PromptHistory | None = None
         self._context: ContextKeeper | None = None
+        self._snapshot: asyncio.Task[int | None] | None = None
+        """The running turn's snapshot before it (runs alongside its first model request)."""
 
     # -- the next turn -------------------------------------------------------------------------
 
@@ -146,6 +149,7 @@ class ChatSession(SessionParts):
             system_prompt=system_prompt,
             critic_prompt=s.critic_prompt,
             context=self.context,
+            before_side_effect=self._snapshot_taken,
         )
         if not self.refine:
             return AgentTurn(deps)
@@ -304,7 +308,9 @@ class ChatSession(SessionParts):
         compactions = self.context.compactions
         stored = await self._begin(turn_id, strategy.name, prompt, warnings)
         checkpoints = self.checkpoints if stored else None
-        checkpoint = await checkpoints.before(turn_id, warnings) if checkpoints else None
+        # The snapshot runs alongside the model's first request; only a call that may change files
+        # waits for it (`_snapshot_taken`), so a big workdir never delays the answer.
+        self._snapshot = asyncio.create_task(checkpoints.before(turn_id, warnings)) if checkpoints else None
         log = RecordingObserver()
         self._running = task = asyncio.create_task(
             strategy.run(self.conversation, sent, FanOutObserver(observer, log), turn_id=turn_id)
@@ -331,11 +337,21 @@ class ChatSession(SessionParts):
         finally:
             self._running = None
             if checkpoints is not None:  # whatever the outcome: a cut turn may have changed files
-                await asyncio.shield(checkpoints.after(checkpoint))
+                await asyncio.shield(self._after_snapshot(checkpoints))
         result.prompt = prompt  # stored as typed; the message sent, files attached, is in the history
         saved = stored and await self._commit(result, log.events, warnings)
         compacted = self.context.compactions > compactions
         return TurnOutcome(result, self.conversation_id, saved, warnings, attachments, compacted)
+
+    async def _snapshot_taken(self) -> None:
+        """Wait for the running turn's snapshot before it (a tool call about to change files)."""
+        if self._snapshot is not None:
+            await asyncio.shield(self._snapshot)  # a cancelled call must not cancel the snapshot
+
+    async def _after_snapshot(self, checkpoints: TurnCheckpoints) -> None:
+        """Finish the turn's snapshot before it, then take the one after it."""
+        before, self._snapshot = self._snapshot, None
+        await checkpoints.after(await before if before is not None else None)
 
     async def _begin(self, turn_id: str, strategy: str, prompt: str, warnings: list[str]) -> bool:
         """Create the conversation if need be and begin the turn; False when it can't be stored."""
