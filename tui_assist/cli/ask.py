@@ -21,6 +21,17 @@ if TYPE_CHECKING:
     from tui_assist.session.config import Settings
 
 
+def preload_sdk() -> None:
+    """Start importing the model's SDK in a thread, so it overlaps reading the settings, opening the
+    store and the rest of `ask`'s set-up (the SDK's import is most of a headless start-up)."""
+    import importlib
+    import threading
+
+    threading.Thread(
+        target=importlib.import_module, args=("tui_assist.providers.anthropic",), daemon=True
+    ).start()
+
+
 def result_json(
     outcome: TurnOutcome, warnings: list[str], instructions: list[str], denied: list[Refusal]
 ) -> dict[str, Any]:
