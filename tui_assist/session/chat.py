@@ -47,8 +47,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-RESUME_TURNS = 50
-"""Turns redrawn when a conversation is resumed (the newest; the history sent is complete)."""
+RESUME_TURNS = 8
+"""Turns redrawn first when a conversation is resumed (the newest; the history sent is complete).
+
+Earlier ones are read a page at a time (`earlier_turns`) as the user scrolls up, so opening a
+conversation costs the same at any length."""
 TITLE_LIMIT = 80
 """Longest conversation title `rename` stores."""
 
@@ -61,6 +64,8 @@ class StoredTurn:
     strategy: str
     answer: str
     events: list[TurnEvent]
+    seq: int = 0
+    """Its position in the conversation (pass the oldest shown to `earlier_turns`)."""
 
 
 @dataclass(slots=True)
@@ -484,20 +489,34 @@ class ChatSession(SessionParts):
             await self._load_history(latest)
         return latest is not None
 
-    async def resume(self, conversation_id: str) -> list[StoredTurn]:
-        """Open a stored conversation and return its newest turns to redraw.
+    async def resume(self, conversation_id: str, *, limit: int = RESUME_TURNS) -> list[StoredTurn]:
+        """Open a stored conversation and return its newest turns to redraw (oldest first).
 
         Each stored turn comes back with its event log, so a host can replay it into the same
-        views a live turn builds (conversation, tree, rounds).
+        views a live turn builds (conversation, tree, rounds). Only the page shown is read; the
+        history sent with the next turn is the whole conversation.
         """
         if self.store is None:
             return []
         await self._load_history(conversation_id)
-        turns: list[StoredTurn] = []
-        for row in await self.store.turns_page(conversation_id, limit=RESUME_TURNS):
-            events = await self.store.turn_events(row.id)
-            turns.append(StoredTurn(row.prompt, row.strategy, row.answer, events))
-        return turns
+        return await self._stored_turns(conversation_id, limit=limit)
+
+    async def earlier_turns(self, before_seq: int, *, limit: int = RESUME_TURNS) -> list[StoredTurn]:
+        """The page of the open conversation's turns just before position `before_seq` (oldest first).
+
+        Empty when there is no earlier turn (or no store, or no open conversation).
+        """
+        if self.store is None or self.conversation_id is None:
+            return []
+        return await self._stored_turns(self.conversation_id, limit=limit, before_seq=before_seq)
+
+    async def _stored_turns(
+        self, conversation_id: str, *, limit: int, before_seq: int | None = None
+    ) -> list[StoredTurn]:
+        assert self.store is not None
+        rows = await self.store.turns_page(conversation_id, limit=limit, before_seq=before_seq)
+        events = await self.store.events_of([row.id for row in rows])
+        return [StoredTurn(row.prompt, row.strategy, row.answer, events[row.id], row.seq) for row in rows]
 
     def export_markdown(self) -> str:
         """The conversation's history as a Markdown document."""

@@ -100,6 +100,7 @@ class SessionParts:
         self._provider_factory = provider_factory
         self._toolbox_factory = toolbox_factory
         self._ready = asyncio.Event()
+        self._store_ready = asyncio.Event()
         self.checkpoints: TurnCheckpoints | None = None
         """Snapshots of the workdir around each turn (None without a store of the session's own)."""
 
@@ -169,6 +170,13 @@ class SessionParts:
         """Wait until `load` has finished."""
         await self._ready.wait()
 
+    async def wait_store(self) -> None:
+        """Wait until `load` has opened the store (or found it can't): all that resuming needs.
+
+        `load` opens it before the provider, so a conversation can be redrawn while the SDK loads.
+        """
+        await self._store_ready.wait()
+
     @property
     def mcp(self) -> McpManager | None:
         """The `McpManager` of the configured MCP servers (None when none are configured)."""
@@ -181,6 +189,9 @@ class SessionParts:
         `provider_problem`, `store_error`, `notes`) and the host decides what that means.
         """
         await asyncio.to_thread(self._validate)
+        if self._use_store:
+            await self._open_store()
+        self._store_ready.set()
         await self._load_provider()
         if self._toolbox_factory is None:
             from tui_assist.tools.sandbox import choose_sandbox
@@ -192,8 +203,6 @@ class SessionParts:
                 self.notes.append(choice.warning)
             extra = await self._start_mcp()
             self._toolbox_factory = await asyncio.to_thread(self._make_toolbox_factory, extra, choice.sandbox)
-        if self._use_store:
-            await self._open_store()
         self._ready.set()
 
     async def _load_provider(self) -> None:

@@ -183,6 +183,8 @@ class MainScreen(TurnActions, ConversationActions, FlowActions):
 
     @work(group="load", exit_on_error=False)
     async def load_session(self) -> None:
+        if self.start.resume or self.start.continue_latest:  # redrawn once the store is open
+            self.open_at_start(self.start)
         await self.session.load()
         # The Markdown parser and Pygments, too, so the first answer doesn't pay for loading them.
         await asyncio.to_thread(warm_up_markdown)
@@ -204,7 +206,8 @@ class MainScreen(TurnActions, ConversationActions, FlowActions):
         if (notice := provider_notice(session)) is not None:
             self.conversation.add_notice(notice, classes="-setup")
         self._show_notes()
-        self.open_at_start(self.start)
+        if not (self.start.resume or self.start.continue_latest):
+            self.open_at_start(self.start)
 
     def _show_session(self, workdir: Path) -> None:
         status = self.status
@@ -217,6 +220,7 @@ class MainScreen(TurnActions, ConversationActions, FlowActions):
     @work(group="start", exit_on_error=False)
     async def open_at_start(self, start: StartOptions) -> None:
         """Open the conversation the command line asked for, then send its prompt (if any)."""
+        await self.session.wait_store()  # not the provider: the SDK loads while this redraws
         if start.resume == "":
             from tui_assist.ui.screens.resume import ResumeScreen
 
@@ -238,6 +242,7 @@ class MainScreen(TurnActions, ConversationActions, FlowActions):
             if found is not None:
                 await self._redraw(found)
         if start.prompt:
+            await self.session.wait_ready()
             self.submit(start.prompt)
 
     # -- the prompt -----------------------------------------------------------------------------

@@ -78,12 +78,14 @@ class ConversationActions(MainScreenBase):
             if turn.events:
                 # Replay the stored event log through the same path live events take, so the
                 # turn is redrawn as it ran: streamed text, tool calls, rounds, tree and badges.
-                self.conversation.begin_turn(turn.prompt, turn.strategy)
+                self.conversation.begin_turn(turn.prompt, turn.strategy).seq = turn.seq
                 for event in turn.events:
                     self.apply_event(event, replay=True)
             else:
-                self.conversation.show_history([(turn.prompt, turn.answer)])
+                self.conversation.show_stored(turn)
             await asyncio.sleep(0)
+        # Only the newest turns are read; earlier ones load as the user scrolls up.
+        self.conversation.offer_earlier(self.session.earlier_turns, turns[0].seq if turns else None)
         self.notify(f"Resumed {len(turns)} turn(s).", timeout=2)
         return True
 
