@@ -86,3 +86,31 @@ def _visible(app: TuiAssistApp) -> str:
         if view.region.overlaps(shown):
             parts.append(view.answer)
     return "\n".join(parts)
+
+
+async def test_short_turns_that_do_not_fill_the_pane_load_earlier_ones_by_themselves(tmp_path: Path) -> None:
+    from tui_assist.core.observer import NullObserver
+    from tui_assist.session.chat import ChatSession
+
+    session = ChatSession(
+        settings(tmp_path, data_dir=tmp_path / "data", checkpoints=False),
+        provider_factory=lambda: ScriptedProvider([f"Short answer {i}." for i in range(20)]),
+        toolbox_factory=lambda: FakeToolbox(tmp_path),
+    )
+    await session.load()
+    for i in range(20):
+        await session.run_turn(f"question {i}", NullObserver())
+    await session.aclose()
+    assert session.conversation_id is not None
+    app = _app(tmp_path, session.conversation_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.session.wait_ready()
+        conversation = app.query_one(Conversation)
+
+        def filled() -> bool:
+            overflows = conversation.virtual_size.height > conversation.scrollable_content_region.height
+            return len(_seqs(app)) > RESUME_TURNS and (overflows or len(_seqs(app)) == 20)
+
+        await wait_until(pilot, filled)
+        seqs = _seqs(app)
+        assert seqs == list(range(21 - len(seqs), 21))

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-RESUME_TURNS = 8
+RESUME_TURNS = 5
 """Turns redrawn first when a conversation is resumed (the newest; the history sent is complete).
 
 Earlier ones are read a page at a time (`earlier_turns`) as the user scrolls up, so opening a

@@ -401,9 +401,18 @@ class Conversation(VerticalScroll):
         return view
 
     def offer_earlier(self, load: EarlierTurns | None, oldest_seq: int | None) -> None:
-        """Say how to read the turns before the oldest one shown (None: there are none)."""
+        """Say how to read the turns before the oldest one shown (None: there are none).
+
+        While the turns shown don't fill the pane (nothing to scroll), earlier ones are loaded too.
+        """
         self._earlier = load if oldest_seq is not None and oldest_seq > 1 else None
         self._oldest_seq = oldest_seq
+        if self._earlier is not None:
+            self.call_after_refresh(self._fill_pane)
+
+    def _fill_pane(self) -> None:
+        if self.virtual_size.height <= self.scrollable_content_region.height:
+            self.load_earlier()
 
     @property
     def has_earlier(self) -> bool:
