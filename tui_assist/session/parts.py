@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from tui_assist.core.approval import ApprovalMode, ApprovalPolicy
@@ -100,7 +100,6 @@ class SessionParts:
         self._provider_factory = provider_factory
         self._toolbox_factory = toolbox_factory
         self._ready = asyncio.Event()
-        self._store_ready = asyncio.Event()
         self.checkpoints: TurnCheckpoints | None = None
         """Snapshots of the workdir around each turn (None without a store of the session's own)."""
 
@@ -170,28 +169,27 @@ class SessionParts:
         """Wait until `load` has finished."""
         await self._ready.wait()
 
-    async def wait_store(self) -> None:
-        """Wait until `load` has opened the store (or found it can't): all that resuming needs.
-
-        `load` opens it before the provider, so a conversation can be redrawn while the SDK loads.
-        """
-        await self._store_ready.wait()
-
     @property
     def mcp(self) -> McpManager | None:
         """The `McpManager` of the configured MCP servers (None when none are configured)."""
         return self._mcp
 
-    async def load(self) -> None:
+    async def load(self, *, after_store: Callable[[], Awaitable[None]] | None = None) -> None:
         """Validate the settings, build the provider, the tools and the store (in threads where slow).
 
         Never raises for a part that can't be built: it records why (`config_problem`,
         `provider_problem`, `store_error`, `notes`) and the host decides what that means.
+
+        Args:
+            after_store: Awaited once the store is open, before the provider loads (the SDK's
+                import would compete with it for the interpreter): e.g. redrawing a resumed
+                conversation.
         """
         await asyncio.to_thread(self._validate)
         if self._use_store:
             await self._open_store()
-        self._store_ready.set()
+        if after_store is not None:
+            await after_store()
         await self._load_provider()
         if self._toolbox_factory is None:
             from tui_assist.tools.sandbox import choose_sandbox

@@ -183,9 +183,10 @@ class MainScreen(TurnActions, ConversationActions, FlowActions):
 
     @work(group="load", exit_on_error=False)
     async def load_session(self) -> None:
-        if self.start.resume or self.start.continue_latest:  # redrawn once the store is open
-            self.open_at_start(self.start)
-        await self.session.load()
+        # A conversation asked for on the command line is redrawn as soon as the store is open,
+        # before the SDK loads (its import would compete with the redraw for the interpreter).
+        opening = bool(self.start.resume or self.start.continue_latest)
+        await self.session.load(after_store=self._open_stored if opening else None)
         # The Markdown parser and Pygments, too, so the first answer doesn't pay for loading them.
         await asyncio.to_thread(warm_up_markdown)
         # Everything alive now (modules, the SDK, the app's widgets) lives for the whole session.
@@ -206,8 +207,7 @@ class MainScreen(TurnActions, ConversationActions, FlowActions):
         if (notice := provider_notice(session)) is not None:
             self.conversation.add_notice(notice, classes="-setup")
         self._show_notes()
-        if not (self.start.resume or self.start.continue_latest):
-            self.open_at_start(self.start)
+        self.open_at_start(self.start)
 
     def _show_session(self, workdir: Path) -> None:
         status = self.status
@@ -220,7 +220,6 @@ class MainScreen(TurnActions, ConversationActions, FlowActions):
     @work(group="start", exit_on_error=False)
     async def open_at_start(self, start: StartOptions) -> None:
         """Open the conversation the command line asked for, then send its prompt (if any)."""
-        await self.session.wait_store()  # not the provider: the SDK loads while this redraws
         if start.resume == "":
             from tui_assist.ui.screens.resume import ResumeScreen
 
@@ -228,22 +227,24 @@ class MainScreen(TurnActions, ConversationActions, FlowActions):
             chosen = await self.app.push_screen_wait(ResumeScreen(store)) if store is not None else None
             if chosen:
                 await self._redraw(chosen)
-        elif start.continue_latest or start.resume:
-            from tui_assist.store.base import UnknownIdError
-
-            try:
-                found = await self.session.find_conversation(start.resume or None)
-            except (SetupError, UnknownIdError) as exc:
-                self.conversation.add_notice(f"**Cannot open the conversation:** {exc}", classes="-error")
-                found = None
-            else:
-                if found is None:
-                    self.notify("No earlier conversation: this is a new one.", timeout=3)
-            if found is not None:
-                await self._redraw(found)
         if start.prompt:
-            await self.session.wait_ready()
             self.submit(start.prompt)
+
+    async def _open_stored(self) -> None:
+        """Redraw the conversation `--resume ID` or `--continue` asked for (`load` calls it)."""
+        start = self.start
+        from tui_assist.store.base import UnknownIdError
+
+        try:
+            found = await self.session.find_conversation(start.resume or None)
+        except (SetupError, UnknownIdError) as exc:
+            self.conversation.add_notice(f"**Cannot open the conversation:** {exc}", classes="-error")
+            found = None
+        else:
+            if found is None:
+                self.notify("No earlier conversation: this is a new one.", timeout=3)
+        if found is not None:
+            await self._redraw(found)
 
     # -- the prompt -----------------------------------------------------------------------------
 
