@@ -201,6 +201,9 @@ class SessionParts:
                 self.notes.append(choice.warning)
             extra = await self._start_mcp()
             self._toolbox_factory = await asyncio.to_thread(self._make_toolbox_factory, extra, choice.sandbox)
+        if self.checkpoints is not None:
+            # Started last: git hashing a big workdir would compete with the SDK's import.
+            self.checkpoints.warm_up()
         self._ready.set()
 
     async def _load_provider(self) -> None:
@@ -278,7 +281,6 @@ class SessionParts:
             self.checkpoints = TurnCheckpoints(
                 self.store, data_dir(self.settings.data_dir), self.settings.workdir
             )
-            self.checkpoints.warm_up()
         if self.store.recovered:
             self.notes.append(
                 f"{len(self.store.recovered)} turn(s) cut by an earlier crash were stored as cancelled"
