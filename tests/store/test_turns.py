@@ -7,7 +7,14 @@ import pytest
 
 from tui_assist.core.agent import ToolCallRecord
 from tui_assist.core.conversation import Message, Usage
-from tui_assist.core.events import NodeFinished, NodeStarted, ToolCallFinished, ToolCallStarted, UsageRecorded
+from tui_assist.core.events import (
+    NodeFinished,
+    NodeStarted,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnEvent,
+    UsageRecorded,
+)
 from tui_assist.store import Store, StoreError, UnknownIdError
 
 from .helpers import (
@@ -237,3 +244,18 @@ async def test_turns_page_walks_a_conversation_in_pages(store: Store) -> None:
     assert [t.prompt for t in page] == ["prompt 5", "prompt 6", "prompt 7"]
     with pytest.raises(ValueError):
         await store.turns_page(conversation_id, before_seq=3, offset=1)
+
+
+async def test_events_of_reads_a_page_of_turns_events_in_one_go(store: Store) -> None:
+    conversation_id = await store.create_conversation(title="t", model="m", workdir="/w")
+    logs: dict[str, list[TurnEvent]] = {}
+    for turn_id in ("a", "b", "c"):
+        await store.begin_turn(conversation_id=conversation_id, turn_id=turn_id, strategy="agent", prompt="p")
+        logs[turn_id] = [
+            NodeStarted(node_id=turn_id, parent_id=None, node_kind="turn", label="agent turn"),
+            NodeFinished(node_id=turn_id, status="cancelled", outcome="cancelled"),
+        ]
+        await store.mark_cancelled(turn_id, logs[turn_id])
+    page = await store.events_of(["c", "a", "nothing-stored"])
+    assert page == {"c": logs["c"], "a": logs["a"], "nothing-stored": []}
+    assert await store.events_of([]) == {}

@@ -81,7 +81,9 @@ class FakeStore:
     async def load_summary(self, conversation_id: str) -> None:
         return None
 
-    async def turns_page(self, conversation_id: str, *, limit: int = 50) -> list[TurnRow]:
+    async def turns_page(
+        self, conversation_id: str, *, limit: int = 50, before_seq: int | None = None
+    ) -> list[TurnRow]:
         row = TurnRow(
             id="t-old",
             conversation_id=conversation_id,
@@ -98,10 +100,11 @@ class FakeStore:
             started_at=1.0,
             finished_at=2.0,
         )
-        return [row][-limit:]
+        return [row][-limit:] if before_seq is None or before_seq > 1 else []
 
-    async def turn_events(self, turn_id: str) -> list[TurnEvent]:
-        return []  # an old turn without an event log: redrawn from its prompt and answer
+    async def events_of(self, turn_ids: Sequence[str]) -> dict[str, list[TurnEvent]]:
+        # An old turn without an event log: redrawn from its prompt and answer.
+        return {turn_id: [] for turn_id in turn_ids}
 
 
 def _app(store: FakeStore, provider: Any) -> TuiAssistApp:

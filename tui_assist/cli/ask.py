@@ -30,6 +30,17 @@ STDIN_WAIT = 3.0
 """Seconds `ask PROMPT` waits for a pipe on stdin to say something before it leaves it unattached."""
 
 
+def preload_sdk() -> None:
+    """Start importing the model's SDK in a thread, so it overlaps reading the settings, opening the
+    store and the rest of `ask`'s set-up (the SDK's import is most of a headless start-up)."""
+    import importlib
+    import threading
+
+    threading.Thread(
+        target=importlib.import_module, args=("tui_assist.providers.anthropic",), daemon=True
+    ).start()
+
+
 def result_json(
     outcome: TurnOutcome, warnings: list[str], instructions: list[str], denied: list[Refusal]
 ) -> dict[str, Any]:

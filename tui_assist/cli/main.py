@@ -132,6 +132,10 @@ def _run(args: argparse.Namespace) -> int:
     source = config_from_args(args)
     if args.command in (None, "explore"):
         return _run_tui(args, source)
+    if args.command == "ask":
+        from tui_assist.cli.ask import preload_sdk
+
+        preload_sdk()
     settings = source.settings()
     configure_logging(settings.data_dir)
     match args.command:

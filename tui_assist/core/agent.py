@@ -14,15 +14,21 @@ back before the tool results), but thinking alone counts as an empty reply.
 Each request goes through the runtime's `ContextGuard` (if any), which may send a compacted
 history instead; a request the provider refuses as too long (`ContextOverflow`) is handed back
 to the guard to compact further and retried once.
+
+A call that may change files (`may_change_files`) first awaits the runtime's `before_side_effect`
+(the host's snapshot of the workdir, taken while the first model request streams); read-only
+calls never wait for it.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, cast
 
-from tui_assist.core.approval import ApprovalPolicy, approval_request
+from tui_assist.core.approval import ApprovalPolicy, approval_request, may_change_files
 from tui_assist.core.budget import BudgetExhausted, BudgetTracker
 from tui_assist.core.context import ContextGuard
 from tui_assist.core.conversation import (
@@ -95,6 +101,8 @@ class AgentRuntime:
     """The model every request asks for (a custom sub-agent's); None: the provider's."""
     tool_names: frozenset[str] | None = None
     """The tools this run may offer (a custom sub-agent's subset); None: all of the toolbox's."""
+    before_side_effect: Callable[[], Awaitable[None]] | None = None
+    """Awaited before each call that may change files (None: nothing to wait for)."""
 
 
 async def run_agent(
@@ -332,6 +340,8 @@ class _AgentRun:
         async def run_subagent(description: str, prompt: str, agent: SubagentSpec | None = None) -> str:
             return await self._subagent(description, prompt, tool_node, agent)
 
+        if self.rt.before_side_effect is not None and may_change_files(tool, args):
+            await self.rt.before_side_effect()
         ctx = ToolContext(workdir=self.rt.toolbox.workdir, node_id=tool_node, run_subagent=run_subagent)
         return await tool.run(args, ctx)
 
@@ -360,6 +370,7 @@ class _AgentRun:
             tool_names=frozenset(agent.tools)
             if agent is not None and agent.tools is not None
             else self.rt.tool_names,
+            before_side_effect=self.rt.before_side_effect,
         )
         label = f"{agent.name}: {description}" if agent is not None else description
         result = await run_agent(

@@ -143,6 +143,19 @@ def approval_request(
     )
 
 
+def may_change_files(tool: Tool, args: Any) -> bool:
+    """Whether a call could change the workdir: a side-effecting call, or any MCP tool's.
+
+    An MCP server's tools run in another process whose effects nothing here can see, so even a
+    trusted server's calls count (conservatively) as changing files.
+
+    Args:
+        tool: The tool.
+        args: Its parsed arguments.
+    """
+    return tool.side_effecting(args) or isinstance(tool, McpBackedTool)
+
+
 @dataclass(frozen=True, slots=True)
 class ApprovalOutcome:
     """The policy's answer for one call."""

@@ -7,7 +7,7 @@ host (TUI, headless CLI, test) picks the strategy; nothing else changes between 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
@@ -89,6 +89,9 @@ class TurnDeps:
     """Keeps every request of the turn (generators and sub-agents included) inside the window."""
     hooks: ToolHooks = NO_HOOKS
     """The user's hooks around every tool call of the turn (sub-agents' included) and its answer."""
+    before_side_effect: Callable[[], Awaitable[None]] | None = None
+    """Awaited before each tool call that may change files: the host's snapshot of the workdir
+    gates them, and nothing else (see `core.agent`)."""
 
     def runtime(self, toolbox: Toolbox, observer: TurnObserver, budget: BudgetTracker) -> AgentRuntime:
         """An agent runtime over one toolbox, with fresh evidence (told of plan mode when it is on)."""
@@ -106,6 +109,7 @@ class TurnDeps:
             max_tokens=self.max_tokens,
             context=self.context,
             hooks=self.hooks,
+            before_side_effect=self.before_side_effect,
         )
 
 

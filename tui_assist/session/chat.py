@@ -44,12 +44,16 @@ if TYPE_CHECKING:
     from tui_assist.session.mentions import Attachments
     from tui_assist.session.prompt_history import PromptHistory
     from tui_assist.session.slash_commands import CustomCommandLoader, CustomCommands
+    from tui_assist.session.rewind import TurnCheckpoints
     from tui_assist.store.db import Store
 
 log = logging.getLogger(__name__)
 
-RESUME_TURNS = 50
-"""Turns redrawn when a conversation is resumed (the newest; the history sent is complete)."""
+RESUME_TURNS = 5
+"""Turns redrawn first when a conversation is resumed (the newest; the history sent is complete).
+
+Earlier ones are read a page at a time (`earlier_turns`) as the user scrolls up, so opening a
+conversation costs the same at any length."""
 TITLE_LIMIT = 80
 """Longest conversation title `rename` stores."""
 UNTITLED = "(new conversation)"
@@ -66,6 +70,8 @@ class StoredTurn:
     events: list[TurnEvent]
     images: list[tuple[str, int]] = field(default_factory=lambda: list[tuple[str, int]]())
     """The images its prompt attached, as `(name, bytes)`, from the stored history."""
+    seq: int = 0
+    """Its position in the conversation (pass the oldest shown to `earlier_turns`)."""
 
 
 @dataclass(slots=True)
@@ -128,6 +134,8 @@ class ChatSession(SessionParts):
         self._prompt_context: tuple[str, str, list[TurnEvent]] | None = None
         """What `UserPromptSubmit` hooks said for the next prompt: (prompt, context, their events)."""
         self._commands: CustomCommandLoader | None = None
+        self._snapshot: asyncio.Task[int | None] | None = None
+        """The running turn's snapshot before it (runs alongside its first model request)."""
 
     # -- the next turn -------------------------------------------------------------------------
 
@@ -171,6 +179,7 @@ class ChatSession(SessionParts):
             system_prompt=system_prompt,
             critic_prompt=s.critic_prompt,
             context=self.context,
+            before_side_effect=self._snapshot_taken,
         )
         if self.hooks is not None:
             deps.hooks = self.hooks
@@ -394,7 +403,9 @@ class ChatSession(SessionParts):
         compactions = self.context.compactions
         stored = await self._begin(turn_id, strategy.name, prompt, warnings)
         checkpoints = self.checkpoints if stored else None
-        checkpoint = await checkpoints.before(turn_id, warnings) if checkpoints else None
+        # The snapshot runs alongside the model's first request; only a call that may change files
+        # waits for it (`_snapshot_taken`), so a big workdir never delays the answer.
+        self._snapshot = asyncio.create_task(checkpoints.before(turn_id, warnings)) if checkpoints else None
         log = RecordingObserver()
         sent, before = await self._hook_context(prompt, sent, turn_id)
         turn_observer: TurnObserver = FanOutObserver(observer, log)
@@ -434,11 +445,21 @@ class ChatSession(SessionParts):
             if self.hooks is not None:
                 warnings.extend(self.hooks.take_warnings())
             if checkpoints is not None:  # whatever the outcome: a cut turn may have changed files
-                await asyncio.shield(checkpoints.after(checkpoint))
+                await asyncio.shield(self._after_snapshot(checkpoints))
         result.prompt = prompt  # stored as typed; the message sent, files attached, is in the history
         saved = stored and await self._commit(result, log.events, warnings)
         compacted = self.context.compactions > compactions
         return TurnOutcome(result, self.conversation_id, saved, warnings, attachments, compacted)
+
+    async def _snapshot_taken(self) -> None:
+        """Wait for the running turn's snapshot before it (a tool call about to change files)."""
+        if self._snapshot is not None:
+            await asyncio.shield(self._snapshot)  # a cancelled call must not cancel the snapshot
+
+    async def _after_snapshot(self, checkpoints: TurnCheckpoints) -> None:
+        """Finish the turn's snapshot before it, then take the one after it."""
+        before, self._snapshot = self._snapshot, None
+        await checkpoints.after(await before if before is not None else None)
 
     async def _begin(self, turn_id: str, strategy: str, prompt: str, warnings: list[str]) -> bool:
         """Create the conversation if need be and begin the turn; False when it can't be stored."""
@@ -606,22 +627,39 @@ class ChatSession(SessionParts):
             await self._load_history(latest)
         return latest is not None
 
-    async def resume(self, conversation_id: str) -> list[StoredTurn]:
-        """Open a stored conversation and return its newest turns to redraw.
+    async def resume(self, conversation_id: str, *, limit: int = RESUME_TURNS) -> list[StoredTurn]:
+        """Open a stored conversation and return its newest turns to redraw (oldest first).
 
         Each stored turn comes back with its event log, so a host can replay it into the same
-        views a live turn builds (conversation, tree, rounds).
+        views a live turn builds (conversation, tree, rounds). Only the page shown is read; the
+        history sent with the next turn is the whole conversation.
         """
         if self.store is None:
             return []
         await self._load_history(conversation_id)
-        turns: list[StoredTurn] = []
+        return await self._stored_turns(conversation_id, limit=limit)
+
+    async def earlier_turns(self, before_seq: int, *, limit: int = RESUME_TURNS) -> list[StoredTurn]:
+        """The page of the open conversation's turns just before position `before_seq` (oldest first).
+
+        Empty when there is no earlier turn (or no store, or no open conversation).
+        """
+        if self.store is None or self.conversation_id is None:
+            return []
+        return await self._stored_turns(self.conversation_id, limit=limit, before_seq=before_seq)
+
+    async def _stored_turns(
+        self, conversation_id: str, *, limit: int, before_seq: int | None = None
+    ) -> list[StoredTurn]:
+        assert self.store is not None
+        rows = await self.store.turns_page(conversation_id, limit=limit, before_seq=before_seq)
+        events = await self.store.events_of([row.id for row in rows])
         with_images = [m for m in self.conversation.messages if m.role == "user" and m.images]
-        for row in await self.store.turns_page(conversation_id, limit=RESUME_TURNS):
-            events = await self.store.turn_events(row.id)
+        turns: list[StoredTurn] = []
+        for row in rows:
             sent = next((m for m in reversed(with_images) if m.text.endswith(row.prompt)), None)
             images = [(b.name, len(b.data) * 3 // 4) for b in sent.images] if sent is not None else []
-            turns.append(StoredTurn(row.prompt, row.strategy, row.answer, events, images))
+            turns.append(StoredTurn(row.prompt, row.strategy, row.answer, events[row.id], images, row.seq))
         return turns
 
     def export_markdown(self) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from tui_assist.core.approval import ApprovalMode, ApprovalPolicy
@@ -180,14 +180,23 @@ class SessionParts:
         """The `McpManager` of the configured MCP servers (None when none are configured)."""
         return self._mcp
 
-    async def load(self) -> None:
+    async def load(self, *, after_store: Callable[[], Awaitable[None]] | None = None) -> None:
         """Validate the settings, build the provider, the tools and the store (in threads where slow).
 
         Never raises for a part that can't be built: it records why (`config_problem`,
         `provider_problem`, `store_error`, `notes`) and the host decides what that means.
+
+        Args:
+            after_store: Awaited once the store is open, before the provider loads (the SDK's
+                import would compete with it for the interpreter): e.g. redrawing a resumed
+                conversation.
         """
         await asyncio.to_thread(self._validate)
         await asyncio.to_thread(self._load_extensions)
+        if self._use_store:
+            await self._open_store()
+        if after_store is not None:
+            await after_store()
         await self._load_provider()
         if self._toolbox_factory is None:
             from tui_assist.tools.sandbox import choose_sandbox
@@ -199,8 +208,9 @@ class SessionParts:
                 self.notes.append(choice.warning)
             extra = await self._start_mcp()
             self._toolbox_factory = await asyncio.to_thread(self._make_toolbox_factory, extra, choice.sandbox)
-        if self._use_store:
-            await self._open_store()
+        if self.checkpoints is not None:
+            # Started last: git hashing a big workdir would compete with the SDK's import.
+            self.checkpoints.warm_up()
         self._ready.set()
 
     async def _load_provider(self) -> None:
@@ -334,7 +344,6 @@ class SessionParts:
             self.checkpoints = TurnCheckpoints(
                 self.store, data_dir(self.settings.data_dir), self.settings.workdir
             )
-            self.checkpoints.warm_up()
         if self.store.recovered:
             self.notes.append(
                 f"{len(self.store.recovered)} turn(s) cut by an earlier crash were stored as cancelled"

@@ -389,6 +389,25 @@ class TurnsMixin(StoreBase):
             )
         return [event_from_dict(json.loads(row[0])) for row in rows]
 
+    async def events_of(self, turn_ids: Sequence[str]) -> dict[str, list[TurnEvent]]:
+        """The events of several stored turns in one read (a page of turns to redraw), each in order.
+
+        Args:
+            turn_ids: The turns; one without events maps to an empty list.
+        """
+        found: dict[str, list[TurnEvent]] = {turn_id: [] for turn_id in turn_ids}
+        if not found:
+            return found
+        marks = ", ".join("?" * len(found))
+        async with self._lock:
+            rows = await self._db.execute_fetchall(
+                f"SELECT turn_id, data FROM events WHERE turn_id IN ({marks}) ORDER BY turn_id, seq",
+                list(found),
+            )
+        for turn_id, data in rows:
+            found[turn_id].append(event_from_dict(json.loads(data)))
+        return found
+
     async def tool_calls(self, turn_id: str) -> list[ToolCallRow]:
         """A turn's tool calls in execution order (every round, sub-agents included)."""
         async with self._lock:

@@ -264,7 +264,10 @@ class MainScreen(Screen[None]):
 
     @work(group="load", exit_on_error=False)
     async def load_session(self) -> None:
-        await self.session.load()
+        # A conversation asked for on the command line is redrawn as soon as the store is open,
+        # before the SDK loads (its import would compete with the redraw for the interpreter).
+        opening = bool(self.start.resume or self.start.continue_latest)
+        await self.session.load(after_store=self._open_stored if opening else None)
         # The Markdown parser and Pygments, too, so the first answer doesn't pay for loading them.
         await asyncio.to_thread(warm_up_markdown)
         # Everything alive now (modules, the SDK, the app's widgets) lives for the whole session.
@@ -308,21 +311,24 @@ class MainScreen(Screen[None]):
             chosen = await self.app.push_screen_wait(ResumeScreen(history)) if history is not None else None
             if chosen:
                 await self._redraw(chosen)
-        elif start.continue_latest or start.resume:
-            from tui_assist.session.history import UnknownIdError
-
-            try:
-                found = await self.session.find_conversation(start.resume or None)
-            except (SetupError, UnknownIdError) as exc:
-                self.conversation.add_notice(f"**Cannot open the conversation:** {exc}", classes="-error")
-                found = None
-            else:
-                if found is None:
-                    self.notify("No earlier conversation: this is a new one.", timeout=3)
-            if found is not None:
-                await self._redraw(found)
         if start.prompt:
             self.submit(start.prompt)
+
+    async def _open_stored(self) -> None:
+        """Redraw the conversation `--resume ID` or `--continue` asked for (`load` calls it)."""
+        start = self.start
+        from tui_assist.session.history import UnknownIdError
+
+        try:
+            found = await self.session.find_conversation(start.resume or None)
+        except (SetupError, UnknownIdError) as exc:
+            self.conversation.add_notice(f"**Cannot open the conversation:** {exc}", classes="-error")
+            found = None
+        else:
+            if found is None:
+                self.notify("No earlier conversation: this is a new one.", timeout=3)
+        if found is not None:
+            await self._redraw(found)
 
     # -- core events ----------------------------------------------------------------------------
 
@@ -599,12 +605,15 @@ class MainScreen(Screen[None]):
             if turn.events:
                 # Replay the stored event log through the same path live events take, so the
                 # turn is redrawn as it ran: streamed text, tool calls, rounds, tree and badges.
-                self.conversation.begin_turn(turn.prompt, turn.strategy, images=turn.images)
+                view = self.conversation.begin_turn(turn.prompt, turn.strategy, images=turn.images)
+                view.seq = turn.seq
                 for event in turn.events:
                     self.apply_event(event)
             else:
-                self.conversation.show_history([(turn.prompt, turn.answer)])
+                self.conversation.show_stored(turn)
             await asyncio.sleep(0)
+        # Only the newest turns are read; earlier ones load as the user scrolls up.
+        self.conversation.offer_earlier(self.session.earlier_turns, turns[0].seq if turns else None)
         self.notify(f"Resumed {len(turns)} turn(s).", timeout=2)
         return True
 

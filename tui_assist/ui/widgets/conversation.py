@@ -11,6 +11,10 @@ dozen and the garbage collector scans a handful of objects; the cursor steps ove
 and builds it again (from the events it keeps) when it lands on it, as do a search hit, a click or
 the mouse hovering it; the pane compacts it again when the next turn starts.
 
+A resumed conversation shows its newest turns first; earlier ones are read from the store a page
+at a time and mounted above when the user scrolls to the top (or moves the cursor up past the
+first message), so opening a conversation costs the same at any length (`offer_earlier`).
+
 The pane has a message cursor, as a list has: with the focus in the pane (click a message, or tab
 to it), up / down / home / end select a `ConversationEntry` (a prompt, an answer, a tool call, a
 verdict, a notice). The selection is highlighted, and offered to the copy key, only while the pane
@@ -20,8 +24,9 @@ the mouse (Textual's own; ctrl+c copies it) works too: every entry implements `g
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.binding import Binding
@@ -55,6 +60,12 @@ from tui_assist.ui.widgets.turn_parts import (
     VerdictLine,
 )
 
+if TYPE_CHECKING:
+    from tui_assist.session.chat import StoredTurn
+
+EarlierTurns = Callable[[int], Awaitable[Sequence["StoredTurn"]]]
+"""Reads the page of stored turns before a position (`ChatSession.earlier_turns`)."""
+
 MAX_TURN_VIEWS = 100
 """Turns kept mounted; older ones are removed (they stay in the store and the export)."""
 LIVE_TURNS = 3
@@ -87,6 +98,8 @@ class TurnView(CompactableTurn):
         self.images = images
         self.strategy = strategy
         self.turn_id: str | None = None
+        self.seq: int | None = None
+        """The stored turn's position in its conversation (None for a turn run in this session)."""
         self.answer = answer or ""
         self.outcome: str | None = None if answer is None else "answered"
         self._stored_answer = answer
@@ -357,6 +370,10 @@ class Conversation(VerticalScroll):
         self._selected: ConversationEntry | None = None
         """The message cursor; shown and offered to the copy key only while the pane has focus."""
         self._compaction_queued = False
+        self._earlier: EarlierTurns | None = None
+        self._oldest_seq: int | None = None
+        """The position of the oldest stored turn shown (earlier ones are read on demand)."""
+        self._loading_earlier = False
 
     # Textual's `anchor()` keeps the bottom in view while content grows, without an extra frame,
     # but bottom-aligns content shorter than the viewport (a negative scroll offset), which leaves
@@ -368,6 +385,81 @@ class Conversation(VerticalScroll):
         elif not overflow and self.is_anchored:
             self.anchor(False)
             self.scroll_home(animate=False, immediate=True)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value <= 0 < old_value:
+            self.load_earlier()
+
+    # -- a resumed conversation, a page at a time ---------------------------------------------
+
+    def show_stored(self, turn: StoredTurn) -> TurnView:
+        """Mount a stored turn that has no event log (its prompt and answer) at the bottom."""
+        view = TurnView(turn.prompt, turn.strategy, answer=turn.answer)
+        view.seq = turn.seq
+        self._mount_child(view)
+        view.start()
+        return view
+
+    def offer_earlier(self, load: EarlierTurns | None, oldest_seq: int | None) -> None:
+        """Say how to read the turns before the oldest one shown (None: there are none).
+
+        While the turns shown don't fill the pane (nothing to scroll), earlier ones are loaded too.
+        """
+        self._earlier = load if oldest_seq is not None and oldest_seq > 1 else None
+        self._oldest_seq = oldest_seq
+        if self._earlier is not None:
+            self.call_after_refresh(self._fill_pane)
+
+    def _fill_pane(self) -> None:
+        if self.virtual_size.height <= self.scrollable_content_region.height:
+            self.load_earlier()
+
+    @property
+    def has_earlier(self) -> bool:
+        """Whether earlier stored turns can be loaded above the ones shown."""
+        return self._earlier is not None
+
+    def load_earlier(self) -> None:
+        """Read the page of turns before the oldest shown and mount it above, keeping the view still."""
+        if self._earlier is None or self._oldest_seq is None or self._loading_earlier:
+            return
+        self._loading_earlier = True
+        self.run_worker(self._load_earlier(self._earlier, self._oldest_seq), group="earlier-turns")
+
+    async def _load_earlier(self, load: EarlierTurns, before_seq: int) -> None:
+        try:
+            turns = await load(before_seq)
+        finally:
+            self._loading_earlier = False
+        if self._oldest_seq != before_seq:  # the conversation changed meanwhile
+            return
+        self.offer_earlier(load if turns else None, turns[0].seq if turns else None)
+        if not turns:
+            return
+        height, at_top = self.virtual_size.height, self.scroll_y <= 0
+        first = next((c for c in self.children if isinstance(c, TurnView | Notice)), None)
+        views: list[TurnView] = []
+        for turn in turns:
+            view = TurnView(turn.prompt, turn.strategy, answer=None if turn.events else turn.answer)
+            view.seq = turn.seq
+            views.append(view)
+        if first is not None:
+            await self.mount_all(views, before=first)
+        else:
+            await self.mount_all(views)
+        for view, turn in zip(views, turns, strict=True):
+            view.start()
+            for event in turn.events:
+                view.apply(event)
+
+        def keep_in_place() -> None:
+            # What was at the top stays there: the earlier turns are above it, scrolled past.
+            if at_top:
+                self.scroll_to(y=self.virtual_size.height - height, animate=False, immediate=True)
+
+        self.call_after_refresh(keep_in_place)
+        self.call_after_refresh(self._compact_old_turns)
 
     def add_notice(self, markdown: str, *, classes: str | None = None) -> Notice:
         notice = Notice(markdown, classes=classes)
@@ -449,6 +541,8 @@ class Conversation(VerticalScroll):
             self._select_item(in_view[-1] if step < 0 else in_view[0], last=step < 0)
             return
         index = items.index(current) + step
+        if index < 0 and self.has_earlier:
+            self.load_earlier()  # up past the first message: the turns before it
         self._select_item(items[max(0, min(index, len(items) - 1))], last=step < 0)
 
     def _select_item(self, item: ConversationEntry | TurnView, *, last: bool) -> None:
@@ -548,6 +642,9 @@ class Conversation(VerticalScroll):
         if excess > 0:
             for old in turns[:excess]:
                 old.remove()
+            kept = next((t for t in turns[excess:] if isinstance(t, TurnView)), None)
+            if kept is not None and kept.seq is not None and self._earlier is not None:
+                self._oldest_seq = kept.seq  # the removed ones can be read again by scrolling up
         if not self._compaction_queued:
             self._compaction_queued = True
             self.call_after_refresh(self._compact_old_turns)
@@ -574,11 +671,5 @@ class Conversation(VerticalScroll):
     def clear_all(self) -> None:
         self._current = None
         self._selected = None
+        self.offer_earlier(None, None)
         self.remove_children()
-
-    def show_history(self, pairs: list[tuple[str, str]]) -> None:
-        """Redraw a resumed conversation: (prompt, answer) pairs, rendered once."""
-        for prompt, answer in pairs:
-            view = TurnView(prompt, "agent", answer=answer)
-            self._mount_child(view)
-            view.start()

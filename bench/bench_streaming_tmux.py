@@ -1,0 +1,150 @@
+"""Streaming as a person sees it: how often the visible answer grows in a real terminal, and the
+app's CPU per streamed answer, with 99 earlier turns vs none.
+
+The app (`python -m tui_assist`, the real SDK) runs in a detached tmux session (120x40, see
+`bench_long_session.Terminal`) against the loopback fake (`tests/fake_anthropic.py`), which streams
+a 20 KB Markdown answer (prose, lists, code blocks) in 1,000 deltas, `--delay` seconds apart. From
+sending the prompt, `capture-pane` is polled as fast as it answers; every change of the pane while
+the answer streams is a visible growth. Figures per sample: the median and the longest gap between
+two growths (the goal, issue 29: the answer grows at least every 50 ms), and the app's CPU time
+(user + system, `/proc/PID/stat` of the pane's process) from sending the prompt to the answer's
+last line on screen.
+
+"99 turns" resumes a stored conversation of 99 turns (`tests/ui/long_conversation.py`) first;
+"none" is a fresh session. The two are interleaved; medians and ranges are printed.
+
+Run: `.venv/bin/python bench/bench_streaming_tmux.py [--runs N] [--delay S] [--baseline DIR]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench_first_turn import cpu_seconds
+from bench_long_session import EMPTY_SHOWS, ROOT, Terminal, figure
+from table import print_rows
+
+from tests.fake_anthropic import FakeAnthropic, Reply, Text
+from tests.ui.long_conversation import seed
+
+END = "END-OF-THE-STREAMED-ANSWER"
+
+
+def long_answer(size: int = 20_000) -> str:
+    """About `size` characters of Markdown: sections of prose, a list and a code block."""
+    parts: list[str] = []
+    i = 0
+    while sum(map(len, parts)) < size - 200:
+        parts.append(
+            f"### Part {i}\n\nThis part explains step {i} of the procedure in some detail, so that a "
+            "reader can follow along and check each result before moving on.\n\n"
+            f"- check the input of part {i}\n- run the tool\n- compare the output\n\n"
+            f"```python\ndef part_{i}(x: int) -> int:\n    return x * {i} + 1\n```\n\n"
+        )
+        i += 1
+    return "".join(parts) + f"That is the whole procedure. {END}\n"
+
+
+def stream(terminal: Terminal, name: str, pid: int, prompt: str) -> tuple[list[float], float]:
+    """Send `prompt`; the gaps between visible growths while the answer streams, and the CPU used."""
+    cpu = cpu_seconds(pid)
+    terminal.tmux("send-keys", "-t", name, "-l", prompt)
+    terminal.tmux("send-keys", "-t", name, "Enter")
+    changes: list[float] = []
+    last = terminal.tmux("capture-pane", "-p", "-t", name)
+    deadline = time.perf_counter() + 300
+    while time.perf_counter() < deadline:
+        screen = terminal.tmux("capture-pane", "-p", "-t", name)
+        if screen != last:
+            last = screen
+            if "Part 0" in screen or changes:
+                changes.append(time.perf_counter())
+            if END in screen:
+                break
+    else:
+        raise RuntimeError(f"the answer never finished: {last!r}")
+    used = cpu_seconds(pid) - cpu
+    return [b - a for a, b in zip(changes, changes[1:], strict=False)], used
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--delay", type=float, default=0.005, help="seconds between SSE events")
+    parser.add_argument("--baseline", type=Path, help="another checkout to sample alike (before/after)")
+    args = parser.parse_args()
+    answer = long_answer()
+    with tempfile.TemporaryDirectory(prefix="bench-stream-") as tmp, FakeAnthropic() as fake:
+        home = Path(tmp)
+        work = home / "work"
+        work.mkdir()
+        env = {
+            "TERM": "xterm-256color",
+            "PYTHONPYCACHEPREFIX": str(home / "pycache"),
+            "ANTHROPIC_API_KEY": "bench-key",
+            "ANTHROPIC_BASE_URL": fake.base_url,
+            "ANTHROPIC_CONFIG_DIR": str(home / "anthropic"),
+            **{
+                name: str(home / name.lower())
+                for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
+            },
+        }
+        seeded = home / "seeded"
+        conversation = asyncio.run(seed(seeded, work, 99))
+        sources = {"": ROOT, **({"baseline ": args.baseline.resolve()} if args.baseline else {})}
+        gaps: dict[str, list[list[float]]] = {}
+        cpu: dict[str, list[float]] = {}
+        terminal = Terminal(env)
+        try:
+            for n in range(args.runs + 1):  # the first round warms the bytecode cache
+                for label, source in sources.items():
+                    for kind in ("none", "99 turns"):
+                        data = home / f"data-{label}{kind}-{n}".replace(" ", "")
+                        flags = ["--workdir", str(work), "--data-dir", str(data)]
+                        shows: tuple[str, ...] = EMPTY_SHOWS
+                        if kind != "none":
+                            shutil.copytree(seeded, data)
+                            flags += ["--resume", conversation]
+                            shows = ("That is all for step 98", "palette")
+                        name, _ = terminal.open(source, flags, shows)
+                        pid = int(terminal.tmux("display-message", "-p", "-t", name, "#{pane_pid}").strip())
+                        time.sleep(1.0)  # idle: warm-up done
+                        fake.add(Reply([Text(answer, deltas=1000)], delay=args.delay))
+                        got, used = stream(terminal, name, pid, "explain the procedure")
+                        terminal.close_session(name)
+                        if n:
+                            gaps.setdefault(label + kind, []).append(got)
+                            cpu.setdefault(label + kind, []).append(used)
+        finally:
+            terminal.close()
+    rows = [
+        (
+            "samples",
+            f"{args.runs} of each, interleaved; 20 KB in 1,000 deltas, {args.delay * 1000:g} ms apart",
+        )
+    ]
+    for label in sources:
+        for kind in ("none", "99 turns"):
+            samples = gaps[label + kind]
+            rows += [
+                (
+                    f"{label}{kind}: median gap between growths",
+                    figure([statistics.median(g) for g in samples]),
+                ),
+                (f"{label}{kind}: longest gap", figure([max(g) for g in samples]) + "  (goal: <= 50 ms)"),
+                (f"{label}{kind}: CPU per answer", figure(cpu[label + kind])),
+            ]
+        ratio = statistics.median(cpu[label + "99 turns"]) / statistics.median(cpu[label + "none"])
+        rows.append((f"{label}CPU, 99 turns / none", f"{ratio:.2f}x  (goal <= 1.2x)"))
+    print_rows(rows)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
