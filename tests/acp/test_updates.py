@@ -9,7 +9,14 @@ from acp.schema import AgentMessageChunk, AgentThoughtChunk, FileEditToolCallCon
 
 from tui_assist.acp.agent import prompt_text
 from tui_assist.acp.updates import TurnUpdates
-from tui_assist.core.events import NodeStarted, StreamRetried, TextDelta, ToolCallFinished, ToolCallStarted
+from tui_assist.core.events import (
+    NodeStarted,
+    StreamRetried,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 
 
 def test_a_subagents_text_stays_out_of_the_answer_and_a_new_file_is_a_diff_from_nothing(
@@ -51,15 +58,10 @@ def test_a_subagents_text_stays_out_of_the_answer_and_a_new_file_is_a_diff_from_
         assert (diff.path, diff.old_text, diff.new_text) == (str(tmp_path / "new.txt"), None, "hi\n")
 
 
-def test_thinking_is_a_thought_by_its_kind_name(tmp_path: Path) -> None:
-    class ThinkingDelta:  # the shape the transcript work adds (issue 27)
-        kind = "thinking_delta"
-        node_id = "a"
-        text = "pondering"
-
+def test_thinking_is_a_thought(tmp_path: Path) -> None:
     fold = TurnUpdates(tmp_path)
     fold.updates(NodeStarted(node_id="a", parent_id=None, node_kind="agent", label="agent"))
-    [thought] = fold.updates(ThinkingDelta())  # type: ignore[arg-type]
+    [thought] = fold.updates(ThinkingDelta(node_id="a", text="pondering"))
     assert isinstance(thought, AgentThoughtChunk) and thought.content.text == "pondering"
 
 
@@ -72,7 +74,9 @@ def test_prompt_blocks_attach_resources_as_mentions_and_documents(tmp_path: Path
         helpers.resource_block(helpers.embedded_text_resource((tmp_path / "draft.md").as_uri(), "# Draft\n")),
         helpers.image_block("aGk=", "image/png"),
     ]
-    text = prompt_text(blocks, tmp_path)
+    text, images = prompt_text(blocks, tmp_path)
     assert text.startswith('<attached-documents>\n<document source="draft.md">\n# Draft\n</document>')
     assert "explain @src/app.py and this buffer" in text
-    assert "an image (image/png) was sent" in text
+    assert [(i.media_type, i.data) for i in images] == [("image/png", "aGk=")]
+    _, refused = prompt_text([helpers.image_block("aGk=", "image/tiff")], tmp_path)
+    assert refused == []

@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from tui_assist.cli.history import history_export
 
 from tests.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse
+from tui_assist.cli.history import history_export
 from tui_assist.core.events import FileDiff, ToolCallFinished
 from tui_assist.core.observer import RecordingObserver
 from tui_assist.core.tool_labels import diff_counts, tool_title, unified_diff

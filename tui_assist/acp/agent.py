@@ -60,8 +60,10 @@ from acp.schema import (
 from tui_assist import __version__
 from tui_assist.acp.updates import TurnUpdates
 from tui_assist.core.approval import MODES, describe_mode
+from tui_assist.core.conversation import ImageBlock
 from tui_assist.core.events import ToolCallFinished, ToolCallStarted
 from tui_assist.core.observer import ApprovalDecision
+from tui_assist.core.text import file_size
 from tui_assist.session.chat import ChatSession
 from tui_assist.session.commands import COMMANDS, CommandError, run_headless
 from tui_assist.session.controller import TurnController
@@ -204,13 +206,13 @@ class AcpSession:
         """Run one prompt (a turn, or a command) and say why it stopped."""
         if self.controller.running:
             raise RequestError.invalid_request({"details": "a prompt is running in this session"})
-        text = prompt_text(blocks, self.chat.settings.workdir)
-        if not text.strip():
+        text, images = prompt_text(blocks, self.chat.settings.workdir)
+        if not text.strip() and not images:
             raise RequestError.invalid_params({"details": "the prompt is empty"})
         self.ended = None
         stop: StopReason = "end_turn"
         try:
-            work = self.controller.submit(text)
+            work = self.controller.submit(text or "(see the image)", images=images)
             if work is not None:
                 # Its own task: a cancel before the turn began cancels the work, not this request.
                 self._work = task = asyncio.ensure_future(work)
@@ -325,16 +327,19 @@ def _hint(args: str) -> AvailableCommandInput | None:
     return AvailableCommandInput(root=UnstructuredCommandInput(hint=args)) if args else None
 
 
-def prompt_text(blocks: Sequence[Any], workdir: Path) -> str:
+def prompt_text(blocks: Sequence[Any], workdir: Path) -> tuple[str, list[ImageBlock]]:
     """The prompt ACP content blocks make: text, with resources attached as mentioned files are.
 
     A resource link to a file in the workdir becomes an `@path` mention (attached by the turn);
-    an embedded text resource (an editor buffer) is attached as a document.
+    an embedded text resource (an editor buffer) is attached as a document; an image (png, jpeg,
+    gif, webp, at most `MAX_IMAGE_BYTES`) is attached as an image block, as `@shot.png` is.
     """
     from tui_assist.session.mentions import attach_documents, format_mention
+    from tui_assist.session.mentions.attachment import MAX_IMAGE_BYTES
 
     parts: list[str] = []
     documents: list[tuple[str, str]] = []
+    images: list[ImageBlock] = []
     for block in blocks:
         match block:
             case TextContentBlock(text=text):
@@ -346,13 +351,20 @@ def prompt_text(blocks: Sequence[Any], workdir: Path) -> str:
             case ResourceContentBlock(uri=uri):
                 label = _label(uri, workdir)
                 parts.append(f" {format_mention(label) if not Path(label).is_absolute() else uri} ")
-            case ImageContentBlock(mime_type=mime):
-                # TODO(transcript): attach the image as an image block once images reach the
-                # conversation (issue 27); until then the model is told one was left out.
-                parts.append(f" [an image ({mime}) was sent; images are not attached yet] ")
+            case ImageContentBlock(mime_type=mime, data=data):
+                if mime not in ACP_IMAGE_TYPES:
+                    parts.append(f" [an image of type {mime} was left out: png, jpeg, gif or webp only] ")
+                elif len(data) * 3 // 4 > MAX_IMAGE_BYTES:
+                    parts.append(f" [an image over the {file_size(MAX_IMAGE_BYTES)} limit was left out] ")
+                else:
+                    images.append(ImageBlock(mime, data, f"image-{len(images) + 1}"))
             case _:
                 parts.append(" [a content block of an unsupported type was left out] ")
-    return attach_documents("".join(parts).strip(), documents)
+    return attach_documents("".join(parts).strip(), documents), images
+
+
+ACP_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""The image types an editor's prompt may carry (those the Messages API takes)."""
 
 
 def _label(uri: str, workdir: Path) -> str:

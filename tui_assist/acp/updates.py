@@ -28,6 +28,7 @@ from tui_assist.core.events import (
     NodeStarted,
     StreamRetried,
     TextDelta,
+    ThinkingDelta,
     ToolCallFinished,
     ToolCallStarted,
     VerdictReached,
@@ -142,14 +143,10 @@ class TurnUpdates:
                 return [self._tool_finished(event)]
             case VerdictReached(node_id=node_id, verdict=verdict, feedback=feedback):
                 return self._verdict(node_id, verdict, feedback)
+            case ThinkingDelta(node_id=node_id, text=text) if text and not self._in_subagent(node_id):
+                return [helpers.update_agent_thought_text(text)]
             case _:
                 pass
-        # TODO(transcript): the thinking event (a `ThinkingDelta`-like event with `node_id` and
-        # `text`) is not on main yet; matched by its kind name until it is.
-        if getattr(event, "kind", "") == "thinking_delta":
-            text = str(getattr(event, "text", ""))
-            if text and not self._in_subagent(str(getattr(event, "node_id", ""))):
-                return [helpers.update_agent_thought_text(text)]
         return []
 
     def _text(self, node_id: str, text: str) -> list[SessionUpdate]:

@@ -3,7 +3,8 @@
 Each line has a `type`: `turn_started` (`conversation_id`, `turn_id`, `strategy`), `text`
 (`node_id`, `text`: a delta), `thinking` (`node_id`, `text`), `tool_call` (`node_id`, `call_id`,
 `name`, `input`), `tool_result` (`call_id`, `is_error`, `output`, clipped), `round` (`index`,
-`verdict`, `feedback`), `usage` (`node_id`, `model`, `usage`); the last line is `result`, the
+`verdict`, `feedback`), `usage` (`node_id`, `model`, `usage`, and `session`: the session's meter
+after the call, `usage`, `cost`, `context`); the last line is `result`, the
 object `--json` prints. Every line is flushed as it is written, so a pipe sees each step as it
 happens.
 """
@@ -17,6 +18,7 @@ from typing import Any, TextIO
 from tui_assist.core.events import (
     NodeStarted,
     TextDelta,
+    ThinkingDelta,
     ToolCallFinished,
     ToolCallStarted,
     TurnEvent,
@@ -84,17 +86,26 @@ class StreamJsonHost(HeadlessHost):
             case VerdictReached(round=index, verdict=verdict, feedback=feedback):
                 return {"type": "round", "index": index, "verdict": verdict, "feedback": feedback}
             case UsageRecorded(node_id=node_id, model=model, usage=usage):
-                return {"type": "usage", "node_id": node_id, "model": model, "usage": usage.to_dict()}
+                return {
+                    "type": "usage",
+                    "node_id": node_id,
+                    "model": model,
+                    "usage": usage.to_dict(),
+                    "session": self._meter(),
+                }
+            case ThinkingDelta(node_id=node_id, text=text):
+                return {"type": "thinking", "node_id": node_id, "text": text}
             case _:
                 pass
-        # TODO(transcript): match the thinking event by its class once it is on main (issue 27).
-        if getattr(event, "kind", "") == "thinking_delta":
-            return {
-                "type": "thinking",
-                "node_id": getattr(event, "node_id", ""),
-                "text": getattr(event, "text", ""),
-            }
         return None
+
+    def _meter(self) -> dict[str, Any] | None:
+        """The session's meter after this call (the controller counts a call before showing it)."""
+        if self.controller is None:
+            return None
+        session = self.controller.session
+        meter = session.meter
+        return {"usage": meter.usage.to_dict(), "cost": meter.cost, "context": session.context_fill}
 
 
 def _clipped(output: str) -> str:

@@ -43,8 +43,8 @@ if TYPE_CHECKING:
     from tui_assist.session.history import History
     from tui_assist.session.mentions import Attachments
     from tui_assist.session.prompt_history import PromptHistory
-    from tui_assist.session.slash_commands import CustomCommandLoader, CustomCommands
     from tui_assist.session.rewind import TurnCheckpoints
+    from tui_assist.session.slash_commands import CustomCommandLoader, CustomCommands
     from tui_assist.store.db import Store
 
 log = logging.getLogger(__name__)

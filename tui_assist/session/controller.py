@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from tui_assist.core.events import UsageRecorded
@@ -32,6 +32,7 @@ from tui_assist.session.hooks import PromptRefused
 from tui_assist.session.slash_commands import SlashInput, parse_slash
 
 if TYPE_CHECKING:
+    from tui_assist.core.conversation import ImageBlock
     from tui_assist.core.events import TurnEvent
     from tui_assist.core.observer import ApprovalDecision, ToolApproval, TurnObserver
     from tui_assist.session.chat import ChatSession, TurnOutcome
@@ -119,12 +120,13 @@ class TurnController:
 
     # -- what the user sends ------------------------------------------------------------------
 
-    def submit(self, text: str) -> Awaitable[None] | None:
+    def submit(self, text: str, *, images: Sequence[ImageBlock] = ()) -> Awaitable[None] | None:
         """Route what the user sent, and return the work for the host to await (None: nothing).
 
         A built-in command goes to `host.run_command`; a custom command expands to its prompt; a
         prompt runs now, or waits in the queue while a turn runs (then None is returned: the
-        running work sends it).
+        running work sends it). `images` (an editor's pasted image) go with a prompt that runs
+        now; hosts that queue attach images by `@path` mentions instead.
         """
         call = parse_slash(text)
         if call is not None:
@@ -136,7 +138,7 @@ class TurnController:
             self.queued.append(text)
             self.host.queue_changed(tuple(self.queued))
             return None
-        return self._run_all(text)
+        return self._run_all(text, images)
 
     def expand_custom(self, call: SlashInput) -> str | None:
         """The prompt a custom command (`/NAME ARGS`, a Markdown file) sends; None for any other."""
@@ -164,19 +166,19 @@ class TurnController:
             self._task.cancel()
         return True
 
-    async def _run_all(self, text: str) -> None:
+    async def _run_all(self, text: str, images: Sequence[ImageBlock] = ()) -> None:
         """Run `text`, then each prompt queued meanwhile, until the queue is empty or a turn fails."""
         while True:
-            ended = await self.run_prompt(text)
+            ended = await self.run_prompt(text, images=images)
             if ended.failed or ended.cancelled or not self.queued:
                 return
-            text = self.queued.pop(0)
+            text, images = self.queued.pop(0), ()
             self.host.queue_changed(tuple(self.queued))
 
     # -- one prompt ---------------------------------------------------------------------------
 
-    async def run_prompt(self, prompt: str) -> TurnEnded:
-        """Run one prompt as a persisted turn now, and return how it ended.
+    async def run_prompt(self, prompt: str, *, images: Sequence[ImageBlock] = ()) -> TurnEnded:
+        """Run one prompt as a persisted turn now (with `images` attached), and return how it ended.
 
         Raises:
             RuntimeError: when a prompt is already running.
@@ -190,7 +192,7 @@ class TurnController:
         self.failed_prompt = None
         self.host.turn_started(prompt, session.strategy_name(prompt))
         try:
-            ended = await self._run(prompt)
+            ended = await self._run(prompt, images)
         except asyncio.CancelledError:
             self.host.turn_ended(TurnEnded(prompt, None, problem="cancelled"))
             raise
@@ -202,7 +204,7 @@ class TurnController:
         self.host.turn_ended(ended)
         return ended
 
-    async def _run(self, prompt: str) -> TurnEnded:
+    async def _run(self, prompt: str, images: Sequence[ImageBlock]) -> TurnEnded:
         session = self.session
         if not session.ready:
             await session.wait_ready()
@@ -211,7 +213,7 @@ class TurnController:
             return TurnEnded(prompt, None, problem=problem, unsent=True)
         try:
             await session.prompt_hooks(prompt)  # the user's UserPromptSubmit hooks may refuse it
-            attachments = await session.attach(prompt)
+            attachments = with_images(await session.attach(prompt), prompt, images)
             if attachments is not None:
                 self.host.prompt_attached(attachments)
             outcome = await session.run_turn(prompt, self.observer, attachments=attachments)
@@ -246,6 +248,19 @@ class TurnController:
         model = event.model or session.model
         session.meter.add(event.usage, session.price(model), model)
         self.host.meter_changed()
+
+
+def with_images(
+    attachments: Attachments | None, prompt: str, images: Sequence[ImageBlock]
+) -> Attachments | None:
+    """The prompt's attachments with `images` added after those its `@path` mentions attached."""
+    if not images:
+        return attachments
+    from tui_assist.session.mentions import Attachments
+
+    if attachments is None:
+        attachments = Attachments(prompt, prompt, (), ())
+    return replace(attachments, images=(*attachments.images, *images))
 
 
 class _MeteredObserver:
