@@ -35,7 +35,7 @@ class Home:
             "--data-dir", str(self.data), "--workdir", str(self.work),
             "--provider", "scripted", "--script", str(self.script), "--model", "m1",
             "--mode", "plan", "--refine", "--rounds", "2", "--theme", "tui-light",
-            "--base-url", "http://127.0.0.1:9", "--trust-project",
+            "--base-url", "http://127.0.0.1:9", "--trust-project", "--thinking", "off",
         ]  # fmt: skip
 
 
