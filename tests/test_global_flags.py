@@ -15,7 +15,7 @@ import pytest
 
 from tests.session.test_strategy_bench import make_task, text
 from tui_assist.cli import main
-from tui_assist.cli.parser import GLOBAL_FLAGS, parse
+from tui_assist.cli.parser import GLOBAL_FLAGS, USES, parse
 from tui_assist.flows.grounded import SAMPLE_CORPUS
 
 
@@ -35,7 +35,7 @@ class Home:
             "--data-dir", str(self.data), "--workdir", str(self.work),
             "--provider", "scripted", "--script", str(self.script), "--model", "m1",
             "--mode", "plan", "--refine", "--rounds", "2", "--theme", "tui-light",
-            "--base-url", "http://127.0.0.1:9", "--trust-project",
+            "--base-url", "http://127.0.0.1:9", "--trust-project", "--thinking", "off",
         ]  # fmt: skip
 
 
@@ -127,9 +127,12 @@ def test_the_ones_a_command_uses_are_used(home: Home, capsys: pytest.CaptureFixt
     assert home.conversation_id in capsys.readouterr().out
 
 
-@pytest.mark.parametrize(("command", "kept"), [("explore", {"theme"}), ("chat", set(GLOBAL_FLAGS))])
+@pytest.mark.parametrize(
+    ("command", "kept"), [("explore", {"theme"}), ("chat", set(GLOBAL_FLAGS)), ("acp", set(USES["acp"]))]
+)
 def test_the_screens_accept_them_too(home: Home, command: str, kept: set[str]) -> None:
-    """The TUI commands can't run here; their parse keeps what they use and drops the rest."""
+    """The TUI commands and the ACP agent (it serves stdin until the client goes) can't run
+    here; their parse keeps what they use and drops the rest."""
     words = [] if command == "chat" else [command]
     for argv in ([*home.globals(), *words], [*words, *home.globals()]):
         args = parse(argv)
