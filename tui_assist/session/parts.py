@@ -108,6 +108,10 @@ class SessionParts:
         """The user's and the project's hooks and custom sub-agents, and the project's trust."""
         self.hooks: SessionHooks | None = None
         """The hooks that run (None when there are none)."""
+        self._init_own()
+
+    def _init_own(self) -> None:
+        """Set up a subclass's own state; called last by `__init__`, so it takes the same arguments."""
 
     # -- settings ------------------------------------------------------------------------------
 

@@ -17,16 +17,17 @@ from textual.command import Provider
 from textual.screen import Screen
 
 from tui_assist.paths import data_dir, themes_dir
-from tui_assist.session.chat import ChatSession, ProviderFactory
+from tui_assist.session.chat import ChatSession
 from tui_assist.session.config_source import DEFAULT_THEME, ConfigSource
+from tui_assist.session.parts import ProviderFactory
 from tui_assist.session.preferences import Preferences, for_this_run, preferences_path
 from tui_assist.ui.screens.main import MainScreen, StartOptions
 from tui_assist.ui.themes import discover_themes
 
 if TYPE_CHECKING:
     from tui_assist.core.tooling import ToolboxFactory
-    from tui_assist.session.chat import Store
     from tui_assist.session.config import Settings
+    from tui_assist.session.parts import Store
 
 StartScreen = Literal["chat", "explore"]
 
