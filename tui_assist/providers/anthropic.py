@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import AsyncExitStack
-from typing import Any, Final, Literal, Required, TypedDict, cast
+from typing import Any, Final, Literal, Required, TypedDict, Unpack, cast
 
 import anthropic
 import httpx2
@@ -46,7 +46,6 @@ from anthropic.types import Usage as ApiUsage
 
 from tui_assist.core.conversation import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from tui_assist.core.model import (
-    DEFAULT_REQUEST_TIMEOUT,
     ModelRequest,
     ModelResponse,
     ProviderError,
@@ -66,12 +65,12 @@ from tui_assist.providers.anthropic_info import (
 )
 from tui_assist.providers.errors import refused, retried_after, timed_out, unreachable
 from tui_assist.providers.streaming import (
+    SdkOptions,
     SdkProvider,
     StreamBroke,
     exc_text,
     one_line,
     response_within,
-    retry_broken_stream,
     sdk_timeout,
     tool_input_object,
 )
@@ -156,27 +155,10 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
         self,
         model: str = DEFAULT_MODEL,
         *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int = 2,
-        stream_retries: int = 2,
-        stream_backoff: float = 0.5,
         prompt_caching: bool = True,
-        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
-        stream_idle_timeout: float | None = None,
-        client: AsyncAnthropic | None = None,
+        **options: Unpack[SdkOptions[AsyncAnthropic]],
     ) -> None:
-        super().__init__(
-            model,
-            api_key=api_key,
-            base_url=base_url,
-            max_retries=max_retries,
-            stream_retries=stream_retries,
-            stream_backoff=stream_backoff,
-            request_timeout=request_timeout,
-            stream_idle_timeout=stream_idle_timeout,
-            client=client,
-        )
+        super().__init__(model, **options)
         self.prompt_caching = prompt_caching
 
     @property
@@ -216,12 +198,8 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
         """
         params = build_stream_params(request, request.model or self.model, cache=self.prompt_caching)
         client = self.client
-        return await retry_broken_stream(
-            lambda: self._attempt(client, params, sink),
-            sink=sink,
-            retries=self.stream_retries,
-            backoff=self.stream_backoff,
-            what="Anthropic API",
+        return await self._retrying(
+            lambda: self._attempt(client, params, sink), sink=sink, what="Anthropic API"
         )
 
     async def _attempt(self, client: AsyncAnthropic, params: StreamParams, sink: StreamSink) -> ModelResponse:

@@ -41,7 +41,7 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import Any, Final, Unpack, cast
 
 import openai
 from openai import AsyncOpenAI
@@ -56,7 +56,6 @@ from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 
 from tui_assist.core.conversation import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from tui_assist.core.model import (
-    DEFAULT_REQUEST_TIMEOUT,
     ModelRequest,
     ModelResponse,
     ProviderError,
@@ -67,13 +66,13 @@ from tui_assist.core.text import estimate_tokens
 from tui_assist.providers.errors import refused, retried_after, timed_out, unreachable
 from tui_assist.providers.profiles import NO_KEY_PLACEHOLDER, MaxTokensParam
 from tui_assist.providers.streaming import (
+    SdkOptions,
     SdkProvider,
     StreamBroke,
     clip,
     exc_text,
     one_line,
     response_within,
-    retry_broken_stream,
     sdk_timeout,
     tool_input_object,
 )
@@ -133,28 +132,11 @@ class OpenAICompatProvider(SdkProvider[AsyncOpenAI]):
         self,
         model: str,
         *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        max_retries: int = 2,
-        stream_retries: int = 2,
-        stream_backoff: float = 0.5,
-        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
-        stream_idle_timeout: float | None = None,
         max_tokens_param: MaxTokensParam = "max_tokens",
         include_usage: bool = True,
-        client: AsyncOpenAI | None = None,
+        **options: Unpack[SdkOptions[AsyncOpenAI]],
     ) -> None:
-        super().__init__(
-            model,
-            api_key=api_key,
-            base_url=base_url,
-            max_retries=max_retries,
-            stream_retries=stream_retries,
-            stream_backoff=stream_backoff,
-            request_timeout=request_timeout,
-            stream_idle_timeout=stream_idle_timeout,
-            client=client,
-        )
+        super().__init__(model, **options)
         self.max_tokens_param: MaxTokensParam = max_tokens_param
         self.include_usage = include_usage
 
@@ -199,11 +181,9 @@ class OpenAICompatProvider(SdkProvider[AsyncOpenAI]):
             include_usage=self.include_usage,
         )
         client = self.client
-        return await retry_broken_stream(
+        return await self._retrying(
             lambda: self._attempt(client, params, sink, has_tools=bool(request.tools)),
             sink=sink,
-            retries=self.stream_retries,
-            backoff=self.stream_backoff,
             what=_server(client),
         )
 
