@@ -71,7 +71,6 @@ from tui_assist.providers.streaming import (
     exc_text,
     one_line,
     response_within,
-    sdk_timeout,
     tool_input_object,
 )
 
@@ -170,12 +169,7 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
         """
         if self._client is None:
             try:
-                self._client = AsyncAnthropic(
-                    api_key=self._api_key,
-                    base_url=self._base_url,
-                    max_retries=self._max_retries,
-                    timeout=sdk_timeout(self.stream_idle_timeout),
-                )
+                self._client = AsyncAnthropic(api_key=self._api_key, **self._client_options())
             except anthropic.AnthropicError as e:
                 if not anthropic_credentials_available():
                     raise ProviderError(MISSING_CREDENTIALS_HINT) from e

@@ -73,7 +73,6 @@ from tui_assist.providers.streaming import (
     exc_text,
     one_line,
     response_within,
-    sdk_timeout,
     tool_input_object,
 )
 
@@ -150,12 +149,7 @@ class OpenAICompatProvider(SdkProvider[AsyncOpenAI]):
         if self._client is None:
             key = self._api_key or os.environ.get("OPENAI_API_KEY") or NO_KEY_PLACEHOLDER
             try:
-                self._client = AsyncOpenAI(
-                    api_key=key,
-                    base_url=self._base_url,
-                    max_retries=self._max_retries,
-                    timeout=sdk_timeout(self.stream_idle_timeout),
-                )
+                self._client = AsyncOpenAI(api_key=key, **self._client_options())
             except openai.OpenAIError as e:
                 raise ProviderError(one_line(f"OpenAI-compatible client: {e}")) from e
         return self._client

@@ -153,6 +153,14 @@ class SdkOptions(TypedDict, Generic[ClientT], total=False):
     client: ClientT | None
 
 
+class ClientOptions(TypedDict):
+    """What every SDK client is built with besides its credentials (`SdkProvider._client_options`)."""
+
+    base_url: str | None
+    max_retries: int
+    timeout: httpx2.Timeout
+
+
 class SdkProvider(Generic[ClientT]):
     """What every SDK-backed provider holds: its settings, its lazily made client, closing it.
 
@@ -184,6 +192,14 @@ class SdkProvider(Generic[ClientT]):
         self._max_retries = max_retries
         self._client: ClientT | None = client
         self._owns_client = client is None
+
+    def _client_options(self) -> ClientOptions:
+        """The endpoint, the SDK's own retries and the timeouts a client this provider makes gets."""
+        return ClientOptions(
+            base_url=self._base_url,
+            max_retries=self._max_retries,
+            timeout=sdk_timeout(self.stream_idle_timeout),
+        )
 
     async def _retrying(self, attempt: Callable[[], Awaitable[T]], *, sink: StreamSink, what: str) -> T:
         """Run one streamed call through `retry_broken_stream` with this provider's retry settings."""
