@@ -160,21 +160,13 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
         super().__init__(model, **options)
         self.prompt_caching = prompt_caching
 
-    @property
-    def client(self) -> AsyncAnthropic:
-        """The SDK client, created on first use.
-
-        Raises:
-            ProviderError: when the SDK rejects its configuration (e.g. a broken profile).
-        """
-        if self._client is None:
-            try:
-                self._client = AsyncAnthropic(api_key=self._api_key, **self._client_options())
-            except anthropic.AnthropicError as e:
-                if not anthropic_credentials_available():
-                    raise ProviderError(MISSING_CREDENTIALS_HINT) from e
-                raise ProviderError(one_line(f"Anthropic credentials: {e}")) from e
-        return self._client
+    def _make_client(self) -> AsyncAnthropic:
+        try:
+            return AsyncAnthropic(api_key=self._api_key, **self._client_options())
+        except anthropic.AnthropicError as e:
+            if not anthropic_credentials_available():
+                raise ProviderError(MISSING_CREDENTIALS_HINT) from e
+            raise ProviderError(one_line(f"Anthropic credentials: {e}")) from e
 
     async def complete(self, request: ModelRequest, sink: StreamSink) -> ModelResponse:
         """Run one streamed call, retrying a stream that breaks mid-way.

@@ -139,20 +139,12 @@ class OpenAICompatProvider(SdkProvider[AsyncOpenAI]):
         self.max_tokens_param: MaxTokensParam = max_tokens_param
         self.include_usage = include_usage
 
-    @property
-    def client(self) -> AsyncOpenAI:
-        """The SDK client, created on first use.
-
-        Raises:
-            ProviderError: when the SDK rejects its configuration.
-        """
-        if self._client is None:
-            key = self._api_key or os.environ.get("OPENAI_API_KEY") or NO_KEY_PLACEHOLDER
-            try:
-                self._client = AsyncOpenAI(api_key=key, **self._client_options())
-            except openai.OpenAIError as e:
-                raise ProviderError(one_line(f"OpenAI-compatible client: {e}")) from e
-        return self._client
+    def _make_client(self) -> AsyncOpenAI:
+        key = self._api_key or os.environ.get("OPENAI_API_KEY") or NO_KEY_PLACEHOLDER
+        try:
+            return AsyncOpenAI(api_key=key, **self._client_options())
+        except openai.OpenAIError as e:
+            raise ProviderError(one_line(f"OpenAI-compatible client: {e}")) from e
 
     async def complete(self, request: ModelRequest, sink: StreamSink) -> ModelResponse:
         """Run one streamed call, retrying a stream that breaks mid-way.

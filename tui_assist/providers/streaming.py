@@ -193,6 +193,21 @@ class SdkProvider(Generic[ClientT]):
         self._client: ClientT | None = client
         self._owns_client = client is None
 
+    @property
+    def client(self) -> ClientT:
+        """The SDK client, created on first use (`_make_client`).
+
+        Raises:
+            ProviderError: when the SDK rejects its configuration (e.g. a broken profile).
+        """
+        if self._client is None:
+            self._client = self._make_client()
+        return self._client
+
+    def _make_client(self) -> ClientT:
+        """A new SDK client on these settings (`_client_options`), or one `ProviderError` line."""
+        raise NotImplementedError
+
     def _client_options(self) -> ClientOptions:
         """The endpoint, the SDK's own retries and the timeouts a client this provider makes gets."""
         return ClientOptions(
