@@ -66,7 +66,7 @@ from tui_assist.core.observer import ApprovalDecision
 from tui_assist.core.text import file_size
 from tui_assist.session.chat import ChatSession
 from tui_assist.session.commands import COMMANDS, CommandError, run_headless
-from tui_assist.session.controller import TurnController
+from tui_assist.session.controller import QuietHost, TurnController
 from tui_assist.session.factory import SetupError
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ _PERMISSION_OPTIONS: dict[PermissionOptionKind, tuple[str, Callable[[], Approval
 """Option id (the option's kind) -> its label and the decision it stands for."""
 
 
-class AcpSession:
+class AcpSession(QuietHost):
     """One ACP session: a chat session, its controller, and the host reporting to the client."""
 
     def __init__(self, session_id: str, chat: ChatSession, client: Client) -> None:
@@ -111,7 +111,7 @@ class AcpSession:
         self._turn = TurnUpdates(chat.settings.workdir)
         self._outbox: asyncio.Queue[SessionUpdate | ConfigOptionUpdate] = asyncio.Queue()
         self._pump = asyncio.create_task(self._send_all(), name=f"acp-updates-{session_id}")
-        self.ended: TurnEnded | None = None
+        self.ended = None
         """How the prompt's turn ended (None: the prompt was a command)."""
         self._work: asyncio.Future[None] | None = None
         """The running prompt's work (its turn, or a command)."""
@@ -295,19 +295,6 @@ class AcpSession:
         """Say what the prompt's mentions attached, and what they could not."""
         for line in attachments.notices():
             self.send(helpers.update_agent_thought_text(line + "\n"))
-
-    def turn_ended(self, ended: TurnEnded) -> None:
-        """Keep how the turn ended, for the prompt's answer."""
-        self.ended = ended
-
-    def queue_changed(self, queued: Sequence[str]) -> None:
-        """ACP prompts never queue: a prompt sent while one runs is refused."""
-
-    def queue_returned(self, texts: Sequence[str]) -> None:
-        """ACP prompts never queue."""
-
-    def meter_changed(self) -> None:
-        """The meter is shown by `/cost`."""
 
     def run_command(self, call: SlashInput, text: str) -> Awaitable[None]:
         """Run a command that needs no screen; its reply is the agent's message."""

@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import AsyncExitStack
-from typing import Any, Final, Literal, Required, TypedDict, cast
+from typing import Any, Final, Literal, Required, TypedDict, Unpack, cast
 
 import anthropic
 import httpx2
@@ -73,7 +73,6 @@ from tui_assist.core.conversation import (
     Usage,
 )
 from tui_assist.core.model import (
-    DEFAULT_REQUEST_TIMEOUT,
     ModelRequest,
     ModelResponse,
     ProviderError,
@@ -96,13 +95,12 @@ from tui_assist.providers.anthropic_info import (
 )
 from tui_assist.providers.errors import refused, retried_after, timed_out, unreachable
 from tui_assist.providers.streaming import (
+    SdkOptions,
     SdkProvider,
     StreamBroke,
     exc_text,
     one_line,
     response_within,
-    retry_broken_stream,
-    sdk_timeout,
     tool_input_object,
 )
 
@@ -204,54 +202,24 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
         self,
         model: str = DEFAULT_MODEL,
         *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int = 2,
-        stream_retries: int = 2,
-        stream_backoff: float = 0.5,
         prompt_caching: bool = True,
         thinking: ThinkingSetting = "off",
-        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
-        stream_idle_timeout: float | None = None,
-        client: AsyncAnthropic | None = None,
         web_search_max_uses: int | None = None,
+        **options: Unpack[SdkOptions[AsyncAnthropic]],
     ) -> None:
-        super().__init__(
-            model,
-            api_key=api_key,
-            base_url=base_url,
-            max_retries=max_retries,
-            stream_retries=stream_retries,
-            stream_backoff=stream_backoff,
-            request_timeout=request_timeout,
-            stream_idle_timeout=stream_idle_timeout,
-            client=client,
-        )
+        super().__init__(model, **options)
         self.web_search_max_uses = web_search_max_uses
         """Searches per request when the web search server tool is offered (None: not offered)."""
         self.prompt_caching = prompt_caching
         self.thinking: ThinkingSetting = thinking
 
-    @property
-    def client(self) -> AsyncAnthropic:
-        """The SDK client, created on first use.
-
-        Raises:
-            ProviderError: when the SDK rejects its configuration (e.g. a broken profile).
-        """
-        if self._client is None:
-            try:
-                self._client = AsyncAnthropic(
-                    api_key=self._api_key,
-                    base_url=self._base_url,
-                    max_retries=self._max_retries,
-                    timeout=sdk_timeout(self.stream_idle_timeout),
-                )
-            except anthropic.AnthropicError as e:
-                if not anthropic_credentials_available():
-                    raise ProviderError(MISSING_CREDENTIALS_HINT) from e
-                raise ProviderError(one_line(f"Anthropic credentials: {e}")) from e
-        return self._client
+    def _make_client(self) -> AsyncAnthropic:
+        try:
+            return AsyncAnthropic(api_key=self._api_key, **self._client_options())
+        except anthropic.AnthropicError as e:
+            if not anthropic_credentials_available():
+                raise ProviderError(MISSING_CREDENTIALS_HINT) from e
+            raise ProviderError(one_line(f"Anthropic credentials: {e}")) from e
 
     async def complete(self, request: ModelRequest, sink: StreamSink) -> ModelResponse:
         """Run one streamed call, retrying a stream that breaks mid-way.
@@ -275,12 +243,8 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
             web_search_max_uses=self.web_search_max_uses,
         )
         client = self.client
-        return await retry_broken_stream(
-            lambda: self._attempt(client, params, sink),
-            sink=sink,
-            retries=self.stream_retries,
-            backoff=self.stream_backoff,
-            what="Anthropic API",
+        return await self._retrying(
+            lambda: self._attempt(client, params, sink), sink=sink, what="Anthropic API"
         )
 
     async def _attempt(self, client: AsyncAnthropic, params: StreamParams, sink: StreamSink) -> ModelResponse:

@@ -41,7 +41,7 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import Any, Final, Unpack, cast
 
 import openai
 from openai import AsyncOpenAI
@@ -65,7 +65,6 @@ from tui_assist.core.conversation import (
     Usage,
 )
 from tui_assist.core.model import (
-    DEFAULT_REQUEST_TIMEOUT,
     ModelRequest,
     ModelResponse,
     ProviderError,
@@ -76,14 +75,13 @@ from tui_assist.core.text import estimate_tokens
 from tui_assist.providers.errors import refused, retried_after, timed_out, unreachable
 from tui_assist.providers.profiles import NO_KEY_PLACEHOLDER, MaxTokensParam
 from tui_assist.providers.streaming import (
+    SdkOptions,
     SdkProvider,
     StreamBroke,
     clip,
     exc_text,
     one_line,
     response_within,
-    retry_broken_stream,
-    sdk_timeout,
     tool_input_object,
 )
 
@@ -142,50 +140,20 @@ class OpenAICompatProvider(SdkProvider[AsyncOpenAI]):
         self,
         model: str,
         *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        max_retries: int = 2,
-        stream_retries: int = 2,
-        stream_backoff: float = 0.5,
-        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
-        stream_idle_timeout: float | None = None,
         max_tokens_param: MaxTokensParam = "max_tokens",
         include_usage: bool = True,
-        client: AsyncOpenAI | None = None,
+        **options: Unpack[SdkOptions[AsyncOpenAI]],
     ) -> None:
-        super().__init__(
-            model,
-            api_key=api_key,
-            base_url=base_url,
-            max_retries=max_retries,
-            stream_retries=stream_retries,
-            stream_backoff=stream_backoff,
-            request_timeout=request_timeout,
-            stream_idle_timeout=stream_idle_timeout,
-            client=client,
-        )
+        super().__init__(model, **options)
         self.max_tokens_param: MaxTokensParam = max_tokens_param
         self.include_usage = include_usage
 
-    @property
-    def client(self) -> AsyncOpenAI:
-        """The SDK client, created on first use.
-
-        Raises:
-            ProviderError: when the SDK rejects its configuration.
-        """
-        if self._client is None:
-            key = self._api_key or os.environ.get("OPENAI_API_KEY") or NO_KEY_PLACEHOLDER
-            try:
-                self._client = AsyncOpenAI(
-                    api_key=key,
-                    base_url=self._base_url,
-                    max_retries=self._max_retries,
-                    timeout=sdk_timeout(self.stream_idle_timeout),
-                )
-            except openai.OpenAIError as e:
-                raise ProviderError(one_line(f"OpenAI-compatible client: {e}")) from e
-        return self._client
+    def _make_client(self) -> AsyncOpenAI:
+        key = self._api_key or os.environ.get("OPENAI_API_KEY") or NO_KEY_PLACEHOLDER
+        try:
+            return AsyncOpenAI(api_key=key, **self._client_options())
+        except openai.OpenAIError as e:
+            raise ProviderError(one_line(f"OpenAI-compatible client: {e}")) from e
 
     async def complete(self, request: ModelRequest, sink: StreamSink) -> ModelResponse:
         """Run one streamed call, retrying a stream that breaks mid-way.
@@ -208,11 +176,9 @@ class OpenAICompatProvider(SdkProvider[AsyncOpenAI]):
             include_usage=self.include_usage,
         )
         client = self.client
-        return await retry_broken_stream(
+        return await self._retrying(
             lambda: self._attempt(client, params, sink, has_tools=bool(request.tools)),
             sink=sink,
-            retries=self.stream_retries,
-            backoff=self.stream_backoff,
             what=_server(client),
         )
 

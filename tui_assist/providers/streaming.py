@@ -18,14 +18,15 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, Generic, Protocol, TypeVar, cast
+from typing import Any, Final, Generic, Protocol, TypedDict, TypeVar, cast
 
 import httpx2
 
-from tui_assist.core.model import ProviderError, StreamSink
+from tui_assist.core.model import DEFAULT_REQUEST_TIMEOUT, ProviderError, StreamSink
 from tui_assist.core.text import clip, exc_text, one_line, plural
 
 __all__ = [
+    "SdkOptions",
     "SdkProvider",
     "StreamBroke",
     "clip",
@@ -139,25 +140,47 @@ class _Closable(Protocol):
 ClientT = TypeVar("ClientT", bound=_Closable)
 
 
+class SdkOptions(TypedDict, Generic[ClientT], total=False):
+    """The keyword arguments every SDK-backed provider takes and hands to `SdkProvider` as they are."""
+
+    api_key: str | None
+    base_url: str | None
+    max_retries: int
+    stream_retries: int
+    stream_backoff: float
+    request_timeout: float
+    stream_idle_timeout: float | None
+    client: ClientT | None
+
+
+class ClientOptions(TypedDict):
+    """What every SDK client is built with besides its credentials (`SdkProvider._client_options`)."""
+
+    base_url: str | None
+    max_retries: int
+    timeout: httpx2.Timeout
+
+
 class SdkProvider(Generic[ClientT]):
     """What every SDK-backed provider holds: its settings, its lazily made client, closing it.
 
     Subclasses make the client (`client`, on first use, so constructing a provider never fails)
-    and run each call through `retry_broken_stream` with these settings.
+    and run each call through `_retrying` with these settings. A subclass's constructor takes its
+    own arguments and passes the rest (`SdkOptions`) on; the defaults are these.
     """
 
     def __init__(
         self,
         model: str,
         *,
-        api_key: str | None,
-        base_url: str | None,
-        max_retries: int,
-        stream_retries: int,
-        stream_backoff: float,
-        request_timeout: float,
-        stream_idle_timeout: float | None,
-        client: ClientT | None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_retries: int = 2,
+        stream_retries: int = 2,
+        stream_backoff: float = 0.5,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        stream_idle_timeout: float | None = None,
+        client: ClientT | None = None,
     ) -> None:
         self.model = model
         self.stream_retries = stream_retries
@@ -169,6 +192,35 @@ class SdkProvider(Generic[ClientT]):
         self._max_retries = max_retries
         self._client: ClientT | None = client
         self._owns_client = client is None
+
+    @property
+    def client(self) -> ClientT:
+        """The SDK client, created on first use (`_make_client`).
+
+        Raises:
+            ProviderError: when the SDK rejects its configuration (e.g. a broken profile).
+        """
+        if self._client is None:
+            self._client = self._make_client()
+        return self._client
+
+    def _make_client(self) -> ClientT:
+        """A new SDK client on these settings (`_client_options`), or one `ProviderError` line."""
+        raise NotImplementedError
+
+    def _client_options(self) -> ClientOptions:
+        """The endpoint, the SDK's own retries and the timeouts a client this provider makes gets."""
+        return ClientOptions(
+            base_url=self._base_url,
+            max_retries=self._max_retries,
+            timeout=sdk_timeout(self.stream_idle_timeout),
+        )
+
+    async def _retrying(self, attempt: Callable[[], Awaitable[T]], *, sink: StreamSink, what: str) -> T:
+        """Run one streamed call through `retry_broken_stream` with this provider's retry settings."""
+        return await retry_broken_stream(
+            attempt, sink=sink, retries=self.stream_retries, backoff=self.stream_backoff, what=what
+        )
 
     async def aclose(self) -> None:
         """Close the client this provider created (an injected client is left to its owner)."""

@@ -18,34 +18,30 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from tui_assist.core.approval import ApprovalMode, ApprovalPolicy
 from tui_assist.core.conversation import Conversation
 from tui_assist.core.events import NodeStarted
 from tui_assist.core.interrupted import interrupted_history
 from tui_assist.core.nodes import new_id
 from tui_assist.core.observer import FanOutObserver, NullObserver, RecordingObserver
 from tui_assist.core.tree import NodeLog
-from tui_assist.session.config_source import ConfigSource
 from tui_assist.session.factory import EmptyToolbox
 from tui_assist.session.instructions import Instructions, InstructionsLoader
 from tui_assist.session.meter import Meter, price_for
-from tui_assist.session.parts import ProviderFactory, SessionParts
+from tui_assist.session.parts import SessionParts
 
 if TYPE_CHECKING:
     from tui_assist.core.compaction import HistorySummary
     from tui_assist.core.conversation import Message
     from tui_assist.core.events import TurnEvent
     from tui_assist.core.observer import ApprovalDecision, ToolApproval, TurnObserver
-    from tui_assist.core.tooling import ToolboxFactory
     from tui_assist.core.turn import TurnResult, TurnStrategy
-    from tui_assist.session.config import Price, Settings
+    from tui_assist.session.config import Price
     from tui_assist.session.context import CompactionReport, ContextKeeper
     from tui_assist.session.history import History
     from tui_assist.session.mentions import Attachments
     from tui_assist.session.prompt_history import PromptHistory
     from tui_assist.session.rewind import TurnCheckpoints
     from tui_assist.session.slash_commands import CustomCommandLoader, CustomCommands
-    from tui_assist.store.db import Store
 
 log = logging.getLogger(__name__)
 
@@ -93,29 +89,8 @@ class TurnOutcome:
 class ChatSession(SessionParts):
     """One conversation with a model, as any host runs it."""
 
-    def __init__(
-        self,
-        settings: Settings | ConfigSource,
-        *,
-        provider_factory: ProviderFactory | None = None,
-        toolbox_factory: ToolboxFactory | None = None,
-        store: Store | None = None,
-        use_store: bool = True,
-        approvals: ApprovalPolicy | None = None,
-        mode: ApprovalMode | None = None,
-        trust_sandbox: bool = True,
-    ) -> None:
-        """Start a session; call `load` before the first turn (the arguments are `SessionParts`'s)."""
-        super().__init__(
-            settings,
-            provider_factory=provider_factory,
-            toolbox_factory=toolbox_factory,
-            store=store,
-            use_store=use_store,
-            approvals=approvals,
-            mode=mode,
-            trust_sandbox=trust_sandbox,
-        )
+    def _init_own(self) -> None:
+        """The conversation's own state; the arguments and `load` are `SessionParts`'s."""
         self.conversation = Conversation()
         self.conversation_id: str | None = None
         self._title: str | None = None

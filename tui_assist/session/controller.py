@@ -99,6 +99,36 @@ class TurnEnded:
         return self.outcome is not None and self.outcome.result.outcome == "cancelled"
 
 
+class QuietHost:
+    """The part of a `Host` with no screen to keep current, for hosts that run one prompt at a time.
+
+    It keeps how the last turn ended (`ended`) and shows nothing else; a subclass gives the
+    `turn_observer` and `run_command`, and overrides what it does show.
+    """
+
+    ended: TurnEnded | None = None
+    """How the last turn ended (None until one did)."""
+
+    def turn_started(self, prompt: str, strategy: str) -> None:
+        """Nothing to show before the turn's own events."""
+
+    def prompt_attached(self, attachments: Attachments) -> None:
+        """Reported after the turn, from its outcome."""
+
+    def turn_ended(self, ended: TurnEnded) -> None:
+        """Keep how the turn ended."""
+        self.ended = ended
+
+    def queue_changed(self, queued: Sequence[str]) -> None:
+        """One prompt runs at a time (another is refused): there is no queue to show."""
+
+    def queue_returned(self, texts: Sequence[str]) -> None:
+        """One prompt runs at a time: there is no queue to give back."""
+
+    def meter_changed(self) -> None:
+        """The meter is read when asked for (at the end, or by `/cost`)."""
+
+
 class TurnController:
     """Routes, queues, runs, cancels and retries a host's prompts, and feeds the meter."""
 

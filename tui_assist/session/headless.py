@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, TextIO
 
 from tui_assist.core.events import (
@@ -15,10 +15,10 @@ from tui_assist.core.events import (
     VerdictReached,
 )
 from tui_assist.core.observer import ApprovalDecision, ToolApproval, TurnObserver
+from tui_assist.session.controller import QuietHost
 
 if TYPE_CHECKING:
-    from tui_assist.session.controller import TurnController, TurnEnded
-    from tui_assist.session.mentions import Attachments
+    from tui_assist.session.controller import TurnController
     from tui_assist.session.slash_commands import SlashInput
 
 
@@ -66,7 +66,7 @@ class HeadlessObserver:
         print(line[:200], file=self._out, flush=True)
 
 
-class HeadlessHost(HeadlessObserver):
+class HeadlessHost(HeadlessObserver, QuietHost):
     """A controller's host with no screen: it keeps how the turn ended, and what a command said."""
 
     def __init__(
@@ -77,8 +77,6 @@ class HeadlessHost(HeadlessObserver):
         self._observer = observer
         self.controller: TurnController | None = None
         """Set by whoever builds the controller: headless commands run through it."""
-        self.ended: TurnEnded | None = None
-        """How the last turn ended (None until one did)."""
         self.command_output: str | None = None
         """What the last command said (Markdown), when the prompt was one."""
 
@@ -86,25 +84,6 @@ class HeadlessHost(HeadlessObserver):
     def turn_observer(self) -> TurnObserver:
         """The observer given, else itself: progress lines, and no questions asked."""
         return self._observer or self
-
-    def turn_started(self, prompt: str, strategy: str) -> None:
-        """Nothing to show before the turn's own events."""
-
-    def prompt_attached(self, attachments: Attachments) -> None:
-        """Reported after the turn, from its outcome."""
-
-    def turn_ended(self, ended: TurnEnded) -> None:
-        """Keep how the turn ended."""
-        self.ended = ended
-
-    def queue_changed(self, queued: Sequence[str]) -> None:
-        """A headless run sends one prompt: there is no queue to show."""
-
-    def queue_returned(self, texts: Sequence[str]) -> None:
-        """A headless run sends one prompt: there is no queue to give back."""
-
-    def meter_changed(self) -> None:
-        """The meter is read at the end."""
 
     def run_command(self, call: SlashInput, text: str) -> Awaitable[None]:
         """Run a built-in that needs no screen (see `session.commands.run_headless`).

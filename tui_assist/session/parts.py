@@ -13,7 +13,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from tui_assist.core.approval import ApprovalMode, ApprovalPolicy
 from tui_assist.session.config_source import ConfigError, ConfigPreview, ConfigSource
@@ -33,6 +33,18 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 ProviderFactory = Callable[[], "Provider"]
+
+
+class PartsOptions(TypedDict, total=False):
+    """`SessionParts`'s keyword arguments, for a host that takes them and hands them on as they are."""
+
+    provider_factory: ProviderFactory | None
+    toolbox_factory: ToolboxFactory | None
+    store: Store | None
+    use_store: bool
+    approvals: ApprovalPolicy | None
+    mode: ApprovalMode | None
+    trust_sandbox: bool
 
 
 class SessionParts:
@@ -108,6 +120,10 @@ class SessionParts:
         """The user's and the project's hooks and custom sub-agents, and the project's trust."""
         self.hooks: SessionHooks | None = None
         """The hooks that run (None when there are none)."""
+        self._init_own()
+
+    def _init_own(self) -> None:
+        """Set up a subclass's own state; called last by `__init__`, so it takes the same arguments."""
 
     # -- settings ------------------------------------------------------------------------------
 

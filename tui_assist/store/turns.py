@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 import aiosqlite
@@ -150,26 +150,18 @@ class TurnsMixin(StoreBase):
             )
             calls: list[tuple[int | None, ToolCallRecord]] = [(None, call) for call in result.evidence]
             calls += [(r.index, call) for r in result.rounds for call in r.evidence]
-            await self._insert_calls(db, turn_id, calls)
-            await self._insert_events(db, turn_id, events)
-            hooks_run, hooks_blocked = hook_counts(events)
-            await insert_audit_line(
-                db,
-                AuditLine(
-                    at=now,
-                    conversation_id=conversation_id,
-                    turn_id=turn_id,
-                    strategy=result.strategy,
-                    outcome=result.outcome,
-                    rounds=len(result.rounds),
-                    tool_calls=result.tool_calls,
-                    usage=usage,
-                    duration=result.duration,
-                    hooks_run=hooks_run,
-                    hooks_blocked=hooks_blocked,
-                ),
+            line = AuditLine(
+                at=now,
+                conversation_id=conversation_id,
+                turn_id=turn_id,
+                strategy=result.strategy,
+                outcome=result.outcome,
+                rounds=len(result.rounds),
+                tool_calls=result.tool_calls,
+                usage=usage,
+                duration=result.duration,
             )
-            await db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation_id))
+            await self._store_ending(db, line, calls, events)
 
     async def mark_cancelled(
         self, turn_id: str, events: Sequence[TurnEvent], history: Sequence[Message] = ()
@@ -226,26 +218,37 @@ class TurnsMixin(StoreBase):
                 ),
             )
             await self._insert_messages(db, turn_id, history)
-            await self._insert_calls(db, turn_id, summary.calls)
-            await self._insert_events(db, turn_id, events)
-            hooks_run, hooks_blocked = hook_counts(events)
-            await insert_audit_line(
-                db,
-                AuditLine(
-                    at=now,
-                    conversation_id=str(conversation_id),
-                    turn_id=turn_id,
-                    strategy=str(strategy),
-                    outcome="cancelled",
-                    rounds=summary.rounds,
-                    tool_calls=len(summary.calls),
-                    usage=usage,
-                    duration=duration,
-                    hooks_run=hooks_run,
-                    hooks_blocked=hooks_blocked,
-                ),
+            line = AuditLine(
+                at=now,
+                conversation_id=str(conversation_id),
+                turn_id=turn_id,
+                strategy=str(strategy),
+                outcome="cancelled",
+                rounds=summary.rounds,
+                tool_calls=len(summary.calls),
+                usage=usage,
+                duration=duration,
             )
-            await db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation_id))
+            await self._store_ending(db, line, summary.calls, events)
+
+    async def _store_ending(
+        self,
+        db: aiosqlite.Connection,
+        line: AuditLine,
+        calls: Sequence[tuple[int | None, ToolCallRecord]],
+        events: Sequence[TurnEvent],
+    ) -> None:
+        """What every ended turn stores: its calls and events, its audit line, the conversation's time.
+
+        The audit line's hook counts are taken from `events`.
+        """
+        await self._insert_calls(db, line.turn_id, calls)
+        await self._insert_events(db, line.turn_id, events)
+        hooks_run, hooks_blocked = hook_counts(events)
+        await insert_audit_line(db, replace(line, hooks_run=hooks_run, hooks_blocked=hooks_blocked))
+        await db.execute(
+            "UPDATE conversations SET updated_at = ? WHERE id = ?", (line.at, line.conversation_id)
+        )
 
     async def _insert_messages(
         self, db: aiosqlite.Connection, turn_id: str, history: Sequence[Message]

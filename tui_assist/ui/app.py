@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -17,16 +17,15 @@ from textual.command import Provider
 from textual.screen import Screen
 
 from tui_assist.paths import data_dir, themes_dir
-from tui_assist.session.chat import ChatSession, ProviderFactory
+from tui_assist.session.chat import ChatSession
 from tui_assist.session.config_source import DEFAULT_THEME, ConfigSource
 from tui_assist.session.preferences import Preferences, for_this_run, preferences_path
 from tui_assist.ui.screens.main import MainScreen, StartOptions
 from tui_assist.ui.themes import discover_themes
 
 if TYPE_CHECKING:
-    from tui_assist.core.tooling import ToolboxFactory
-    from tui_assist.session.chat import Store
     from tui_assist.session.config import Settings
+    from tui_assist.session.parts import PartsOptions
 
 StartScreen = Literal["chat", "explore"]
 
@@ -55,39 +54,28 @@ class TuiAssistApp(App[int]):
         self,
         settings: Settings | ConfigSource,
         *,
-        provider_factory: ProviderFactory | None = None,
-        toolbox_factory: ToolboxFactory | None = None,
-        store: Store | None = None,
-        use_store: bool = True,
         start: StartScreen = "chat",
         explorer_pace: float = 0.12,
         chat_start: StartOptions | None = None,
+        **parts: Unpack[PartsOptions],
     ) -> None:
         """Build the app.
 
         Args:
             settings: Everything configurable (model, refine, theme, keymap, prices, workdir...), or
                 its unvalidated source, which the session validates after the first paint.
-            provider_factory: Makes the provider; None builds the one the settings name (after
-                the first paint, in a thread, since the Anthropic SDK is slow to import).
-            toolbox_factory: Makes each turn's (and round's) tools; None uses the tool registry.
-            store: A ready store; None opens the default one when `use_store` is true.
-            use_store: Whether to open the default store when none is given.
             start: The screen shown first: the chat, or the Workflow Explorer above it.
             explorer_pace: Seconds the Explorer waits between node events, so a run is watchable.
             chat_start: The conversation to open and the prompt to send first, if any.
+            **parts: What the session runs on (`SessionParts`'s arguments: the provider factory,
+                built after the first paint, in a thread, since the Anthropic SDK is slow to
+                import; the toolbox factory; the store...).
         """
         super().__init__()
         self.start = start
         self.chat_start = chat_start
         self.explorer_pace = explorer_pace
-        self.session = ChatSession(
-            settings,
-            provider_factory=provider_factory,
-            toolbox_factory=toolbox_factory,
-            store=store,
-            use_store=use_store,
-        )
+        self.session = ChatSession(settings, **parts)
         # The theme and Refine toggle chosen last time (a flag or variable still wins for this run).
         self.preferences_path = preferences_path(data_dir(self.session.preview.data_dir))
         self.preferences = Preferences()

@@ -19,7 +19,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, ScreenResultType
 from textual.widgets import Button, Input, Static
 
 from tui_assist.core.observer import ApprovalDecision, ToolApproval
@@ -77,20 +77,24 @@ _MIN_COMMAND_LINES = 3
 _MAX_COMMAND_LINES = 20
 
 
-def _choice(key: str, label: str) -> Content:
+def choice(key: str, label: str) -> Content:
     """`[a] Allow once`: a `Content`, so the brackets are text, not markup that would vanish."""
     return Content.assemble((f"[{key}]", "bold"), f" {label}")
 
 
-class ApprovalScreen(ModalScreen[ApprovalDecision]):
-    """Asks whether one tool call may run."""
+class WarningDialog(ModalScreen[ScreenResultType]):
+    """The look of a dialog that asks before something runs: approval, project trust.
+
+    A centred `#dialog` with a warning border, its bold `#title`, and a grid of `#choices`
+    buttons of equal width (a subclass sets how many a row holds: `grid-size`).
+    """
 
     DEFAULT_CSS = """
-    ApprovalScreen {
+    WarningDialog {
         align: center middle;
         background: $background 60%;
     }
-    ApprovalScreen > #dialog {
+    WarningDialog > #dialog {
         width: 100%;
         max-width: 120;
         height: auto;
@@ -99,10 +103,26 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         background: $surface;
         padding: 0 1;
     }
-    ApprovalScreen #title {
+    WarningDialog #title {
         text-style: bold;
         color: $warning;
     }
+    WarningDialog #choices {
+        grid-gutter: 0 1;
+        grid-rows: 1;
+        height: auto;
+        margin-top: 1;
+    }
+    WarningDialog #choices Button {
+        width: 1fr;
+    }
+    """
+
+
+class ApprovalScreen(WarningDialog[ApprovalDecision]):
+    """Asks whether one tool call may run."""
+
+    DEFAULT_CSS = """
     ApprovalScreen .one-line {
         height: 1;
         text-wrap: nowrap;
@@ -125,13 +145,6 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
     }
     ApprovalScreen #choices {
         grid-size: 3;
-        grid-gutter: 0 1;
-        grid-rows: 1;
-        height: auto;
-        margin-top: 1;
-    }
-    ApprovalScreen #choices Button {
-        width: 1fr;
     }
     ApprovalScreen #feedback {
         display: none;
@@ -170,14 +183,14 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
             pattern_text = f"p saves: {patterns}" if patterns else "p: no pattern to save for this call"
             yield Static(Content(pattern_text), id="pattern", classes="one-line")
             with Grid(id="choices"):
-                yield Button(_choice("a", "Allow once"), id="allow-once", compact=True)
-                yield Button(_choice("s", "Allow this session"), id="allow-session", compact=True)
+                yield Button(choice("a", "Allow once"), id="allow-once", compact=True)
+                yield Button(choice("s", "Allow this session"), id="allow-session", compact=True)
                 yield Button(
-                    _choice("p", "Always allow"), id="allow-pattern", compact=True, disabled=not patterns
+                    choice("p", "Always allow"), id="allow-pattern", compact=True, disabled=not patterns
                 )
-                yield Button(_choice("d", "Deny"), id="deny", variant="error", compact=True)
-                yield Button(_choice("f", "Deny + feedback"), id="deny-feedback", compact=True)
-                yield Button(_choice("esc", "Deny + stop turn"), id="deny-stop", compact=True)
+                yield Button(choice("d", "Deny"), id="deny", variant="error", compact=True)
+                yield Button(choice("f", "Deny + feedback"), id="deny-feedback", compact=True)
+                yield Button(choice("esc", "Deny + stop turn"), id="deny-stop", compact=True)
             yield Input(
                 placeholder="Tell the model why, or what to do instead; enter sends",
                 id="feedback",

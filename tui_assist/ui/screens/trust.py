@@ -13,36 +13,18 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from tui_assist.session.chat import ChatSession
+from tui_assist.ui.screens.approval import WarningDialog, choice
 
 
-def _choice(key: str, label: str) -> Content:
-    return Content.assemble((f"[{key}]", "bold"), f" {label}")
-
-
-class TrustScreen(ModalScreen[bool]):
+class TrustScreen(WarningDialog[bool]):
     """Asks whether the project's hooks, MCP servers and agents may run."""
 
     DEFAULT_CSS = """
-    TrustScreen {
-        align: center middle;
-        background: $background 60%;
-    }
     TrustScreen > #dialog {
-        width: 100%;
         max-width: 110;
-        height: auto;
-        max-height: 100%;
-        border: thick $warning;
-        background: $surface;
-        padding: 0 1;
-    }
-    TrustScreen #title {
-        text-style: bold;
-        color: $warning;
     }
     TrustScreen #why {
         color: $text-muted;
@@ -56,13 +38,6 @@ class TrustScreen(ModalScreen[bool]):
     }
     TrustScreen #choices {
         grid-size: 2;
-        grid-gutter: 0 1;
-        grid-rows: 1;
-        height: auto;
-        margin-top: 1;
-    }
-    TrustScreen #choices Button {
-        width: 1fr;
     }
     """
     AUTO_FOCUS = "#not-now"
@@ -89,8 +64,8 @@ class TrustScreen(ModalScreen[bool]):
             with VerticalScroll(id="items"):
                 yield Static(Content("\n".join(f"• {item}" for item in self.items)), id="item-list")
             with Grid(id="choices"):
-                yield Button(_choice("t", "Trust"), id="trust", variant="warning", compact=True)
-                yield Button(_choice("n", "Not now"), id="not-now", compact=True)
+                yield Button(choice("t", "Trust"), id="trust", variant="warning", compact=True)
+                yield Button(choice("n", "Not now"), id="not-now", compact=True)
 
     def action_trust(self) -> None:
         self.dismiss(True)
