@@ -22,6 +22,7 @@ calls never wait for it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -161,6 +162,9 @@ class _AgentRun:
         """Whether the previous reply had tool arguments that were not a JSON object."""
         stop_continues = 0
         while True:
+            # A cancel the host asked for while the tools ran (escape, "deny and stop") lands here,
+            # before another request: a pooled connection can send one without ever yielding.
+            await asyncio.sleep(0)
             try:
                 rt.budget.before_model_request()
             except BudgetExhausted as exc:

@@ -215,7 +215,7 @@ class MainScreen(Screen[None]):
     def turn_observer(self) -> TextualObserver:
         """Core events to this screen as messages; approvals through the modal."""
         if self._bridge is None:
-            self._bridge = TextualObserver(self, self.app)
+            self._bridge = TextualObserver(self, self.app, on_stop=self._stop_turn)
         return self._bridge
 
     # -- first frame, loading, start ------------------------------------------------------------
@@ -505,11 +505,15 @@ class MainScreen(Screen[None]):
             editor.clear()
         self._run_prompts(self.controller.retry())
 
+    def _stop_turn(self) -> None:
+        """Escape in an approval dialog: the turn stops, kept as interrupted (the bridge calls this
+        from inside the turn, so it asks the model nothing more)."""
+        if self.controller.cancel():
+            self.notify("Turn cancelled.", timeout=2)
+
     @on(StopRequested)
     def _stop_requested(self) -> None:
-        """Escape in an approval dialog: the turn stops and is kept as interrupted."""
-        self.action_cancel_turn()
-        self.prompt.focus()
+        self.prompt.focus()  # so the user can steer at once
 
     def action_cancel_turn(self) -> None:
         if self.controller.cancel():
