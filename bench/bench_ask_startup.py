@@ -7,7 +7,7 @@ within 1.2x of a bare interpreter importing the SDK and exiting.
 
 Each sample is a fresh subprocess, the two kinds interleaved so load on the (shared) machine hits
 both alike; medians and ranges are printed. `ask` runs in a 10-file git repository against the
-loopback fake (`tests/fake_anthropic.py`, which records when each request arrives), with one data
+loopback fake (`tests/fakes/anthropic.py`, which records when each request arrives), with one data
 dir for all its samples (as a script's repeated calls would have). Bytecode is compiled once into a
 cache folder (`PYTHONPYCACHEPREFIX`) before sampling.
 
@@ -29,7 +29,7 @@ from pathlib import Path
 from bench_first_turn import ROOT, Sample, bench_env, build_repo, figure, sample
 from table import print_rows  # bench/table.py (the script's folder is on sys.path)
 
-from tests.fake_anthropic import FakeAnthropic
+from tests.fakes.anthropic import FakeAnthropic
 
 
 def import_sdk(env: dict[str, str]) -> tuple[float, float]:

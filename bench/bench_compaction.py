@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fake_anthropic import Error, FakeAnthropic, RecordedRequest, Reply, ToolUse, estimate_tokens  # noqa: E402
+from tests.fakes.anthropic import Error, FakeAnthropic, RecordedRequest, Reply, ToolUse, estimate_tokens  # noqa: E402
 from tui_assist.core.approval import ApprovalPolicy  # noqa: E402
 from tui_assist.core.conversation import Conversation, Usage  # noqa: E402
 from tui_assist.core.observer import NullObserver  # noqa: E402

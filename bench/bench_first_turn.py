@@ -2,7 +2,7 @@
 
 Each sample is a fresh `python -m tui_assist ask --yes PROMPT` subprocess with a fresh data dir,
 so the shadow-git snapshot before the turn is a first one (every file hashed): what a user pays on
-the first turn in a repository. The model is the loopback fake (`tests/fake_anthropic.py`), which
+the first turn in a repository. The model is the loopback fake (`tests/fakes/anthropic.py`), which
 records when each request arrives; the clock starts just before the spawn. Figures:
 
 - to the first model request: spawn to the fake receiving the turn's request;
@@ -36,7 +36,7 @@ from table import print_rows  # bench/table.py (the script's folder is on sys.pa
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, ToolUse  # noqa: E402
+from tests.fakes.anthropic import FakeAnthropic, RecordedRequest, Reply, ToolUse  # noqa: E402
 
 
 def build_repo(root: Path, files: int) -> Path:

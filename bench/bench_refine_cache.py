@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fake_anthropic import FakeAnthropic, Reply, ToolUse  # noqa: E402
+from tests.fakes.anthropic import FakeAnthropic, Reply, ToolUse  # noqa: E402
 from tui_assist.core.approval import ApprovalPolicy  # noqa: E402
 from tui_assist.core.conversation import Conversation, Message, Usage  # noqa: E402
 from tui_assist.core.observer import NullObserver  # noqa: E402

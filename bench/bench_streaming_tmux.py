@@ -2,7 +2,7 @@
 app's CPU per streamed answer, with 99 earlier turns vs none.
 
 The app (`python -m tui_assist`, the real SDK) runs in a detached tmux session (120x40, see
-`bench_long_session.Terminal`) against the loopback fake (`tests/fake_anthropic.py`), which streams
+`bench_long_session.Terminal`) against the loopback fake (`tests/fakes/anthropic.py`), which streams
 a 20 KB Markdown answer (prose, lists, code blocks) in 1,000 deltas, `--delay` seconds apart. From
 sending the prompt, `capture-pane` is polled as fast as it answers; every change of the pane while
 the answer streams is a visible growth. Figures per sample: the median and the longest gap between
@@ -31,7 +31,7 @@ from bench_first_turn import cpu_seconds
 from bench_long_session import EMPTY_SHOWS, ROOT, Terminal, figure
 from table import print_rows
 
-from tests.fake_anthropic import FakeAnthropic, Reply, Text
+from tests.fakes.anthropic import FakeAnthropic, Reply, Text
 from tests.ui.long_conversation import seed
 
 END = "END-OF-THE-STREAMED-ANSWER"

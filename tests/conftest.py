@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.fake_anthropic import FakeAnthropic
+from tests.fakes.anthropic import FakeAnthropic
 
 
 @pytest.fixture(autouse=True)

@@ -34,10 +34,10 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from tests.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse
+from tests.fakes.anthropic import FakeAnthropic, Reply, Text, ToolUse
 
 EDITOR = "str_replace_based_edit_tool"
-MCP_SERVER = str(Path(__file__).parents[1] / "tools" / "mcp_server.py")
+MCP_SERVER = str(Path(__file__).parents[1] / "fakes" / "mcp_server.py")
 
 
 class EditorClient:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse
+from tests.fakes.anthropic import FakeAnthropic, Reply, Text, ToolUse
 
 SDK = "@agentclientprotocol/sdk"
 SDK_VERSION = "2.4.0"

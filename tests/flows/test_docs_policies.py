@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse
+from tests.fakes.anthropic import FakeAnthropic, Reply, Text, ToolUse
 from tui_assist.cli.flows import bench_docs
 from tui_assist.core.conversation import TextBlock, ToolResultBlock, ToolUseBlock
 from tui_assist.core.events import NodeFinished, NodeStarted, ToolCallFinished, ToolCallStarted

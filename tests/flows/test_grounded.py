@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.fake_anthropic import Error, FakeAnthropic, Reply, Text, ToolUse
+from tests.fakes.anthropic import Error, FakeAnthropic, Reply, Text, ToolUse
 from tests.workflow.helpers import assert_balanced
 from tui_assist.cli.flows import flow_approve, flow_grounded
 from tui_assist.core.conversation import TextBlock, ToolUseBlock

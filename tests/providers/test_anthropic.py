@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.fake_anthropic import Error, FakeAnthropic, Hang, Reply, Text, Thinking, ToolUse
-from tests.fake_anthropic import Usage as FakeUsage
+from tests.fakes.anthropic import Error, FakeAnthropic, Hang, Reply, Text, Thinking, ToolUse
+from tests.fakes.anthropic import Usage as FakeUsage
 from tui_assist.core.conversation import (
     Message,
     TextBlock,

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fake_anthropic import Error, FakeAnthropic, Reply, estimate_tokens
-from tests.providers.fake_openai import Error as OpenAIError
-from tests.providers.fake_openai import FakeOpenAI
+from tests.fakes.anthropic import Error, FakeAnthropic, Reply, estimate_tokens
+from tests.fakes.openai import Error as OpenAIError
+from tests.fakes.openai import FakeOpenAI
 from tui_assist.core.compaction import summary_request
 from tui_assist.core.conversation import Message
 from tui_assist.core.model import ContextOverflow, ModelRequest, ProviderError, TokenCounter, ToolSpec

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.providers.fake_openai import Error, FakeOpenAI, Hang, Reply, Text, ToolCall
-from tests.providers.fake_openai import Usage as FakeUsage
+from tests.fakes.openai import Error, FakeOpenAI, Hang, Reply, Text, ToolCall
+from tests.fakes.openai import Usage as FakeUsage
 from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.conversation import (
     Conversation,

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests import fake_anthropic as fa
-from tests.providers import fake_openai as fo
+from tests.fakes import anthropic as fa
+from tests.fakes import openai as fo
 from tests.providers.test_anthropic import RecordingSink
 from tui_assist.core.conversation import Message
 from tui_assist.core.model import ModelRequest, Provider

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.fake_anthropic import (
+from tests.fakes.anthropic import (
     Error,
     FakeAnthropic,
     RecordedRequest,

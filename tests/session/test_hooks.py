@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_anthropic import FakeAnthropic, Reply, ToolUse
+from tests.fakes.anthropic import FakeAnthropic, Reply, ToolUse
 from tui_assist.core.events import NodeFinished, NodeStarted
 from tui_assist.core.observer import RecordingObserver
 from tui_assist.session.chat import ChatSession

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.fake_anthropic import FakeAnthropic, Reply
+from tests.fakes.anthropic import FakeAnthropic, Reply
 from tui_assist.session.instructions import InstructionsLoader, candidate_files
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools.mcp_http import SERVER, serving
+from tests.fakes.mcp_http import SERVER, serving
 from tui_assist.core.tooling import ToolContext
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.session.config import Settings
@@ -140,7 +140,7 @@ async def test_a_trusted_projects_mcp_json_server_is_started_and_its_tools_offer
 
 
 def test_ask_json_warns_about_an_unreachable_server_and_the_turn_still_runs(tmp_path: Path) -> None:
-    from tests.tools.mcp_http import free_port
+    from tests.fakes.mcp_http import free_port
 
     config = Path(os.environ["XDG_CONFIG_HOME"]) / "tui-assist" / "config.toml"
     config.parent.mkdir(parents=True)

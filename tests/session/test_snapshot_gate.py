@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, ToolUse
+from tests.fakes.anthropic import FakeAnthropic, RecordedRequest, Reply, ToolUse
 from tui_assist.core.observer import RecordingObserver
 from tui_assist.session.chat import ChatSession
 from tui_assist.session.config_source import ConfigSource

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.fake_anthropic import Error, FakeAnthropic, RecordedRequest, Reply, ToolUse
+from tests.fakes.anthropic import Error, FakeAnthropic, RecordedRequest, Reply, ToolUse
 from tui_assist.cli import main
 from tui_assist.core.events import ToolCallFinished
 from tui_assist.core.observer import RecordingObserver

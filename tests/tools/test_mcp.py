@@ -1,4 +1,4 @@
-"""MCP tools against a real MCP server (tests/tools/mcp_server.py) spawned over stdio."""
+"""MCP tools against a real MCP server (tests/fakes/mcp_server.py) spawned over stdio."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Any, Literal
 import pydantic
 import pytest
 
+from tests.fakes.mcp_http import serving
 from tui_assist.core.approval import ApprovalPolicy, FallbackAction
 from tui_assist.core.conversation import Conversation, TextBlock, ToolUseBlock
 from tui_assist.core.events import ToolCallFinished, ToolCallStarted
@@ -25,9 +26,7 @@ from tui_assist.tools.mcp import McpManager, McpServerConfig, McpTool, format_st
 from tui_assist.tools.registry import toolbox_factory
 from tui_assist.turns.agent import AgentTurn
 
-from .mcp_http import serving
-
-SERVER = str(Path(__file__).with_name("mcp_server.py"))
+SERVER = str(Path(__file__).parents[1] / "fakes" / "mcp_server.py")
 
 
 def stdio(*extra: str, **options: Any) -> McpServerConfig:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse
+from tests.fakes.anthropic import FakeAnthropic, Reply, Text, ToolUse
 from tests.ui.helpers import screen_text, wait_until
 from tui_assist.session.config import ApprovalSettings, Settings
 from tui_assist.ui.app import TuiAssistApp

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply
+from tests.fakes.anthropic import FakeAnthropic, RecordedRequest, Reply
 from tests.ui.helpers import screen_text
 from tui_assist.session.config import ApprovalSettings, ModelSettings, Settings
 from tui_assist.ui.app import TuiAssistApp

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_anthropic import Error, FakeAnthropic, Reply
+from tests.fakes.anthropic import Error, FakeAnthropic, Reply
 from tests.ui.helpers import make_app as make_offline_app
 from tests.ui.helpers import screen_text
 from tui_assist.core.model import ModelRequest, ModelResponse, StreamSink

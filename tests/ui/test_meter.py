@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_anthropic import FakeAnthropic, Reply, Text
-from tests.fake_anthropic import Usage as FakeUsage
+from tests.fakes.anthropic import FakeAnthropic, Reply, Text
+from tests.fakes.anthropic import Usage as FakeUsage
 from tests.ui.helpers import screen_text, wait_until
 from tui_assist.core.conversation import Usage
 from tui_assist.session.config import ApprovalSettings, Settings

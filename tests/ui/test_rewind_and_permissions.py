@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_anthropic import FakeAnthropic, Reply, ToolUse
+from tests.fakes.anthropic import FakeAnthropic, Reply, ToolUse
 from tests.ui.helpers import screen_text, wait_until
 from tui_assist.session.config import ApprovalSettings, PermissionSettings, Settings
 from tui_assist.ui.app import TuiAssistApp

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_anthropic import FakeAnthropic, Reply, Usage
+from tests.fakes.anthropic import FakeAnthropic, Reply, Usage
 from tests.ui.helpers import FakeToolbox, make_app, screen_text, settings, wait_until
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.session.config import Price, Settings

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_images import png_bytes
+from tests.session.test_images import png_bytes
 from tui_assist.core.conversation import TextBlock, ThinkingBlock, ToolUseBlock
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.tools.registry import toolbox_factory

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.fake_anthropic import FakeAnthropic, Reply, ServerToolUse, Text, WebSearchResult, cite
+from tests.fakes.anthropic import FakeAnthropic, Reply, ServerToolUse, Text, WebSearchResult, cite
 from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.conversation import Conversation, Message, ServerToolBlock
 from tui_assist.core.events import TextDelta, ToolCallFinished, ToolCallStarted

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_anthropic import Error, FakeAnthropic, Reply, Text, ToolUse
+from tests.fakes.anthropic import Error, FakeAnthropic, Reply, Text, ToolUse
 from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.conversation import Conversation
 from tui_assist.core.events import StreamRetried

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.fake_anthropic import FakeAnthropic, Reply
+from tests.fakes.anthropic import FakeAnthropic, Reply
 from tests.tmux_harness import TmuxApp
 
 pytestmark = [
@@ -64,9 +64,9 @@ def test_typing_during_a_slow_turn_queues_the_prompt_whole(tmp_path: Path) -> No
         json.dumps([{"reply": [{"text": slow, "deltas": 40}], "delay": 0.1}, {"reply": "Got both parts."}])
     )
     record, port_file = tmp_path / "requests.json", tmp_path / "port"
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     fake = subprocess.Popen(
-        [sys.executable, str(root / "tests" / "fake_anthropic.py"), "--script", str(steps)]
+        [sys.executable, str(root / "tests" / "fakes" / "anthropic.py"), "--script", str(steps)]
         + ["--record", str(record), "--port-file", str(port_file)],
         stdout=subprocess.DEVNULL,
     )

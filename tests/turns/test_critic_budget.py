@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.fake_anthropic import FakeAnthropic, Reply, ToolUse
-from tests.integration.test_cli_ask import ask
+from tests.cli.test_ask import ask
+from tests.fakes.anthropic import FakeAnthropic, Reply, ToolUse
 from tui_assist.core.critic import CRITIC_MAX_TOKENS
 from tui_assist.core.text import estimate_tokens
 

@@ -7,8 +7,8 @@ import json
 import os
 from pathlib import Path
 
-from tests.fake_anthropic import FakeAnthropic, Reply
-from tests.integration.test_cli_ask import ask
+from tests.cli.test_ask import ask
+from tests.fakes.anthropic import FakeAnthropic, Reply
 
 
 def test_ask_attaches_a_mentioned_file_and_refuses_one_outside_the_workdir(
@@ -61,7 +61,7 @@ def test_ask_says_on_stderr_which_files_it_attached(fake: FakeAnthropic, tmp_pat
 def test_ask_attaches_an_image_and_refuses_a_huge_one_in_one_line(
     fake: FakeAnthropic, tmp_path: Path
 ) -> None:
-    from tests.integration.test_images import png_bytes
+    from tests.session.test_images import png_bytes
 
     work = tmp_path / "work"
     work.mkdir()

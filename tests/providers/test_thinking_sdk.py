@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_anthropic import (
+from tests.fakes.anthropic import (
     FakeAnthropic,
     RecordedRequest,
     RedactedThinking,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_anthropic import FakeAnthropic, Reply, ToolUse
+from tests.fakes.anthropic import FakeAnthropic, Reply, ToolUse
 
 
 def tui_assist(*args: str, fake: FakeAnthropic, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

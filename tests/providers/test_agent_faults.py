@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse
+from tests.fakes.anthropic import FakeAnthropic, Reply, Text, ToolUse
 from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.conversation import Conversation, Message, TextBlock, ToolResultBlock, ToolUseBlock
 from tui_assist.core.events import StreamRetried, UsageRecorded

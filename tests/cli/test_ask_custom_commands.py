@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_anthropic import FakeAnthropic, Reply
-from tests.integration.test_cli_ask import ask
+from tests.cli.test_ask import ask
+from tests.fakes.anthropic import FakeAnthropic, Reply
 
 
 @pytest.fixture

@@ -1,11 +1,11 @@
 """A real MCP server for tests, written with the `mcp` SDK: stdio by default, or streamable HTTP.
 
-    python tests/tools/mcp_server.py                  # stdio
-    python tests/tools/mcp_server.py --http PORT      # streamable HTTP on 127.0.0.1:PORT/mcp
-    python tests/tools/mcp_server.py --sse PORT       # HTTP+SSE on 127.0.0.1:PORT/sse
+    python tests/fakes/mcp_server.py                  # stdio
+    python tests/fakes/mcp_server.py --http PORT      # streamable HTTP on 127.0.0.1:PORT/mcp
+    python tests/fakes/mcp_server.py --sse PORT       # HTTP+SSE on 127.0.0.1:PORT/sse
     ... --token T                                     # HTTP: refuse (401) without `Authorization: Bearer T`
-    python tests/tools/mcp_server.py --fail-start     # writes to stderr and exits before serving
-    python tests/tools/mcp_server.py --hang-start     # never answers the handshake
+    python tests/fakes/mcp_server.py --fail-start     # writes to stderr and exits before serving
+    python tests/fakes/mcp_server.py --hang-start     # never answers the handshake
 
 Tools: `echo`, `add`, `pid` (which process answers: tells a restart apart), `crash` (kills the
 process in the middle of the call), `slow` (sleeps, then answers), `fail` (raises), `shout.loud`

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.fake_anthropic import Error, FakeAnthropic, Hang, Reply, Text, ToolUse
+from tests.fakes.anthropic import Error, FakeAnthropic, Hang, Reply, Text, ToolUse
 from tui_assist.cli import main
 
 

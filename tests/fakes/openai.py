@@ -4,7 +4,7 @@ It serves POST /v1/chat/completions (``stream`` true -> SSE ``data:`` chunks end
 ``data: [DONE]``, false -> one JSON completion) and GET /v1/models on 127.0.0.1, answers each
 completion request with the next step of a script, and records every request, so a test can
 drive the *real* ``openai`` SDK (retries, SSE parsing, error classes) and assert on what the app
-sent. Pure stdlib (http.server in a background thread), like ``tests/fake_anthropic.py``.
+sent. Pure stdlib (http.server in a background thread), like ``tests/fakes/anthropic.py``.
 
 Script steps:
 

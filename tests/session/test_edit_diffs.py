@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_anthropic import FakeAnthropic, Reply, Text, ToolUse
+from tests.fakes.anthropic import FakeAnthropic, Reply, Text, ToolUse
 from tui_assist.cli.history import history_export
 from tui_assist.core.events import FileDiff, ToolCallFinished
 from tui_assist.core.observer import RecordingObserver

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_anthropic import FakeAnthropic, Reply
+from tests.fakes.anthropic import FakeAnthropic, Reply
 from tui_assist.core.conversation import ImageBlock, Message
 from tui_assist.core.model import ModelRequest
 from tui_assist.core.observer import RecordingObserver

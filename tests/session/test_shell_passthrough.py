@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_anthropic import FakeAnthropic, Reply
+from tests.fakes.anthropic import FakeAnthropic, Reply
 from tui_assist.core.events import NodeStarted, TextDelta, ToolCallFinished, ToolCallStarted
 from tui_assist.core.observer import ApprovalDecision, RecordingObserver
 from tui_assist.session.chat import ChatSession

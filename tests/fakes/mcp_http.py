@@ -1,4 +1,4 @@
-"""Serve tests/tools/mcp_server.py over HTTP (streamable HTTP or SSE) on a free loopback port."""
+"""Serve tests/fakes/mcp_server.py over HTTP (streamable HTTP or SSE) on a free loopback port."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.providers.fake_openai import FakeOpenAI, Reply, ToolCall
+from tests.fakes.openai import FakeOpenAI, Reply, ToolCall
 from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.conversation import Conversation
 from tui_assist.core.observer import RecordingObserver

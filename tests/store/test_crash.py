@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.fake_anthropic import FakeAnthropic, Reply, Text
+from tests.fakes.anthropic import FakeAnthropic, Reply, Text
 from tui_assist.core.conversation import Message
 from tui_assist.store.db import Store
 
