@@ -191,7 +191,8 @@ async def test_bash_permission_reject_then_allow_and_an_edit_diff(
     (work / "notes.txt").write_text("alpha\nbeta\n")
     config = tmp_path / "xdg_config_home" / "tui-assist" / "config.toml"
     config.parent.mkdir(parents=True)
-    config.write_text('[permissions]\ndeny = ["bash(rm *)"]\n')
+    # Unsandboxed, so every bash call is put to the editor (a sandboxed one would run unasked).
+    config.write_text('sandbox = "off"\n[permissions]\ndeny = ["bash(rm *)"]\n')
     fake.add(
         Reply([ToolUse("bash", {"command": "touch rejected.txt"})]),
         Reply("It was not allowed."),
@@ -270,7 +271,8 @@ async def test_cancel_mid_stream_a_cancelled_permission_and_a_spent_budget(
 ) -> None:
     config = tmp_path / "xdg_config_home" / "tui-assist" / "config.toml"
     config.parent.mkdir(parents=True)
-    config.write_text("max_model_requests = 1\n")  # a turn's second model call runs out of budget
+    # A turn's second model call runs out of budget; unsandboxed, the bash call asks the editor.
+    config.write_text('sandbox = "off"\nmax_model_requests = 1\n')
     slow = Reply([Text("Partial answer that never finishes", deltas=6)], hold_after=5)
     fake.add(
         slow,

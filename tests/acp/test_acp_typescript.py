@@ -52,6 +52,10 @@ def test_the_typescript_sdk_runs_a_turn_with_a_permission(
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()
+    # Unsandboxed, so the bash call is put to the editor (a sandboxed one would run unasked).
+    config = tmp_path / "xdg_config_home" / "tui-assist" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('sandbox = "off"\n')
     fake.add(
         Reply([Text("Let me write it."), ToolUse("bash", {"command": "echo ts > ts.txt"})]),
         Reply("Wrote ts.txt."),
