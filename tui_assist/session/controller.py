@@ -6,7 +6,8 @@ a turn started or ended, the queue, the meter) and is asked what only a person c
 (approvals). The controller owns the rest, so that no host calls `ChatSession.run_turn` itself:
 
 - **routing**: a prompt starting with `/` is a command (a custom command expands to a turn, a
-  built-in goes to the host's handler), anything else a turn;
+  built-in goes to the host's handler), anything else a turn (`!COMMAND` a shell turn, which
+  runs the command with no model call);
 - **the queue**: a prompt sent while a turn runs waits, and runs when the turn ends; a turn that
   fails or is cancelled gives the queued prompts back to the host instead (they were typed as
   follow-ups to a turn that did not come back);
@@ -48,7 +49,7 @@ class Host(Protocol):
         ...
 
     def turn_started(self, prompt: str, strategy: str) -> None:
-        """A prompt begins to run as a turn of `strategy` (`agent` or `refine`)."""
+        """A prompt begins to run as a turn of `strategy` (`agent`, `refine` or `shell`)."""
         ...
 
     def prompt_attached(self, attachments: Attachments) -> None:
