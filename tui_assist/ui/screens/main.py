@@ -467,10 +467,6 @@ class MainScreen(Screen[None]):
         self.session.prompt_history.add(text)
         self._run_prompts(self.controller.submit(text))
 
-    def send_prompt(self, text: str) -> None:
-        """Send `text` to the model now, or as the next turn when one is running (or queued)."""
-        self._run_prompts(self.controller.submit(text))
-
     def _run_prompts(self, work: Awaitable[None] | None) -> None:
         if work is not None:
             self._prompt_worker = self.run_worker(work, group="turn", exclusive=True, exit_on_error=False)
