@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -208,9 +209,9 @@ async def test_while_streaming_deltas_are_merged_over_the_stream_interval(
         assert delays == [streaming_markdown.FRAME_INTERVAL]
         widget.flush()
         # ...later ones wait until STREAM_INTERVAL has passed since the last drawn text.
-        clock.now += 0.02
+        clock.now += streaming_markdown.STREAM_INTERVAL / 4
         widget.append("second ")
-        assert delays[-1] == pytest.approx(streaming_markdown.STREAM_INTERVAL - 0.02)
+        assert delays[-1] == pytest.approx(streaming_markdown.STREAM_INTERVAL * 3 / 4)
         widget.append("third ")
         assert len(delays) == 2  # one timer for the whole window
         widget.flush()
@@ -275,3 +276,66 @@ async def test_finishing_or_cancelling_a_turn_draws_the_queued_text_at_once() ->
             assert answer._tail == "" and answer.source == "Some streamed text, then the last words."
             await pilot.pause()
             assert _lines(answer) == ["Some streamed text, then the last words."]
+
+
+class _Chat(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Conversation()
+
+
+def _start_answer(conversation: Conversation) -> None:
+    conversation.begin_turn("question", "agent")
+    conversation.apply(NodeStarted(node_id="t", parent_id=None, node_kind="turn", label="turn"))
+    conversation.apply(NodeStarted(node_id="a", parent_id="t", node_kind="agent", label="agent"))
+
+
+async def test_the_visible_answer_grows_while_deltas_arrive_and_stays_in_view() -> None:
+    app = _Chat()
+    async with app.run_test(size=(60, 12)) as pilot:
+        conversation = app.query_one(Conversation)
+        _start_answer(conversation)
+        await pilot.pause()
+        deltas = [f"Line {i} of a long streamed answer.\n\n" for i in range(60)]
+        shown: list[int] = []
+        for i, delta in enumerate(deltas):
+            conversation.apply(TextDelta(node_id="a", text=delta))
+            await asyncio.sleep(0.01)  # deltas arrive over time, as from the network
+            answer = app.query_one(AnswerText)
+            painted = "\n".join(_lines(answer))
+            shown.append(painted.count("of a long streamed answer"))
+            if i % 10 == 9:
+                # Taller than the pane: once drawn, it is scrolled to the newest line.
+                await pilot.pause()
+                assert conversation.scroll_y == conversation.max_scroll_y
+        # The answer was drawn many times on the way, not all at once at the end...
+        growths = sum(1 for a, b in zip(shown, shown[1:], strict=False) if b > a)
+        assert growths >= 5, shown
+        assert shown[len(shown) // 2] > 0
+        # ...and before the turn ended, everything but the newest deltas was on screen.
+        assert shown[-1] > len(deltas) // 2
+        assert conversation.max_scroll_y > 0  # it overflowed the pane: the anchor was exercised
+
+
+async def test_a_taller_answer_costs_one_layout_of_the_screen_not_two() -> None:
+    app = _Chat()
+    async with app.run_test(size=(60, 12)) as pilot:
+        conversation = app.query_one(Conversation)
+        _start_answer(conversation)
+        for i in range(20):
+            conversation.apply(TextDelta(node_id="a", text=f"Paragraph {i}.\n\n"))
+        answer = app.query_one(AnswerText)
+        answer.flush()
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+        layouts: list[object] = []
+        app.screen.screen_layout_refresh_signal.subscribe(app.screen, layouts.append)
+        height = answer.line_count
+        conversation.apply(TextDelta(node_id="a", text="One more paragraph, two lines taller.\n\n"))
+        answer.flush()
+        for _ in range(5):  # a few frames: Textual's own second layout would come a frame later
+            await pilot.pause(0.02)
+        assert answer.line_count > height
+        assert len(layouts) == 1
+        # The one layout showed it: the pane is scrolled to the answer's new last line.
+        assert conversation.scroll_y == conversation.max_scroll_y > 0
+        assert "One more paragraph" in _lines(answer)[-1]

@@ -30,6 +30,8 @@ from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
 
+from tui_assist.ui.widgets.streaming_markdown import LaidOutSize
+
 COMPACT_MAX_LINES = 300
 """Taller turns are not compacted: their captured lines would cost more memory than the few
 widgets they save cost in layout."""
@@ -38,7 +40,7 @@ Line = tuple[tuple[str, int], ...]
 """A captured line: runs of text, each with an index into the turn's styles."""
 
 
-class CompactableTurn(Vertical):
+class CompactableTurn(LaidOutSize, Vertical):
     """A turn's container that can be compacted once finished, and expanded again."""
 
     DEFAULT_CSS = """

@@ -47,6 +47,7 @@ from tui_assist.core.events import (
 from tui_assist.core.text import clip
 from tui_assist.core.tree import NodeLog
 from tui_assist.ui.widgets.compaction import CompactableTurn
+from tui_assist.ui.widgets.streaming_markdown import LaidOutSize
 from tui_assist.ui.widgets.turn_parts import (
     AnswerText,
     ConversationEntry,
@@ -339,7 +340,7 @@ class TurnView(CompactableTurn):
                 self._rounds[node_id].fold(is_folded)
 
 
-class Conversation(VerticalScroll):
+class Conversation(LaidOutSize, VerticalScroll):
     """The scrolling conversation; stays anchored to the bottom while answers stream."""
 
     DEFAULT_CSS = """

@@ -8,12 +8,14 @@ arrive. The widget draws through the line API, so a flush costs O(tail + visible
 long the answer grows.
 
 What a flush costs is mostly not this widget's work but Textual's: a taller answer means a full
-layout of the screen (two, in fact: the ancestors' virtual sizes change and lay out again) and a
-repaint of the whole pane, since anchored content scrolls. So while text streams, deltas are
-merged over `STREAM_INTERVAL` (a few frames, well inside the 250 ms a reader notices) rather than
-drawn every frame; the first delta after a pause is drawn after one short `FRAME_INTERVAL`, so an
-answer starts showing at once. A flush that changes no line repaints nothing, and one that changes
-only the tail without changing the height repaints only the tail lines that differ.
+layout of the screen and a repaint of the whole pane, since anchored content scrolls. Textual
+would lay out and repaint a second time a frame later, because the layout changed the virtual
+sizes of the answer, its turn and the pane; `LaidOutSize` drops that request, which halves what a
+growth costs. So the answer can be drawn `STREAM_INTERVAL` apart while text streams (through a
+real terminal it then grows every 33-50 ms; at 1/8 s it grew in visible bursts), and the first
+delta after a pause is drawn on the next frame. A flush that changes no line repaints nothing, and
+one that changes only the tail without changing the height repaints only the tail lines that
+differ.
 
 A boundary is a blank line outside a code fence that is followed by an unindented line: splitting
 there cannot change how the text before it parses (indented continuations of list items and
@@ -42,6 +44,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.app import App
 from textual.geometry import Region, Size
+from textual.reactive import Reactive
 from textual.selection import Selection
 from textual.strip import Strip
 from textual.timer import Timer
@@ -50,14 +53,14 @@ from textual.widget import Widget
 from tui_assist.ui.themes import markdown_rich_theme
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-FRAME_INTERVAL = 1 / 30
-"""Seconds the first delta after a pause waits (deltas that arrive together are drawn together),
-and between the slices of a burst larger than `FRAME_BUDGET`."""
-STREAM_INTERVAL = 1 / 8
-"""Least seconds between two flushes while text streams. Eight updates a second still read as
-smooth streaming, and the last delta shows within about 150 ms (the budget is 250 ms). Each update
-that adds lines costs two screen layouts and a repaint of the pane: at 1,000 deltas a second, 20
-updates a second spent more CPU on that than on rendering all of the answer's Markdown."""
+FRAME_INTERVAL = 1 / 60
+"""Seconds the first delta after a pause waits (one frame of Textual's: deltas that arrive
+together are drawn together), and between the slices of a burst larger than `FRAME_BUDGET`."""
+STREAM_INTERVAL = 1 / 30
+"""Least seconds between two flushes while text streams: 30 growths a second read as smooth, and
+leave room (Textual paints at most 60 frames a second) for the answer to grow within 50 ms even
+when a frame comes late. Each flush that adds lines costs a layout of the screen and a repaint of
+the pane, so drawing every delta (1,000 a second in a fast stream) would spend the CPU on that."""
 FRAME_BUDGET = 4_000
 """Characters taken from the queue per frame: a burst (or one huge append) is drawn over several
 frames instead of stalling the event loop while all of it is parsed at once."""
@@ -133,7 +136,20 @@ def markdown_renderer(app: App[object]) -> _Renderer:
     return renderer
 
 
-class StreamingMarkdown(Widget):
+class LaidOutSize:
+    """Mixin for a widget whose virtual size only Textual's layout sets (its content's extent).
+
+    Textual's `virtual_size` asks for another layout whenever it changes, but a layout is what
+    changes it: each time a streamed answer grows, the answer, its turn and the scrolling pane
+    would be laid out and the whole pane repainted a second time, a frame later, to the same
+    result (half of a growth's cost). Widgets that take their virtual size from the layout alone
+    can drop that request; their watchers (`watch_virtual_size`) still run.
+    """
+
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), repaint=False)
+
+
+class StreamingMarkdown(LaidOutSize, Widget):
     """Markdown that can grow by `append` (merged per frame) and be finished with `finish`."""
 
     DEFAULT_CSS = """

@@ -22,7 +22,7 @@ from tui_assist.core.events import FileDiff
 from tui_assist.core.text import clip, duration
 from tui_assist.core.tool_labels import key_argument, tool_title
 from tui_assist.ui.widgets.diff_view import DiffView
-from tui_assist.ui.widgets.streaming_markdown import StreamingMarkdown
+from tui_assist.ui.widgets.streaming_markdown import LaidOutSize, StreamingMarkdown
 
 _BODY_LIMIT = 6_000
 _STATE_ICONS = {"running": "…", "done": "✓", "failed": "✗", "cancelled": "⊘"}
@@ -359,7 +359,7 @@ class TurnBadge(Static):
     """
 
 
-class RoundView(Vertical):
+class RoundView(LaidOutSize, Vertical):
     """One refine round's drafts; earlier rounds fold to their header once the turn ends."""
 
     DEFAULT_CSS = """
