@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from typing import Any
 
 import pytest
@@ -339,3 +340,23 @@ async def test_a_taller_answer_costs_one_layout_of_the_screen_not_two() -> None:
         # The one layout showed it: the pane is scrolled to the answer's new last line.
         assert conversation.scroll_y == conversation.max_scroll_y > 0
         assert "One more paragraph" in _lines(answer)[-1]
+
+
+async def test_full_collections_wait_while_an_answer_streams_and_only_then() -> None:
+    thresholds = gc.get_threshold()
+    for how in ("finished", "removed"):
+        app = _Chat()
+        async with app.run_test(size=(60, 12)) as pilot:
+            conversation = app.query_one(Conversation)
+            _start_answer(conversation)
+            await pilot.pause()
+            assert gc.get_threshold() == thresholds
+            conversation.apply(TextDelta(node_id="a", text="Streaming "))
+            # Young collections go on as before; the full ones wait for the end of the stream.
+            assert gc.get_threshold()[:2] == thresholds[:2]
+            assert gc.get_threshold()[2] > 1_000 * thresholds[2]
+            if how == "finished":
+                conversation.apply(NodeFinished(node_id="a", output="x"))
+            else:
+                await app.query_one(AnswerText).remove()
+            assert gc.get_threshold() == thresholds
