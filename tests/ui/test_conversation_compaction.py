@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual.app import App, ComposeResult
+from textual.geometry import Region
+from textual.widget import Widget
+
 from tests.ui.helpers import make_app, screen_text
 from tui_assist.core.events import (
     NodeFinished,
@@ -203,3 +207,26 @@ async def test_moving_the_cursor_up_into_a_compacted_turn_builds_it_and_selects_
         assert not newest_compacted.compacted
         inside = [e for e in conversation.entries() if newest_compacted in e.ancestors]  # type: ignore[attr-defined]
         assert inside and conversation.selected_message is inside[-1]
+
+
+async def test_an_expanded_turn_draws_the_lines_the_styles_cache_would() -> None:
+    class Chat(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Conversation()
+
+    for theme in ("textual-dark", "textual-light"):
+        app = Chat()
+        async with app.run_test(size=(60, 12)) as pilot:
+            app.theme = theme
+            conversation = app.query_one(Conversation)
+            conversation.begin_turn("question", "agent")
+            conversation.apply(NodeStarted(node_id="t", parent_id=None, node_kind="turn", label="turn"))
+            conversation.apply(NodeStarted(node_id="a", parent_id="t", node_kind="agent", label="agent"))
+            conversation.apply(TextDelta(node_id="a", text="An answer.\n\nIn paragraphs.\n\n" * 4))
+            await pilot.pause(0.1)
+            view = app.query_one(TurnView)
+            crop = Region(0, 0, view.size.width, view.size.height)
+            # Its fast path (blank lines in its background) is what Textual's own drawing gives.
+            assert [list(s) for s in view.render_lines(crop)] == [
+                list(s) for s in Widget.render_lines(view, crop)
+            ]

@@ -206,7 +206,7 @@ class CompactableTurn(LaidOutSize, Vertical):
     def render_lines(self, crop: Region) -> list[Strip]:
         lines = self._lines
         if lines is None:
-            return super().render_lines(crop)
+            return self._render_blank(crop)
         # The captured lines are final (every cell styled by the child that drew it): they skip
         # the styles cache, which would keep every line as a strip, caches and all.
         width = self.size.width
@@ -219,6 +219,19 @@ class CompactableTurn(LaidOutSize, Vertical):
                 strip = Strip.blank(width, self.visual_style.rich_style)
             strips.append(strip.crop(crop.x, crop.right) if crop.width != width else strip)
         return strips
+
+    def _render_blank(self, crop: Region) -> list[Strip]:
+        # Expanded, the turn draws nothing of its own (no border, no padding): it shows only in
+        # the margins between its children. But every growth of a streamed answer resizes it, and
+        # the styles cache would build each of its visible lines again (as costly as drawing the
+        # answer itself, 30 times a second): blank lines in its background are the same lines.
+        if self.opacity < 1 or self.styles.border or self.styles.padding:
+            return super().render_lines(crop)
+        background = self.background_colors[1]
+        strip = Strip.blank(crop.width, Style(bgcolor=background.rich_color))
+        for line_filter in self.get_line_filters():  # as the styles cache applies them
+            strip = strip.apply_filter(line_filter, background)
+        return [strip] * crop.height
 
     def on_resize(self, event: events.Resize) -> None:
         if self._lines is not None and event.size.width != self._compacted_as[0]:
