@@ -359,4 +359,5 @@ async def test_full_collections_wait_while_an_answer_streams_and_only_then() -> 
                 conversation.apply(NodeFinished(node_id="a", output="x"))
             else:
                 await app.query_one(AnswerText).remove()
+            await pilot.pause()  # once the frame that shows the end is drawn
             assert gc.get_threshold() == thresholds

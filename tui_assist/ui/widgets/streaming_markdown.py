@@ -160,9 +160,19 @@ def _hold_full_collections(widget: StreamingMarkdown) -> None:
     _streaming.add(widget)
 
 
-def _release_full_collections(widget: StreamingMarkdown) -> None:
-    global _thresholds
+def _release_full_collections(widget: StreamingMarkdown, *, finished: bool) -> None:
     _streaming.discard(widget)
+    if not _streaming and _thresholds is not None:
+        if finished:
+            # After the frame that shows the end of the answer: the full collection this lets
+            # run has the stream's leftovers to scan (100-200 ms) and would hold that frame back.
+            widget.app.call_after_refresh(_restore_full_collections)
+        else:
+            _restore_full_collections()  # removed (or the app closing): no frame to wait for
+
+
+def _restore_full_collections() -> None:
+    global _thresholds
     if not _streaming and _thresholds is not None:
         gc.set_threshold(*_thresholds)
         _thresholds = None
@@ -273,7 +283,7 @@ class StreamingMarkdown(LaidOutSize, Widget):
         """No more deltas: commit the tail so the whole text is static."""
         self._flush(final=True)
         self.finished = True
-        _release_full_collections(self)
+        _release_full_collections(self, finished=True)
 
     def flush(self) -> None:
         """Draw queued deltas now instead of when the merge window closes."""
@@ -294,7 +304,7 @@ class StreamingMarkdown(LaidOutSize, Widget):
             self._flush(final=self.finished)
 
     def on_unmount(self) -> None:
-        _release_full_collections(self)
+        _release_full_collections(self, finished=False)
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
