@@ -361,3 +361,26 @@ async def test_full_collections_wait_while_an_answer_streams_and_only_then() -> 
                 await app.query_one(AnswerText).remove()
             await pilot.pause()  # once the frame that shows the end is drawn
             assert gc.get_threshold() == thresholds
+
+
+def _painted(widget: StreamingMarkdown) -> list[list[tuple[str, str]]]:
+    crop = Region(0, 0, widget.region.width, widget.region.height)  # as the compositor crops it
+    return [[(segment.text, str(segment.style)) for segment in strip] for strip in widget.render_lines(crop)]
+
+
+async def test_lines_kept_while_the_answer_grows_are_the_lines_painted_afresh() -> None:
+    app = _Chat()
+    async with app.run_test(size=(60, 40)) as pilot:
+        conversation = app.query_one(Conversation)
+        _start_answer(conversation)
+        await pilot.pause()
+        for i in range(12):  # paragraphs, a list and a code block: commits and a growing tail
+            conversation.apply(TextDelta(node_id="a", text=f"Paragraph {i} with **bold** words.\n\n"))
+            conversation.apply(TextDelta(node_id="a", text=f"- item {i}\n- another\n\n```python\nx = {i}\n"))
+            conversation.apply(TextDelta(node_id="a", text="```\n\nThe tail grows"))
+            await pilot.pause(0.05)
+            answer = app.query_one(AnswerText)
+            kept = _painted(answer)
+            answer.selection_updated(None)  # forgets what was painted: everything is painted again
+            assert _painted(answer) == kept
+        assert "Paragraph 11" in "\n".join(_lines(answer))

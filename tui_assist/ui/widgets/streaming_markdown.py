@@ -69,6 +69,8 @@ CHUNK_TARGET = 1_500
 """Characters per committed chunk (whole blocks are never split, so chunks may be larger)."""
 CACHED_CHUNKS = 6
 """Rendered chunks kept per widget; the rest are rendered again when scrolled into view."""
+PAINTED_LINES = 200
+"""Painted lines kept per widget (a few screens): beyond that they are painted again."""
 _BLANK = Strip.blank(0)
 
 
@@ -237,6 +239,10 @@ class StreamingMarkdown(LaidOutSize, Widget):
         self._selection: Selection | None = None
         """The mouse text selection in this widget, if any."""
         self._painting = False
+        self._painted: dict[int, Strip] = {}
+        """Line -> the line as painted (padding, background, filters), kept while the answer grows."""
+        self._painted_as: tuple[object, ...] = ()
+        """What the painted lines depend on besides their text (see `render_lines`)."""
         self.finished = finished
         """No more text will come: the tail is committed on mount or on `finish`."""
         if markdown:
@@ -276,6 +282,7 @@ class StreamingMarkdown(LaidOutSize, Widget):
         self._pending = [text] if text else []
         self._scan, self._fence, self._blank_at = 0, None, None
         self.finished = False
+        self._painted.clear()
         self._flush()
         self.refresh(layout=True)  # the flush compares with what was just thrown away
 
@@ -319,6 +326,7 @@ class StreamingMarkdown(LaidOutSize, Widget):
             and markdown_renderer(self.app).key != self._theme_key
         ):
             self._width = 0
+            self._painted.clear()
             self.refresh(layout=True)
 
     def _flush(self, final: bool = False) -> None:
@@ -349,12 +357,21 @@ class StreamingMarkdown(LaidOutSize, Widget):
             return
         if self._tail_dirty:
             self._render_tail()
+        self._unpaint(committed)  # what was committed before this flush is as it was
         if self.line_count != before:
             self.refresh(layout=True)
         elif self._committed_height != committed:
             self.refresh()
         else:
             self._refresh_tail(old_tail)
+
+    def _unpaint(self, first: int = 0) -> None:
+        """Forget the painted lines from `first` on (their text or look changed)."""
+        if first <= 0:
+            self._painted.clear()
+        else:
+            for y in [y for y in self._painted if y >= first]:
+                del self._painted[y]
 
     def _refresh_tail(self, old: list[Strip]) -> None:
         """Repaint the tail lines that differ from `old` (often one line; often none)."""
@@ -481,6 +498,7 @@ class StreamingMarkdown(LaidOutSize, Widget):
         self._starts.clear()
         self._committed_height = 0
         self._cache.clear()
+        self._painted.clear()
         for index, chunk in enumerate(self._chunks):
             self._add_chunk(index, renderer.render(chunk, width))
         self._render_tail()
@@ -490,6 +508,7 @@ class StreamingMarkdown(LaidOutSize, Widget):
         if style != self._base_style:
             self._base_style = style
             self._cache.clear()
+            self._painted.clear()
             if self._width > 0:
                 self._render_tail()
 
@@ -501,15 +520,48 @@ class StreamingMarkdown(LaidOutSize, Widget):
         return self.line_count
 
     def render_lines(self, crop: Region) -> list[Strip]:
+        # Each growth of a streamed answer resizes the widget, and Textual then paints all of its
+        # visible lines again (padding, background, filters: as costly as the rest of a frame),
+        # though only the tail changed. So painted lines are kept here, and dropped where the text
+        # changed (`_unpaint`) or when what else they depend on changes.
         self._check_style()
         width = self.content_region.width
         if width != self._width:
             self._ensure_width(width)
+        styles = self.styles
+        painted_as = (
+            crop.x,
+            crop.width,
+            self.size.width,
+            self._base_style,
+            self.opacity,
+            tuple(map(id, self.get_line_filters())),
+        )
+        if painted_as != self._painted_as or len(self._painted) > PAINTED_LINES:
+            self._painted_as = painted_as
+            self._painted.clear()
+        if styles.border or styles.padding.top or styles.padding.bottom:
+            self._painted.clear()  # lines that depend on the height: not kept
+        painted = self._painted
         self._painting = True
         try:
-            return super().render_lines(crop)
+            y = crop.y
+            while y < crop.bottom:
+                if y in painted:
+                    y += 1
+                    continue
+                end = y + 1
+                while end < crop.bottom and end not in painted:
+                    end += 1
+                lines = super().render_lines(Region(crop.x, y, crop.width, end - y))
+                painted.update(zip(range(y, end), lines, strict=True))
+                y = end
         finally:
             self._painting = False
+        lines = [painted[y] for y in crop.line_range]
+        if styles.border or styles.padding.top or styles.padding.bottom:
+            painted.clear()
+        return lines
 
     def render_line(self, y: int) -> Strip:
         line = self._line(y)
@@ -542,6 +594,7 @@ class StreamingMarkdown(LaidOutSize, Widget):
 
     def selection_updated(self, selection: Selection | None) -> None:
         self._selection = selection
+        self._painted.clear()
         self.refresh()
 
     def _plain_lines(self) -> list[str]:
