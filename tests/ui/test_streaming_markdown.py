@@ -384,3 +384,19 @@ async def test_lines_kept_while_the_answer_grows_are_the_lines_painted_afresh() 
             answer.selection_updated(None)  # forgets what was painted: everything is painted again
             assert _painted(answer) == kept
         assert "Paragraph 11" in "\n".join(_lines(answer))
+
+
+def test_markdown_parsed_by_the_shared_parser_renders_as_richs_own() -> None:
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    text = DOC + "\n| a | b |\n|---|---|\n| 1 | ~~2~~ |\n\n> quoted `code` and *emphasis*\n"
+
+    def rendered(markdown: Markdown) -> str:
+        console = Console(width=60, force_terminal=True, color_system="truecolor", record=True)
+        console.print(markdown)
+        return console.export_text(styles=True)
+
+    ours = rendered(streaming_markdown.parsed_markdown(text, "monokai"))
+    assert ours == rendered(Markdown(text, code_theme="monokai", hyperlinks=False))
+    assert "Title" in ours and "quoted" in ours

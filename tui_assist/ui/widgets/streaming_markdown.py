@@ -38,6 +38,7 @@ import weakref
 from bisect import bisect_right
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -52,6 +53,10 @@ from textual.timer import Timer
 from textual.widget import Widget
 
 from tui_assist.ui.themes import markdown_rich_theme
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from rich.markdown import Markdown
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 FRAME_INTERVAL = 1 / 60
@@ -83,18 +88,44 @@ class _Renderer:
     def render(self, text: str, width: int) -> list[Strip]:
         if not text.strip():
             return []
-        from rich.markdown import Markdown  # markdown-it is slow to import: not before first paint
-
         options = self.console.options.update(width=width, max_width=width)
-        lines = self.console.render_lines(
-            Markdown(text, code_theme=self.code_theme, hyperlinks=False), options, pad=False
-        )
+        lines = self.console.render_lines(parsed_markdown(text, self.code_theme), options, pad=False)
         strips = [Strip(line) for line in lines]
         while strips and not _has_content(strips[0]):
             strips.pop(0)
         while strips and not _has_content(strips[-1]):
             strips.pop()
         return strips
+
+
+_parser: MarkdownIt | None = None
+"""The one markdown-it parser (made on first use)."""
+
+
+def parsed_markdown(text: str, code_theme: str) -> Markdown:
+    """Rich's `Markdown` of `text` (no hyperlinks), parsed by one shared parser.
+
+    Rich's `Markdown.__init__` builds a new markdown-it parser for every text, which is more than
+    a third of rendering a streamed block (it happens 30 times a second while an answer streams);
+    this sets the object up as that `__init__` (rich 15.0.0, pinned) does, with the parser reused.
+    """
+    # markdown-it is slow to import: not before first paint.
+    from markdown_it import MarkdownIt
+    from rich.markdown import Markdown
+
+    global _parser
+    if _parser is None:
+        _parser = MarkdownIt().enable("strikethrough").enable("table")
+    markdown = Markdown.__new__(Markdown)
+    markdown.markup = text
+    markdown.parsed = _parser.parse(text)
+    markdown.code_theme = code_theme
+    markdown.justify = None
+    markdown.style = "none"
+    markdown.hyperlinks = False
+    markdown.inline_code_lexer = None
+    markdown.inline_code_theme = code_theme
+    return markdown
 
 
 _WARM_UP = "# Warm\n\n- a **list** with `code`\n\n```python\nprint(1)\n```\n"
