@@ -383,7 +383,7 @@ async def test_lines_kept_while_the_answer_grows_are_the_lines_painted_afresh() 
             kept = _painted(answer)
             answer.selection_updated(None)  # forgets what was painted: everything is painted again
             assert _painted(answer) == kept
-        assert "Paragraph 11" in "\n".join(_lines(answer))
+        assert "Paragraph 11" in "\n".join(_lines(app.query_one(AnswerText)))
 
 
 def test_markdown_parsed_by_the_shared_parser_renders_as_richs_own() -> None:
