@@ -14,13 +14,22 @@ from dataclasses import dataclass
 
 from tui_assist.core.agent import ToolCallRecord, run_agent
 from tui_assist.core.budget import BudgetExhausted, BudgetTracker
-from tui_assist.core.conversation import Block, Conversation, ImageBlock, Message, TextBlock, Usage
+from tui_assist.core.conversation import Block, ImageBlock, Message, TextBlock, Usage
 from tui_assist.core.critic import DEFAULT_CRITIC_INPUT_TOKENS, Critique, critique
 from tui_assist.core.model import ProviderError
 from tui_assist.core.nodes import NodeScope
 from tui_assist.core.observer import TurnObserver
 from tui_assist.core.prompts import REVISION_TEMPLATE
-from tui_assist.core.turn import Outcome, RoundRecord, Stopwatch, StrategyName, TurnDeps, TurnResult
+from tui_assist.core.turn import (
+    Outcome,
+    RoundRecord,
+    Stopwatch,
+    StrategyName,
+    TurnDeps,
+    TurnRequest,
+    TurnResult,
+    TurnStrategy,
+)
 from tui_assist.workflow.combinators import Attempt, Candidate, Refine, RefineOutcome
 from tui_assist.workflow.step import Step, WorkflowBudgetTracker, WorkflowContext
 
@@ -128,7 +137,7 @@ class _Critic(Step[Candidate[str, Draft], Critique]):
         )
 
 
-class RefineTurn:
+class RefineTurn(TurnStrategy):
     """Evaluator-optimizer over full agent rounds, with a round budget.
 
     Args:
@@ -157,16 +166,9 @@ class RefineTurn:
         self.max_rounds = max_rounds
         self.critic_max_input_tokens = critic_max_input_tokens
 
-    async def run(
-        self,
-        conversation: Conversation,
-        prompt: str,
-        observer: TurnObserver,
-        *,
-        turn_id: str | None = None,
-        images: Sequence[ImageBlock] = (),
-    ) -> TurnResult:
-        """Run up to `max_rounds` rounds. See `TurnStrategy.run`."""
+    async def play(self, request: TurnRequest, observer: TurnObserver) -> TurnResult:
+        """Run up to `max_rounds` rounds."""
+        conversation, prompt, images = request.conversation, request.prompt, request.images
         clock = Stopwatch()
         budget = BudgetTracker(self.deps.budget)
         history = list(conversation.messages)
@@ -177,7 +179,7 @@ class RefineTurn:
         answer, error = "", None
         outcome: Outcome = "unverified"
         label = f"refine turn (≤{self.max_rounds} rounds)"
-        with NodeScope(observer, "turn", label, None, detail=prompt, node_id=turn_id) as turn:
+        with NodeScope(observer, "turn", label, None, detail=prompt, node_id=request.turn_id) as turn:
             # The rounds hang directly under the turn: the loop runs in a context rooted there.
             ctx = WorkflowContext.root(
                 observer, budget=WorkflowBudgetTracker(models=budget), parent_id=turn.node_id
