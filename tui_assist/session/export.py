@@ -75,7 +75,7 @@ def turn_dict(t: TurnRow) -> dict[str, Any]:
 
 
 def _call_dict(c: ToolCallRow) -> dict[str, Any]:
-    return row_dict(c, "name input output is_error duration", duration=round(c.duration, 3))
+    return row_dict(c.call, "name input output is_error duration", duration=round(c.call.duration, 3))
 
 
 def _round_dict(r: RoundRow) -> dict[str, Any]:
@@ -217,7 +217,8 @@ class _Call:
 
     @classmethod
     def of_row(cls, row: ToolCallRow, diffs: dict[str, FileDiff]) -> _Call:
-        return cls(row.name, row.input, row.output, row.is_error, row.duration, diffs.get(row.node_id))
+        call = row.call
+        return cls(call.name, call.input, call.output, call.is_error, call.duration, diffs.get(call.node_id))
 
 
 def _fence(text: str, info: str = "") -> str:

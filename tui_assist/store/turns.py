@@ -23,6 +23,9 @@ from tui_assist.store.base import RUNNING, StoreBase, StoreError, UnknownIdError
 from tui_assist.store.event_log import coalesce_text, summarize
 from tui_assist.store.rows import AuditLine, RoundRow, ToolCallRow, TurnRow
 
+_CALL_COLUMNS = "turn_id, seq, round_idx, node_id, parent_id, name, input, output, is_error, duration"
+"""The columns `_tool_call_row` reads, in its order."""
+
 _TURN_COLUMNS = (
     "id, conversation_id, seq, strategy, prompt, answer, outcome, error, input_tokens, output_tokens, "
     "cache_creation_input_tokens, cache_read_input_tokens, rounds, tool_calls, duration, started_at, "
@@ -415,8 +418,7 @@ class TurnsMixin(StoreBase):
         """A turn's tool calls in execution order (every round, sub-agents included)."""
         async with self._lock:
             rows = await self._db.execute_fetchall(
-                "SELECT turn_id, seq, round_idx, node_id, parent_id, name, input, output, is_error, duration "
-                "FROM tool_calls WHERE turn_id = ? ORDER BY seq",
+                f"SELECT {_CALL_COLUMNS} FROM tool_calls WHERE turn_id = ? ORDER BY seq",
                 (turn_id,),
             )
         return [_tool_call_row(row) for row in rows]
@@ -430,8 +432,8 @@ class TurnsMixin(StoreBase):
                 (turn_id,),
             )
             call_rows = await db.execute_fetchall(
-                "SELECT turn_id, seq, round_idx, node_id, parent_id, name, input, output, is_error, duration "
-                "FROM tool_calls WHERE turn_id = ? AND round_idx IS NOT NULL ORDER BY seq",
+                f"SELECT {_CALL_COLUMNS} FROM tool_calls "
+                "WHERE turn_id = ? AND round_idx IS NOT NULL ORDER BY seq",
                 (turn_id,),
             )
         calls = [_tool_call_row(row) for row in call_rows]
@@ -471,10 +473,7 @@ def _turn_row(row: Any) -> TurnRow:
 
 
 def _tool_call_row(row: Any) -> ToolCallRow:
-    return ToolCallRow(
-        turn_id=str(row[0]),
-        seq=int(row[1]),
-        round_index=None if row[2] is None else int(row[2]),
+    record = ToolCallRecord(
         node_id=str(row[3]),
         parent_id=str(row[4]),
         name=str(row[5]),
@@ -483,3 +482,4 @@ def _tool_call_row(row: Any) -> ToolCallRow:
         is_error=bool(row[8]),
         duration=float(row[9]),
     )
+    return ToolCallRow(str(row[0]), int(row[1]), None if row[2] is None else int(row[2]), record)

@@ -154,12 +154,6 @@ async def scripted_decide(state: LoopState) -> Proposal:
 
     No hits is a final answer with no citation; a read error is a final answer holding the error
     text and no citation.
-
-    Args:
-        state: The run so far.
-
-    Returns:
-        The next proposal.
     """
     if not state.history:
         return Proposal("search", {"query": state.question})
@@ -253,12 +247,6 @@ async def adaptive_decide(state: LoopState) -> Proposal:
     - When the first page read defers to the other search hit (`defers_to`), the two pages
       conflict about who documents the action; the named page is read too, and the answer
       comes from it.
-
-    Args:
-        state: The run so far.
-
-    Returns:
-        The next proposal.
     """
     if not state.history:
         return Proposal("search", {"query": state.question})
