@@ -1,7 +1,8 @@
-"""The `TurnStrategy` protocol and what every strategy returns.
+"""The `TurnStrategy` base class and what every strategy returns.
 
 A strategy runs one user request against a conversation and reports through an observer. The
-host (TUI, headless CLI, test) picks the strategy; nothing else changes between them.
+host (TUI, headless CLI, test) picks the strategy and calls `run`; nothing else changes between
+them. A strategy implements `play`, which gets the request as one `TurnRequest`.
 """
 
 from __future__ import annotations
