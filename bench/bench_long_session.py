@@ -68,7 +68,8 @@ class Terminal:
         variables = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
         words = " ".join(shlex.quote(a) for a in args)
         command = (
-            f"cd {shlex.quote(str(source))} && exec env -u COLUMNS -u LINES {variables} "
+            # PYTHONDONTWRITEBYTECODE (inherited by the tmux server) would keep the cache cold.
+            f"cd {shlex.quote(str(source))} && exec env -u COLUMNS -u LINES -u PYTHONDONTWRITEBYTECODE {variables} "
             f"{shlex.quote(sys.executable)} -m tui_assist {words}"
         )
         start = time.perf_counter()
