@@ -267,9 +267,11 @@ class MainScreen(Screen[None]):
         # A conversation asked for on the command line is redrawn as soon as the store is open,
         # before the SDK loads (its import would compete with the redraw for the interpreter).
         opening = bool(self.start.resume or self.start.continue_latest)
+        # The Markdown parser and Pygments, so the first answer doesn't pay for loading them; for
+        # a conversation to redraw, alongside opening the store (the redraw needs them).
+        warm = asyncio.create_task(asyncio.to_thread(warm_up_markdown)) if opening else None
         await self.session.load(after_store=self._open_stored if opening else None)
-        # The Markdown parser and Pygments, too, so the first answer doesn't pay for loading them.
-        await asyncio.to_thread(warm_up_markdown)
+        await (warm or asyncio.to_thread(warm_up_markdown))
         # Everything alive now (modules, the SDK, the app's widgets) lives for the whole session.
         # Freezing it keeps Python's full collections from scanning it again and again: with the
         # SDK loaded, each full collection otherwise stalls the event loop for 50-100+ ms.
@@ -594,26 +596,47 @@ class MainScreen(Screen[None]):
         self.query_one(NodeInspector).show(None)
 
     async def _redraw(self, conversation_id: str) -> bool:
-        """Open a stored conversation and redraw its newest turns; False when it can't be."""
+        """Open a stored conversation and redraw its newest turns; False when it can't be.
+
+        The newest turns are read and painted first; the whole history (what the next turn
+        sends, the meter, the context fill) is read after, so the last answer shows as soon at
+        any length.
+        """
+        session = self.session
         try:
-            turns = await self.session.resume(conversation_id)
+            turns = await session.stored_page(conversation_id)
         except Exception as exc:
             self.notify(f"Cannot resume: {exc}", severity="error")
             return False
         self._show_empty_conversation()
-        for turn in turns:
-            if turn.events:
-                # Replay the stored event log through the same path live events take, so the
-                # turn is redrawn as it ran: streamed text, tool calls, rounds, tree and badges.
-                view = self.conversation.begin_turn(turn.prompt, turn.strategy, images=turn.images)
-                view.seq = turn.seq
-                for event in turn.events:
-                    self.apply_event(event)
-            else:
-                self.conversation.show_stored(turn)
-            await asyncio.sleep(0)
+        # One layout draws them all, at the end: none before every view is mounted.
+        with self.app.batch_update():
+            for turn in turns:
+                if turn.events:
+                    # Replay the stored event log through the same path live events take, so the
+                    # turn is redrawn as it ran: streamed text, tool calls, rounds, tree and badges.
+                    view = self.conversation.begin_turn(turn.prompt, turn.strategy, images=turn.images)
+                    view.seq = turn.seq
+                    for event in turn.events:
+                        self.apply_event(event)
+                else:
+                    self.conversation.show_stored(turn)
+            self.conversation.anchor()
+            await self.conversation.mounted()
         # Only the newest turns are read; earlier ones load as the user scrolls up.
-        self.conversation.offer_earlier(self.session.earlier_turns, turns[0].seq if turns else None)
+        self.conversation.offer_earlier(
+            lambda before: session.stored_page(conversation_id, before_seq=before),
+            turns[0].seq if turns else None,
+        )
+        await self.conversation.wait_for_refresh()  # the last answer on screen first
+        try:
+            await session.load_history(conversation_id)
+        except Exception as exc:
+            self._show_empty_conversation()  # nothing shown that the next turn would not send
+            self.notify(f"Cannot resume: {exc}", severity="error")
+            return False
+        self.status.context = session.context_fill
+        self._show_meter()
         self.notify(f"Resumed {len(turns)} turn(s).", timeout=2)
         return True
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from textual import events
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.widget import Widget
+from textual.widget import AwaitMount, Widget
 
 from tui_assist.core.events import (
     NodeFinished,
@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from tui_assist.session.chat import StoredTurn
 
 EarlierTurns = Callable[[int], Awaitable[Sequence["StoredTurn"]]]
-"""Reads the page of stored turns before a position (`ChatSession.earlier_turns`)."""
+"""Reads the page of stored turns before a position (`ChatSession.stored_page`)."""
 
 MAX_TURN_VIEWS = 100
 """Turns kept mounted; older ones are removed (they stay in the store and the export)."""
@@ -461,6 +461,12 @@ class Conversation(VerticalScroll):
         self.call_after_refresh(keep_in_place)
         self.call_after_refresh(self._compact_old_turns)
 
+    async def mounted(self) -> None:
+        """Wait until every widget in the pane is mounted (a layout leaves out those that aren't)."""
+        pending = [node for node in self.walk_children(Widget) if not node.is_mounted]
+        if pending:
+            await AwaitMount(self, pending)
+
     def add_notice(self, markdown: str, *, classes: str | None = None) -> Notice:
         notice = Notice(markdown, classes=classes)
         self._mount_child(notice)
@@ -672,4 +678,5 @@ class Conversation(VerticalScroll):
         self._current = None
         self._selected = None
         self.offer_earlier(None, None)
+        self.anchor(False)
         self.remove_children()
