@@ -566,8 +566,10 @@ class ChatSession(SessionParts):
         await self.load_history(await self._need_store().resolve_conversation_id(conversation_id))
 
     async def load_history(self, conversation_id: str) -> None:
-        """Continue the stored conversation `conversation_id` (a full id): read its whole history
-        (what the next turn sends), its summary, and what it spent (the meter).
+        """Continue the stored conversation `conversation_id` (a full id).
+
+        Reads its whole history (what the next turn sends), its summary, and what it spent (the
+        meter).
 
         Raises:
             SetupError: when there is no store.
@@ -623,18 +625,23 @@ class ChatSession(SessionParts):
         return await self.stored_page(conversation_id, limit=limit)
 
     async def stored_page(
-        self, conversation_id: str, *, before_seq: int | None = None, limit: int = RESUME_TURNS
+        self, conversation_id: str, *, before: int | str | None = None, limit: int = RESUME_TURNS
     ) -> list[StoredTurn]:
-        """A page of a stored conversation's turns to redraw, oldest first: its newest turns, or
-        those just before position `before_seq`.
+        """A page of a stored conversation's turns to redraw, oldest first.
 
+        Its newest turns, or those just before the turn `before` (its position, `seq`, or its id).
         Reads those turns only (their rows, events and prompts' images), whatever the length of
         the conversation, and opens nothing: the settings need not be validated yet. Empty when
         there is no such turn, or no store.
         """
         if self.store is None:
             return []
-        rows = await self.store.turns_page(conversation_id, limit=limit, before_seq=before_seq)
+        if isinstance(before, str):
+            row = await self.store.get_turn(before)
+            if row is None or row.conversation_id != conversation_id:
+                return []
+            before = row.seq
+        rows = await self.store.turns_page(conversation_id, limit=limit, before_seq=before)
         ids = [row.id for row in rows]
         events = await self.store.events_of(ids)
         sent_by_turn = await self.store.messages_of(ids, role="user")

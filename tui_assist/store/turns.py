@@ -411,7 +411,9 @@ class TurnsMixin(StoreBase):
             found[turn_id].append(event_from_dict(json.loads(data)))
         return found
 
-    async def messages_of(self, turn_ids: Sequence[str], *, role: str | None = None) -> dict[str, list[Message]]:
+    async def messages_of(
+        self, turn_ids: Sequence[str], *, role: str | None = None
+    ) -> dict[str, list[Message]]:
         """The history messages of several stored turns in one read, each turn's in order.
 
         Args:

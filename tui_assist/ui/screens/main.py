@@ -38,7 +38,7 @@ from tui_assist.session.controller import TurnController
 from tui_assist.session.factory import SetupError
 from tui_assist.ui.bridge import CoreEvent, StopRequested, TextualObserver
 from tui_assist.ui.setup_help import provider_notice
-from tui_assist.ui.widgets.conversation import Conversation, TurnView
+from tui_assist.ui.widgets.conversation import MAX_TURN_VIEWS, Conversation, TurnView
 from tui_assist.ui.widgets.flow_panel import FlowPanel
 from tui_assist.ui.widgets.footer import KeysFooter
 from tui_assist.ui.widgets.node_inspector import NodeInspector
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from tui_assist.ui.screens.rewind import RewindChoice
     from tui_assist.ui.slash_commands import SlashCommands
     from tui_assist.ui.widgets.agent_tree import AgentTree
+    from tui_assist.ui.widgets.conversation import EarlierTurns
     from tui_assist.ui.widgets.queued_prompt import QueuedPrompt
 
 NARROW_WIDTH = 80
@@ -116,8 +117,10 @@ class MainScreen(Screen[None]):
         self.session = session
         self.start = start or StartOptions()
         self.controller = TurnController(session, self)
-        self.log_model = NodeLog()
-        """Every node of every turn shown, for the agent tree, the flow panel and the inspector."""
+        self.log_model = NodeLog(max_turns=MAX_TURN_VIEWS)
+        """Every node of the newest turns, for the agent tree, the flow panel and the inspector: as
+        many turns as the conversation keeps mounted (the tree's lines are rebuilt as it changes,
+        so a tree of every turn of a long session would cost more each turn)."""
         self.held_run_id: str | None = None
         """A grounded run awaiting approval (f8 approves it)."""
         self._bridge: TextualObserver | None = None
@@ -395,10 +398,19 @@ class MainScreen(Screen[None]):
             self._tick = None
         self.prompt.remove_class("-running")
         self.status.state = "idle"
+        conversation_id = self.session.conversation_id
+        if conversation_id is not None and not self.conversation.reads_pages:
+            # The turns this session ran are stored: those the pane removes can be read again.
+            self.conversation.offer_earlier(self._pages_of(conversation_id), None)
         if view is not None:
             self._show_turn_end(view, ended)
         self._show_notes()
         self.call_later(self.refresh_bindings)
+
+    def _pages_of(self, conversation_id: str) -> EarlierTurns:
+        """How the pane reads the stored turns of `conversation_id`, a page at a time."""
+        session = self.session
+        return lambda before: session.stored_page(conversation_id, before=before)
 
     def _show_turn_end(self, view: TurnView, ended: TurnEnded) -> None:
         outcome = ended.outcome
@@ -624,10 +636,7 @@ class MainScreen(Screen[None]):
             self.conversation.anchor()
             await self.conversation.mounted()
         # Only the newest turns are read; earlier ones load as the user scrolls up.
-        self.conversation.offer_earlier(
-            lambda before: session.stored_page(conversation_id, before_seq=before),
-            turns[0].seq if turns else None,
-        )
+        self.conversation.offer_earlier(self._pages_of(conversation_id), turns[0].seq if turns else None)
         await self.conversation.wait_for_refresh()  # the last answer on screen first
         try:
             await session.load_history(conversation_id)
