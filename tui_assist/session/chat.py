@@ -49,7 +49,8 @@ RESUME_TURNS = 2
 """Turns redrawn first when a conversation is resumed (the newest; the history sent is complete).
 
 Earlier ones are read a page at a time (`stored_page`) as the user scrolls up, so opening a
-conversation costs the same at any length."""
+conversation costs the same at any length. Two ordinary answers fill a screen, and each more turn
+drawn before the last answer shows delays it (the TUI loads more pages while the pane isn't full)."""
 TITLE_LIMIT = 80
 """Longest conversation title `rename` stores."""
 UNTITLED = "(new conversation)"
