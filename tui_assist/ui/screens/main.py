@@ -14,6 +14,7 @@ the side panels' tree, the session's parts and the Markdown parser load after it
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import time
 from collections.abc import Awaitable, Sequence
@@ -65,6 +66,8 @@ MEDIUM_WIDTH = 100
 """Below this many columns the side panels start hidden and open narrow beside the chat (f2 / f3)."""
 FOOTER_WAIT = 0.5
 """Seconds loading waits at most for the footer's keys."""
+PAINT_WAIT = 2.0
+"""Seconds a resume waits at most for its newest turns to be drawn before reading the rest."""
 QUIT_PRESS_SECONDS = 3.0
 """How long after the first idle ctrl+c a second one quits."""
 TREE_HINT = "agent tree · empty until the first turn"
@@ -642,7 +645,9 @@ class MainScreen(Screen[None]):
             await self.conversation.mounted()
         # Only the newest turns are read; earlier ones load as the user scrolls up.
         self.conversation.offer_earlier(self._pages_of(conversation_id), turns[0].seq if turns else None)
-        await self.conversation.wait_for_refresh()  # the last answer on screen first
+        # The last answer on screen first (bounded: a screen on top of this one draws instead).
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.conversation.wait_for_refresh(), PAINT_WAIT)
         try:
             await session.load_history(conversation_id)
         except Exception as exc:
