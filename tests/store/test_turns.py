@@ -259,3 +259,15 @@ async def test_events_of_reads_a_page_of_turns_events_in_one_go(store: Store) ->
     page = await store.events_of(["c", "a", "nothing-stored"])
     assert page == {"c": logs["c"], "a": logs["a"], "nothing-stored": []}
     assert await store.events_of([]) == {}
+
+
+async def test_messages_of_reads_a_page_of_turns_messages_in_one_go(store: Store, tmp_path: Path) -> None:
+    conversation_id = await store.create_conversation(title="t", model="m", workdir="/w")
+    first = await run_agent_turn(store, tmp_path, conversation_id, "a1", "first?", "first!")
+    second = await run_agent_turn(store, tmp_path, conversation_id, "a2", "second?", "second!")
+    page = await store.messages_of(["a2", "a1", "nothing-stored"])
+    assert page == {"a2": second.result.history, "a1": first.result.history, "nothing-stored": []}
+    users = await store.messages_of(["a1"], role="user")
+    assert users == {"a1": [m for m in first.result.history if m.role == "user"]}
+    assert users["a1"][0].text == "first?"
+    assert await store.messages_of([]) == {}

@@ -138,6 +138,12 @@ class SessionParts:
         assert self._settings is not None
         return self._settings
 
+    async def validate(self) -> Settings:
+        """The validated settings, validated in a thread if they aren't yet (`load` does it too)."""
+        if self._settings is None:
+            await asyncio.to_thread(self._validate)
+        return self.settings
+
     def _validate(self) -> None:
         with self._settings_lock:  # `load` validates in a thread
             if self._settings is not None or self._source is None:
@@ -148,7 +154,8 @@ class SessionParts:
                 settings = self._source.settings()
             except ConfigError as exc:
                 self.config_problem = str(exc)
-                settings = Settings(workdir=self.preview.workdir)
+                # The data dir stays the preview's: the store may be open there already.
+                settings = Settings(workdir=self.preview.workdir, data_dir=self.preview.data_dir)
             self._adopt(settings)
 
     def _adopt(self, settings: Settings) -> None:
@@ -210,12 +217,16 @@ class SessionParts:
                 import would compete with it for the interpreter): e.g. redrawing a resumed
                 conversation.
         """
-        await asyncio.to_thread(self._validate)
-        await asyncio.to_thread(self._load_extensions)
+        # The store needs only the data dir, which the preview knows: it opens before validation
+        # (pydantic's import and the validation take ~150 ms), so a conversation redrawn in
+        # `after_store` shows without waiting for them.
         if self._use_store:
             await self._open_store()
         if after_store is not None:
             await after_store()
+        await self.validate()
+        await asyncio.to_thread(self._load_extensions)
+        self._make_checkpoints()
         await self._load_provider()
         if self._toolbox_factory is None:
             from tui_assist.tools.sandbox import choose_sandbox
@@ -388,7 +399,7 @@ class SessionParts:
         from tui_assist.session.factory import open_store
 
         try:
-            self.store = await open_store(self.settings)
+            self.store = await open_store(self.preview)
         except SetupError as exc:
             self.store_error = exc
         except Exception as exc:
@@ -398,17 +409,19 @@ class SessionParts:
             self.notes.append(f"history is not saved: {self.store_error}")
             return
         self._owns_store = True
-        if self.settings.checkpoints:
-            from tui_assist.paths import data_dir
-            from tui_assist.session.rewind import TurnCheckpoints
-
-            self.checkpoints = TurnCheckpoints(
-                self.store, data_dir(self.settings.data_dir), self.settings.workdir
-            )
         if self.store.recovered:
             self.notes.append(
                 f"{len(self.store.recovered)} turn(s) cut by an earlier crash were stored as cancelled"
             )
+
+    def _make_checkpoints(self) -> None:
+        """Snapshot the workdir around turns when the settings ask for it and the store is ours."""
+        s = self.settings
+        if self.store is not None and self._owns_store and s.checkpoints:
+            from tui_assist.paths import data_dir
+            from tui_assist.session.rewind import TurnCheckpoints
+
+            self.checkpoints = TurnCheckpoints(self.store, data_dir(s.data_dir), s.workdir)
 
     async def aclose(self) -> None:
         """Release what `load` opened: MCP servers, the provider's connections, the store."""

@@ -414,6 +414,30 @@ class TurnsMixin(StoreBase):
             found[turn_id].append(event_from_dict(json.loads(data)))
         return found
 
+    async def messages_of(
+        self, turn_ids: Sequence[str], *, role: str | None = None
+    ) -> dict[str, list[Message]]:
+        """The history messages of several stored turns in one read, each turn's in order.
+
+        Args:
+            turn_ids: The turns; one without messages maps to an empty list.
+            role: Only the messages of this role (`user`, `assistant`), when given.
+        """
+        found: dict[str, list[Message]] = {turn_id: [] for turn_id in turn_ids}
+        if not found:
+            return found
+        marks = ", ".join("?" * len(found))
+        sql = f"SELECT turn_id, data FROM messages WHERE turn_id IN ({marks})"
+        params: list[str] = list(found)
+        if role is not None:
+            sql += " AND role = ?"
+            params.append(role)
+        async with self._lock:
+            rows = await self._db.execute_fetchall(sql + " ORDER BY turn_id, position", params)
+        for turn_id, data in rows:
+            found[turn_id].append(Message.from_dict(json.loads(data)))
+        return found
+
     async def tool_calls(self, turn_id: str) -> list[ToolCallRow]:
         """A turn's tool calls in execution order (every round, sub-agents included)."""
         async with self._lock:
