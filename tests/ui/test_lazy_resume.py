@@ -180,3 +180,20 @@ async def test_a_long_session_keeps_few_turns_mounted_and_reads_the_others_again
             await wait_until(pilot, lambda: conversation.scroll_y > 0 or not conversation.has_earlier)
         assert [view.prompt for view in app.query(TurnView)] == [f"q{i}" for i in range(turns)]
         assert [view.answer for view in app.query(TurnView)][:2] == ["Answer 0.", "Answer 1."]
+
+
+async def test_without_a_store_the_pane_keeps_turns_it_could_not_read_back(tmp_path: Path) -> None:
+    turns = MAX_TURN_VIEWS + 3
+    app = TuiAssistApp(
+        settings(tmp_path, data_dir=tmp_path / "data", checkpoints=False),
+        provider_factory=lambda: ScriptedProvider([f"Answer {i}." for i in range(turns)]),
+        toolbox_factory=lambda: FakeToolbox(tmp_path),
+        use_store=False,
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.session.wait_ready()
+        for i in range(turns):
+            await pilot.press(*f"q{i}", "enter")
+            await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert [view.prompt for view in app.query(TurnView)] == [f"q{i}" for i in range(turns)]

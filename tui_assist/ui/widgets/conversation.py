@@ -72,6 +72,9 @@ MAX_TURN_VIEWS = 20
 """Turns kept mounted; older ones are removed, and read again from the store when the user scrolls
 up to them. Every mounted turn is a widget each layout arranges (a streamed answer lays out many
 times), so the cap is what keeps a turn's cost from growing with the session."""
+MAX_UNSTORED_TURN_VIEWS = 100
+"""The cap when the pane cannot read turns back (no store): removed turns would be gone, so more
+stay, as many as before the cap above."""
 LIVE_TURNS = 3
 """The newest turns that are never compacted (they are the ones that change)."""
 
@@ -656,7 +659,7 @@ class Conversation(VerticalScroll):
     def _mount_child(self, widget: Any) -> None:
         self.mount(widget)
         turns = [c for c in self.children if isinstance(c, TurnView | Notice)]
-        excess = len(turns) - MAX_TURN_VIEWS
+        excess = len(turns) - (MAX_TURN_VIEWS if self._pages is not None else MAX_UNSTORED_TURN_VIEWS)
         if excess > 0:
             for old in turns[:excess]:
                 old.remove()
