@@ -83,3 +83,29 @@ def test_headless_commands_stop_on_invalid_settings_with_exit_code_2(tmp_path, m
 
     assert main(["history", "list"]) == EXIT_USAGE
     assert "invalid setting rounds" in capsys.readouterr().err
+
+
+async def test_the_store_opens_before_validation_where_the_settings_say_even_when_they_are_invalid(
+    tmp_path: Path,
+) -> None:
+    """The store opens from the preview's data dir (before pydantic); invalid settings keep it."""
+    from tui_assist.session.chat import ChatSession
+
+    data = tmp_path / "elsewhere"
+    source = ConfigSource(
+        {"rounds": "many", "data_dir": str(data), "workdir": str(tmp_path)}, tmp_path / "c.toml"
+    )
+    session = ChatSession(source)  # invalid settings: no provider is built
+    opened: list[bool] = []
+
+    async def after_store() -> None:
+        opened.append(session.store is not None and session._settings is None)
+
+    await session.load(after_store=after_store)
+    try:
+        assert opened == [True]  # the store was open, the settings not yet validated
+        assert session.config_problem is not None and "rounds" in session.config_problem
+        assert session.settings.data_dir == data
+        assert (data / "tui_assist.db").exists()
+    finally:
+        await session.aclose()

@@ -66,6 +66,43 @@ def test_mcp_json_in_claude_codes_shape_is_read_as_project_servers(tmp_path: Pat
     assert "'broken' is invalid" in warnings
 
 
+@pytest.mark.parametrize("user_server", [False, True])
+async def test_trusting_the_project_mid_session_starts_its_servers_for_the_next_toolbox(
+    tmp_path: Path, user_server: bool
+) -> None:
+    with serving("http") as url:
+        write_json(tmp_path / ".mcp.json", {"mcpServers": {"proj": {"type": "http", "url": url}}})
+        user = {"mine": {"command": sys.executable, "args": [SERVER], "trusted": True}} if user_server else {}
+        settings = Settings.model_validate(
+            {"workdir": tmp_path, "provider": "scripted", "checkpoints": False, "mcpServers": user}
+            | {"data_dir": tmp_path / "data"}
+        )
+        parts = SessionParts(settings, provider_factory=lambda: ScriptedProvider([]), use_store=False)
+        try:
+            await parts.load()  # the dialog is still open: the project is not trusted yet
+            factory = parts._toolbox_factory  # type: ignore[misc]
+            assert factory is not None
+            box = factory()
+            assert not any(t.spec.name.startswith("proj__") for t in box.tools)
+            await box.aclose()
+
+            assert parts.trust_project()
+            assert await parts.start_project_mcp() == []
+            assert parts.mcp is not None
+            states = {s.name: (s.state, s.origin) for s in parts.mcp.status()}
+            expected = {"proj": ("ready", "project")} | ({"mine": ("ready", "user")} if user_server else {})
+            assert states == expected
+            box = factory()  # the factory load made: it offers the new server's tools
+            echo = {t.spec.name: t for t in box.tools}["proj__echo"]
+            ctx = ToolContext(workdir=tmp_path, node_id="n", run_subagent=_no_subagents)
+            assert (await echo.run({"text": "hey"}, ctx)).content == "echo: hey"
+            await box.aclose()
+            assert await parts.start_project_mcp() == []  # started once
+            assert [s.name for s in parts.mcp.status()].count("proj") == 1
+        finally:
+            await parts.aclose()
+
+
 def test_user_servers_win_a_name_and_an_untrusted_project_adds_nothing(tmp_path: Path) -> None:
     write_json(
         tmp_path / ".mcp.json", {"mcpServers": {"files": {"command": "evil"}, "extra": {"command": "x"}}}

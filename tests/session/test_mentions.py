@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from tui_assist.core.text import CompletionSpan
 from tui_assist.session.mentions import (
     MAX_DEPTH,
     Completion,
     FuzzyMatcher,
     MentionCompleter,
-    MentionQuery,
     expand_mentions,
     find_mentions,
     format_mention,
@@ -342,7 +342,7 @@ def test_mention_at_the_cursor() -> None:
     assert query is not None and (query.query, query.start, query.end) == ("src/ap", 8, 15)
     assert mention_at(text, len(text)) is None  # in an e-mail address
     assert mention_at(text, cursor + 1) is None  # after the space
-    assert mention_at("@", 1) == MentionQuery("", 0, 1)
+    assert mention_at("@", 1) == CompletionSpan(0, 1, "")
     # the cursor in the middle of a mention: the whole mention is replaced
     middle = mention_at("x @src/app.py y", 6)
     assert middle is not None and (middle.query, middle.start, middle.end) == ("src", 2, 13)

@@ -67,11 +67,11 @@ async def test_commit_turn_writes_everything(store: Store, tmp_path: Path) -> No
         (1, "revise", "Add the numbers."),
         (2, "pass", ""),
     ]
-    assert [c.name for c in rounds[0].evidence] == ["echo"]
-    assert [c.name for c in rounds[1].evidence] == ["agent"]
-    assert rounds[1].evidence[0].output == "1 2 3"
+    assert [c.call.name for c in rounds[0].evidence] == ["echo"]
+    assert [c.call.name for c in rounds[1].evidence] == ["agent"]
+    assert rounds[1].evidence[0].call.output == "1 2 3"
     assert list(rounds[0].transcript) == run.result.rounds[0].transcript
-    assert [c.record() for c in rounds[0].evidence] == run.result.rounds[0].evidence
+    assert [c.call for c in rounds[0].evidence] == run.result.rounds[0].evidence
     conversation = await store.get_conversation(conversation_id)
     assert conversation is not None and conversation.turn_count == 1
 
@@ -131,7 +131,7 @@ async def test_agent_history_keeps_the_whole_transcript(store: Store, tmp_path: 
     assert history == first.result.history + second.result.history
     assert any(m.tool_uses for m in history)  # tool_use and tool_result blocks survive the round trip
     calls = await store.tool_calls("a1")
-    assert [(c.name, c.input, c.output, c.round_index) for c in calls] == [
+    assert [(c.call.name, c.call.input, c.call.output, c.round_index) for c in calls] == [
         ("echo", {"text": "first?"}, "echo: first?", None)
     ]
 
@@ -168,7 +168,7 @@ async def test_mark_cancelled_keeps_events_and_adds_no_history(store: Store) -> 
     assert (turn.outcome, turn.usage, turn.rounds, turn.tool_calls) == ("cancelled", Usage(7, 3), 1, 1)
     assert await store.turn_events("c1") == events
     calls = await store.tool_calls("c1")
-    assert [(c.name, c.round_index, c.is_error) for c in calls] == [("echo", 1, True)]
+    assert [(c.call.name, c.round_index, c.call.is_error) for c in calls] == [("echo", 1, True)]
     assert await store.load_history(conversation_id) == []
     assert [line.outcome for line in await store.audit_lines()] == ["cancelled"]
     with pytest.raises(StoreError):
@@ -259,3 +259,15 @@ async def test_events_of_reads_a_page_of_turns_events_in_one_go(store: Store) ->
     page = await store.events_of(["c", "a", "nothing-stored"])
     assert page == {"c": logs["c"], "a": logs["a"], "nothing-stored": []}
     assert await store.events_of([]) == {}
+
+
+async def test_messages_of_reads_a_page_of_turns_messages_in_one_go(store: Store, tmp_path: Path) -> None:
+    conversation_id = await store.create_conversation(title="t", model="m", workdir="/w")
+    first = await run_agent_turn(store, tmp_path, conversation_id, "a1", "first?", "first!")
+    second = await run_agent_turn(store, tmp_path, conversation_id, "a2", "second?", "second!")
+    page = await store.messages_of(["a2", "a1", "nothing-stored"])
+    assert page == {"a2": second.result.history, "a1": first.result.history, "nothing-stored": []}
+    users = await store.messages_of(["a1"], role="user")
+    assert users == {"a1": [m for m in first.result.history if m.role == "user"]}
+    assert users["a1"][0].text == "first?"
+    assert await store.messages_of([]) == {}

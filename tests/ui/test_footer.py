@@ -60,3 +60,22 @@ async def test_a_burst_of_binding_changes_rebuilds_the_footer_once_with_the_last
         await pilot.pause()
         await pilot.pause()
         assert "Send" in shown(app) and "Stop" not in shown(app)
+
+
+async def test_rebuilds_leave_no_watchers_of_removed_keys_behind() -> None:
+    """Each key binds `compact` to the footer; the removed keys' watchers must not pile up (they kept
+    the keys alive and made every rebuild slower than the one before)."""
+    app = FooterApp()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        footer = app.query_one(KeysFooter)
+        for running in (True, False) * 5:
+            app.running = running
+            app.screen.refresh_bindings()
+            await pilot.pause()
+            await pilot.pause()
+        watchers = getattr(footer, "__watchers")["compact"]
+        keys = list(app.query(FooterKey).results(FooterKey))
+        assert keys
+        assert all(node.is_attached for node, _ in watchers)
+        assert len(watchers) <= len(keys)

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
 from tests.ui.helpers import FakeToolbox, settings, wait_until
 from tests.ui.long_conversation import seed
+from tui_assist.core.conversation import Message
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.session.chat import RESUME_TURNS
+from tui_assist.store.db import Store
 from tui_assist.ui.app import TuiAssistApp
-from tui_assist.ui.screens.main import StartOptions
-from tui_assist.ui.widgets.conversation import Conversation, TurnView
+from tui_assist.ui.screens.main import MainScreen, StartOptions
+from tui_assist.ui.widgets.conversation import MAX_TURN_VIEWS, Conversation, TurnView
 
 TURNS = 300
 
@@ -114,3 +117,83 @@ async def test_short_turns_that_do_not_fill_the_pane_load_earlier_ones_by_themse
         await wait_until(pilot, filled)
         seqs = _seqs(app)
         assert seqs == list(range(21 - len(seqs), 21))
+
+
+async def test_the_last_answer_shows_before_the_whole_history_is_read(
+    tmp_path: Path, stored: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page shown is read first; the whole history (what the next turn sends) after it."""
+    release = asyncio.Event()
+    reading = asyncio.Event()
+    load_history = Store.load_history
+
+    async def held(self: Store, conversation_id: str) -> list[Message]:
+        reading.set()
+        await release.wait()
+        return await load_history(self, conversation_id)
+
+    monkeypatch.setattr(Store, "load_history", held)
+    app = _app(tmp_path, stored)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, reading.is_set)
+        await wait_until(pilot, lambda: "That is all for step 299" in _visible(app))
+        # Nothing of this conversation is sent yet: it is opened once its history is read.
+        assert app.session.conversation_id is None
+        assert app.session.conversation.messages == []
+        release.set()
+        await app.session.wait_ready()
+        assert app.session.conversation_id == stored
+        assert len(app.session.conversation.messages) > 2 * TURNS
+
+
+async def test_a_long_session_keeps_few_turns_mounted_and_reads_the_others_again_on_scrolling_up(
+    tmp_path: Path,
+) -> None:
+    turns = MAX_TURN_VIEWS + 6
+    app = TuiAssistApp(
+        settings(tmp_path, data_dir=tmp_path / "data", checkpoints=False),
+        provider_factory=lambda: ScriptedProvider([f"Answer {i}." for i in range(turns)]),
+        toolbox_factory=lambda: FakeToolbox(tmp_path),
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.session.wait_ready()
+        for i in range(turns):
+            await pilot.press(*f"q{i}", "enter")
+            await app.workers.wait_for_complete()
+        await pilot.pause()
+        prompts = [view.prompt for view in app.query(TurnView)]
+        assert len(prompts) == MAX_TURN_VIEWS
+        assert prompts == [f"q{i}" for i in range(turns - MAX_TURN_VIEWS, turns)]
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        assert len(screen.log_model.turns) <= MAX_TURN_VIEWS  # the tree and the flow panel's turns too
+
+        # Scrolling to the top reads the removed turns back from the store, above, in order.
+        conversation = app.query_one(Conversation)
+        for _ in range(10):
+            if not conversation.has_earlier:
+                break
+            count = len(app.query(TurnView))
+            conversation.scroll_home(animate=False, immediate=True)
+            await wait_until(pilot, lambda count=count: len(app.query(TurnView)) > count)
+            # The view stays where it was (the loaded turns above it) before the next scroll up.
+            await wait_until(pilot, lambda: conversation.scroll_y > 0 or not conversation.has_earlier)
+        assert [view.prompt for view in app.query(TurnView)] == [f"q{i}" for i in range(turns)]
+        assert [view.answer for view in app.query(TurnView)][:2] == ["Answer 0.", "Answer 1."]
+
+
+async def test_without_a_store_the_pane_keeps_turns_it_could_not_read_back(tmp_path: Path) -> None:
+    turns = MAX_TURN_VIEWS + 3
+    app = TuiAssistApp(
+        settings(tmp_path, data_dir=tmp_path / "data", checkpoints=False),
+        provider_factory=lambda: ScriptedProvider([f"Answer {i}." for i in range(turns)]),
+        toolbox_factory=lambda: FakeToolbox(tmp_path),
+        use_store=False,
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.session.wait_ready()
+        for i in range(turns):
+            await pilot.press(*f"q{i}", "enter")
+            await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert [view.prompt for view in app.query(TurnView)] == [f"q{i}" for i in range(turns)]

@@ -106,6 +106,11 @@ class FakeStore:
         # An old turn without an event log: redrawn from its prompt and answer.
         return {turn_id: [] for turn_id in turn_ids}
 
+    async def messages_of(
+        self, turn_ids: Sequence[str], *, role: str | None = None
+    ) -> dict[str, list[Message]]:
+        return {turn_id: [Message.user("how do I rebase")] for turn_id in turn_ids}
+
 
 def _app(store: FakeStore, provider: Any) -> TuiAssistApp:
     return TuiAssistApp(

@@ -101,6 +101,30 @@ async def test_trust_runs_the_project_hooks_and_is_remembered(project: Path, tmp
         assert again.session.extensions is not None and again.session.extensions.trusted
 
 
+async def test_trusting_after_the_session_loaded_starts_the_projects_mcp_server(tmp_path: Path) -> None:
+    from tests.fakes.mcp_http import serving
+
+    work = tmp_path / "repo"
+    work.mkdir()
+    with serving("http") as url:
+        (work / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": {"type": "http", "url": url}}}))
+        app = TuiAssistApp(  # the session's own tools, so that load starts the MCP servers it may
+            settings(work, data_dir=tmp_path / "data", checkpoints=False, sandbox="off"),
+            provider_factory=lambda: ScriptedProvider(["Hello."]),
+            use_store=False,
+        )
+        async with app.run_test(size=(110, 32)) as pilot:
+            await wait_until(pilot, lambda: dialog_shown(app), timeout=15)
+            await app.session.wait_ready()  # load is done while the dialog waits for the user
+            assert app.session.mcp is None
+            await pilot.press("t")
+            await wait_until(pilot, lambda: not isinstance(app.screen, TrustScreen))
+            await wait_until(pilot, lambda: app.session.mcp is not None, timeout=15)
+            mcp = app.session.mcp
+            assert mcp is not None
+            assert [(s.name, s.state) for s in mcp.status()] == [("proj", "ready")]
+
+
 async def test_hooks_and_agents_commands_list_them_with_their_origin(project: Path, tmp_path: Path) -> None:
     from tui_assist.ui.widgets.turn_parts import Notice
 

@@ -17,7 +17,14 @@ from typing import Any, TextIO
 
 from tui_assist.cli.errors import EXIT_OK, EXIT_USAGE
 from tui_assist.core.text import clip
-from tui_assist.session.export import EXPORT_FORMATS, conversation_dict, export_chunks, iso, json_turns
+from tui_assist.session.export import (
+    EXPORT_FORMATS,
+    conversation_dict,
+    export_chunks,
+    iso,
+    json_turns,
+    row_dict,
+)
 from tui_assist.store.db import Store, UnknownIdError
 from tui_assist.store.rows import ConversationRow, SearchHit, WeekStats
 
@@ -149,16 +156,8 @@ async def history_search(
 
 
 def _hit_dict(h: SearchHit) -> dict[str, Any]:
-    return {
-        "conversation_id": h.conversation_id,
-        "conversation_title": h.conversation_title,
-        "turn_id": h.turn_id,
-        "seq": h.seq,
-        "outcome": h.outcome,
-        "started_at": iso(h.started_at),
-        "prompt_snippet": h.prompt_snippet,
-        "answer_snippet": h.answer_snippet,
-    }
+    names = "conversation_id conversation_title turn_id seq outcome started_at prompt_snippet answer_snippet"
+    return row_dict(h, names, started_at=iso(h.started_at))
 
 
 async def history_export(
@@ -252,13 +251,5 @@ def _print_table(table: list[list[str]], out: TextIO) -> None:
 
 
 def _week_dict(w: WeekStats) -> dict[str, Any]:
-    return {
-        "week": w.week,
-        "turns": w.turns,
-        "outcomes": w.outcomes,
-        **w.usage.to_dict(),
-        "tool_calls": w.tool_calls,
-        "rounds": w.rounds,
-        "flow_runs": w.flow_runs,
-        "flow_outcomes": w.flow_outcomes,
-    }
+    counts = row_dict(w, "tool_calls rounds flow_runs flow_outcomes")
+    return row_dict(w, "week turns outcomes") | w.usage.to_dict() | counts

@@ -125,10 +125,19 @@ class Provider(Protocol):
     model: str
 
     async def complete(self, request: ModelRequest, sink: StreamSink) -> ModelResponse:
-        """Run one streamed model call.
+        """Run one streamed model call, retrying a stream that breaks mid-way.
+
+        Args:
+            request: What to send.
+            sink: Receives text deltas, and `retrying(n, reason)` before retry n (1-based).
+
+        Returns:
+            The assistant message, stop reason, usage and model.
 
         Raises:
-            ProviderError: when the call fails after the provider's retries.
+            ProviderError: when the call fails for good (after the provider's retries); the
+                message is one line.
+            asyncio.CancelledError: when the caller cancels; the stream is closed first.
         """
         ...
 

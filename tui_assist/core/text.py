@@ -1,16 +1,31 @@
 """Text helpers for messages shown to users: one line, clipped, exceptions named, tokens counted.
 
-The one home of clipping (`clip`), of the token estimate (`estimate_tokens`: characters / 4) and
-of how a token count is written (`token_count`: `850`, `1.2k`, `12k`, `1.5M`).
+The one home of clipping (`clip`), of the token estimate (`estimate_tokens`: characters / 4), of
+how a token count is written (`token_count`: `850`, `1.2k`, `12k`, `1.5M`), and of the span a
+completion replaces in a prompt (`CompletionSpan`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 MAX_LINE = 300
 """Longest error line shown to users."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionSpan:
+    """The part of a prompt a completion replaces, `text[start:end]`, with `query` typed so far.
+
+    For an `@` mention `start` is the `@`'s index, and `end` may go past the cursor (the rest of the
+    mention's text).
+    """
+
+    start: int
+    end: int
+    query: str
 
 
 def plural(n: int, word: str) -> str:

@@ -1,16 +1,18 @@
-"""The `TurnStrategy` protocol and what every strategy returns.
+"""The `TurnStrategy` base class and what every strategy returns.
 
 A strategy runs one user request against a conversation and reports through an observer. The
-host (TUI, headless CLI, test) picks the strategy; nothing else changes between them.
+host (TUI, headless CLI, test) picks the strategy and calls `run`; nothing else changes between
+them. A strategy implements `play`, which gets the request as one `TurnRequest`.
 """
 
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal
 
 from tui_assist.core.agent import AgentRuntime, ToolCallRecord
 from tui_assist.core.approval import ApprovalPolicy
@@ -113,8 +115,20 @@ class TurnDeps:
         )
 
 
-class TurnStrategy(Protocol):
-    """One way to run a turn."""
+@dataclass(frozen=True, slots=True)
+class TurnRequest:
+    """What a host asks of a turn: a prompt against a conversation."""
+
+    conversation: Conversation
+    prompt: str
+    turn_id: str | None = None
+    """The turn node's id; None gives it a fresh one."""
+    images: Sequence[ImageBlock] = ()
+    """Attached to the prompt's message, before its text."""
+
+
+class TurnStrategy(ABC):
+    """One way to run a turn: hosts call `run`, a strategy implements `play`."""
 
     name: StrategyName
 
@@ -134,7 +148,11 @@ class TurnStrategy(Protocol):
         Provider failures end as `outcome="error"`; cancellation propagates as
         `asyncio.CancelledError` after every open node has reported `cancelled`.
         """
-        ...
+        return await self.play(TurnRequest(conversation, prompt, turn_id, images), observer)
+
+    @abstractmethod
+    async def play(self, request: TurnRequest, observer: TurnObserver) -> TurnResult:
+        """Run the turn `request` asks for, as `run` describes."""
 
 
 class Stopwatch:

@@ -156,19 +156,7 @@ class OpenAICompatProvider(SdkProvider[AsyncOpenAI]):
             raise ProviderError(one_line(f"OpenAI-compatible client: {e}")) from e
 
     async def complete(self, request: ModelRequest, sink: StreamSink) -> ModelResponse:
-        """Run one streamed call, retrying a stream that breaks mid-way.
-
-        Args:
-            request: What to send.
-            sink: Receives text deltas, and `retrying(n, reason)` before retry n (1-based).
-
-        Returns:
-            The assistant message (text, then tool calls in order), stop reason, usage and model.
-
-        Raises:
-            ProviderError: when the call fails for good; the message is one line.
-            asyncio.CancelledError: when the caller cancels; the stream is closed first.
-        """
+        """Run one streamed call (see `Provider.complete`): text, then tool calls in order."""
         params = build_chat_params(
             request,
             request.model or self.model,

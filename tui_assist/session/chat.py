@@ -45,11 +45,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-RESUME_TURNS = 5
+RESUME_TURNS = 2
 """Turns redrawn first when a conversation is resumed (the newest; the history sent is complete).
 
-Earlier ones are read a page at a time (`earlier_turns`) as the user scrolls up, so opening a
-conversation costs the same at any length."""
+Earlier ones are read a page at a time (`stored_page`) as the user scrolls up, so opening a
+conversation costs the same at any length. Two ordinary answers fill a screen, and each more turn
+drawn before the last answer shows delays it (the TUI loads more pages while the pane isn't full)."""
 TITLE_LIMIT = 80
 """Longest conversation title `rename` stores."""
 UNTITLED = "(new conversation)"
@@ -67,7 +68,7 @@ class StoredTurn:
     images: list[tuple[str, int]] = field(default_factory=lambda: list[tuple[str, int]]())
     """The images its prompt attached, as `(name, bytes)`, from the stored history."""
     seq: int = 0
-    """Its position in the conversation (pass the oldest shown to `earlier_turns`)."""
+    """Its position in the conversation (pass the oldest shown to `stored_page`)."""
 
 
 @dataclass(slots=True)
@@ -563,10 +564,19 @@ class ChatSession(SessionParts):
             SetupError: when there is no store.
             UnknownIdError: when no conversation matches.
         """
-        await self._load_history(await self._need_store().resolve_conversation_id(conversation_id))
+        await self.load_history(await self._need_store().resolve_conversation_id(conversation_id))
 
-    async def _load_history(self, conversation_id: str) -> None:
+    async def load_history(self, conversation_id: str) -> None:
+        """Continue the stored conversation `conversation_id` (a full id).
+
+        Reads its whole history (what the next turn sends), its summary, and what it spent (the
+        meter).
+
+        Raises:
+            SetupError: when there is no store.
+        """
         store = self._need_store()
+        await self.validate()  # the meter's prices and the context window are the settings'
         messages = await store.load_history(conversation_id)
         self.conversation = Conversation(conversation_id, messages)
         self.conversation_id = conversation_id
@@ -599,7 +609,7 @@ class ChatSession(SessionParts):
         """Continue the most recent conversation; False (a new one starts) when there is none."""
         latest = await self._need_store().latest_conversation_id()
         if latest is not None:
-            await self._load_history(latest)
+            await self.load_history(latest)
         return latest is not None
 
     async def resume(self, conversation_id: str, *, limit: int = RESUME_TURNS) -> list[StoredTurn]:
@@ -607,32 +617,38 @@ class ChatSession(SessionParts):
 
         Each stored turn comes back with its event log, so a host can replay it into the same
         views a live turn builds (conversation, tree, rounds). Only the page shown is read; the
-        history sent with the next turn is the whole conversation.
+        history sent with the next turn is the whole conversation. A host that wants the page on
+        screen before the whole history is read calls `stored_page`, then `open_conversation`.
         """
         if self.store is None:
             return []
-        await self._load_history(conversation_id)
-        return await self._stored_turns(conversation_id, limit=limit)
+        await self.load_history(conversation_id)
+        return await self.stored_page(conversation_id, limit=limit)
 
-    async def earlier_turns(self, before_seq: int, *, limit: int = RESUME_TURNS) -> list[StoredTurn]:
-        """The page of the open conversation's turns just before position `before_seq` (oldest first).
-
-        Empty when there is no earlier turn (or no store, or no open conversation).
-        """
-        if self.store is None or self.conversation_id is None:
-            return []
-        return await self._stored_turns(self.conversation_id, limit=limit, before_seq=before_seq)
-
-    async def _stored_turns(
-        self, conversation_id: str, *, limit: int, before_seq: int | None = None
+    async def stored_page(
+        self, conversation_id: str, *, before: int | str | None = None, limit: int = RESUME_TURNS
     ) -> list[StoredTurn]:
-        assert self.store is not None
-        rows = await self.store.turns_page(conversation_id, limit=limit, before_seq=before_seq)
-        events = await self.store.events_of([row.id for row in rows])
-        with_images = [m for m in self.conversation.messages if m.role == "user" and m.images]
+        """A page of a stored conversation's turns to redraw, oldest first.
+
+        Its newest turns, or those just before the turn `before` (its position, `seq`, or its id).
+        Reads those turns only (their rows, events and prompts' images), whatever the length of
+        the conversation, and opens nothing: the settings need not be validated yet. Empty when
+        there is no such turn, or no store.
+        """
+        if self.store is None:
+            return []
+        if isinstance(before, str):
+            row = await self.store.get_turn(before)
+            if row is None or row.conversation_id != conversation_id:
+                return []
+            before = row.seq
+        rows = await self.store.turns_page(conversation_id, limit=limit, before_seq=before)
+        ids = [row.id for row in rows]
+        events = await self.store.events_of(ids)
+        sent_by_turn = await self.store.messages_of(ids, role="user")
         turns: list[StoredTurn] = []
         for row in rows:
-            sent = next((m for m in reversed(with_images) if m.text.endswith(row.prompt)), None)
+            sent = next((m for m in sent_by_turn[row.id] if m.images and m.text.endswith(row.prompt)), None)
             images = [(b.name, len(b.data) * 3 // 4) for b in sent.images] if sent is not None else []
             turns.append(StoredTurn(row.prompt, row.strategy, row.answer, events[row.id], images, row.seq))
         return turns

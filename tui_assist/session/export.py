@@ -42,57 +42,49 @@ def iso(ts: float | None) -> str | None:
     return datetime.fromtimestamp(ts).astimezone().isoformat(timespec="seconds")
 
 
+def row_dict(row: object, names: str, **values: Any) -> dict[str, Any]:
+    """A row as a JSON object: the attributes `names` lists (space-separated), in that order.
+
+    A name given in `values` takes that value instead of the attribute (a formatted time, a
+    renamed field).
+    """
+    return {name: values[name] if name in values else getattr(row, name) for name in names.split()}
+
+
 def conversation_dict(c: ConversationRow) -> dict[str, Any]:
     """A conversation as the JSON documents write it."""
-    return {
-        "id": c.id,
-        "title": c.title,
-        "model": c.model,
-        "workdir": c.workdir,
-        "created_at": iso(c.created_at),
-        "updated_at": iso(c.updated_at),
-        "turns": c.turn_count,
-    }
+    return row_dict(
+        c,
+        "id title model workdir created_at updated_at turns",
+        created_at=iso(c.created_at),
+        updated_at=iso(c.updated_at),
+        turns=c.turn_count,
+    )
 
 
 def turn_dict(t: TurnRow) -> dict[str, Any]:
     """A turn as the JSON documents write it (without its rounds and calls)."""
-    return {
-        "id": t.id,
-        "seq": t.seq,
-        "strategy": t.strategy,
-        "prompt": t.prompt,
-        "answer": t.answer,
-        "outcome": t.outcome,
-        "error": t.error,
-        "usage": t.usage.to_dict(),
-        "rounds": t.rounds,
-        "tool_calls": t.tool_calls,
-        "duration": round(t.duration, 3),
-        "started_at": iso(t.started_at),
-        "finished_at": iso(t.finished_at),
-    }
+    return row_dict(
+        t,
+        "id seq strategy prompt answer outcome error usage rounds tool_calls duration started_at finished_at",
+        usage=t.usage.to_dict(),
+        duration=round(t.duration, 3),
+        started_at=iso(t.started_at),
+        finished_at=iso(t.finished_at),
+    )
 
 
 def _call_dict(c: ToolCallRow) -> dict[str, Any]:
-    return {
-        "name": c.name,
-        "input": c.input,
-        "output": c.output,
-        "is_error": c.is_error,
-        "duration": round(c.duration, 3),
-    }
+    return row_dict(c.call, "name input output is_error duration", duration=round(c.call.duration, 3))
 
 
 def _round_dict(r: RoundRow) -> dict[str, Any]:
-    return {
-        "index": r.index,
-        "answer": r.answer,
-        "verdict": r.verdict,
-        "feedback": r.feedback,
-        "usage": r.usage.to_dict(),
-        "tool_calls": [_call_dict(c) for c in r.evidence],
-    }
+    return row_dict(
+        r,
+        "index answer verdict feedback usage tool_calls",
+        usage=r.usage.to_dict(),
+        tool_calls=[_call_dict(c) for c in r.evidence],
+    )
 
 
 async def json_turns(store: Store, conversation: ConversationRow, *, details: bool) -> AsyncIterator[str]:
@@ -225,7 +217,8 @@ class _Call:
 
     @classmethod
     def of_row(cls, row: ToolCallRow, diffs: dict[str, FileDiff]) -> _Call:
-        return cls(row.name, row.input, row.output, row.is_error, row.duration, diffs.get(row.node_id))
+        call = row.call
+        return cls(call.name, call.input, call.output, call.is_error, call.duration, diffs.get(call.node_id))
 
 
 def _fence(text: str, info: str = "") -> str:

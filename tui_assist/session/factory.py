@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from tui_assist.core.model import Provider
     from tui_assist.core.tooling import SubagentSpec, Tool, ToolboxFactory
     from tui_assist.session.config import Settings
+    from tui_assist.session.config_source import ConfigPreview
     from tui_assist.store.db import Store
     from tui_assist.tools.mcp import McpManager, McpServerConfig
     from tui_assist.tools.sandbox import Sandbox
@@ -155,15 +156,15 @@ class NoHistory(SetupError):
     """There is no history in the data dir yet (read-only commands say so and create nothing)."""
 
 
-def _data_dir_hint(settings: Settings) -> str:
+def _data_dir_hint(settings: Settings | ConfigPreview) -> str:
     return "pass another folder with --data-dir" if settings.data_dir else "set --data-dir or TUI_ASSIST_HOME"
 
 
-async def open_store(settings: Settings, *, create: bool = True) -> Store:
+async def open_store(settings: Settings | ConfigPreview, *, create: bool = True) -> Store:
     """The store under the settings' data dir, opened (and migrated).
 
     Args:
-        settings: Where the data dir is.
+        settings: Where the data dir is (the unvalidated preview knows it too).
         create: Whether to create the database (and its folder) when there is none yet.
 
     Raises:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from tui_assist.session.config import Settings
     from tui_assist.session.extensions import Extensions
     from tui_assist.session.hooks import SessionHooks
+    from tui_assist.session.mcp_config import ProjectMcpServers
     from tui_assist.session.rewind import TurnCheckpoints
     from tui_assist.store.db import Store
     from tui_assist.tools.mcp import McpManager
@@ -111,6 +112,8 @@ class SessionParts:
         self._use_store = use_store and store is None
         self._owns_store = False
         self._mcp: McpManager | None = None
+        self._project_mcp: ProjectMcpServers | None = None
+        """The project's MCP servers, once `load` has read them (started only when trusted)."""
         self._provider_factory = provider_factory
         self._toolbox_factory = toolbox_factory
         self._ready = asyncio.Event()
@@ -135,6 +138,12 @@ class SessionParts:
         assert self._settings is not None
         return self._settings
 
+    async def validate(self) -> Settings:
+        """The validated settings, validated in a thread if they aren't yet (`load` does it too)."""
+        if self._settings is None:
+            await asyncio.to_thread(self._validate)
+        return self.settings
+
     def _validate(self) -> None:
         with self._settings_lock:  # `load` validates in a thread
             if self._settings is not None or self._source is None:
@@ -145,7 +154,8 @@ class SessionParts:
                 settings = self._source.settings()
             except ConfigError as exc:
                 self.config_problem = str(exc)
-                settings = Settings(workdir=self.preview.workdir)
+                # The data dir stays the preview's: the store may be open there already.
+                settings = Settings(workdir=self.preview.workdir, data_dir=self.preview.data_dir)
             self._adopt(settings)
 
     def _adopt(self, settings: Settings) -> None:
@@ -207,12 +217,16 @@ class SessionParts:
                 import would compete with it for the interpreter): e.g. redrawing a resumed
                 conversation.
         """
-        await asyncio.to_thread(self._validate)
-        await asyncio.to_thread(self._load_extensions)
+        # The store needs only the data dir, which the preview knows: it opens before validation
+        # (pydantic's import and the validation take ~150 ms), so a conversation redrawn in
+        # `after_store` shows without waiting for them.
         if self._use_store:
             await self._open_store()
         if after_store is not None:
             await after_store()
+        await self.validate()
+        await asyncio.to_thread(self._load_extensions)
+        self._make_checkpoints()
         await self._load_provider()
         if self._toolbox_factory is None:
             from tui_assist.tools.sandbox import choose_sandbox
@@ -222,8 +236,10 @@ class SessionParts:
             self.sandbox_description = choice.description
             if choice.warning:
                 self.notes.append(choice.warning)
-            extra = await self._start_mcp()
-            self._toolbox_factory = await asyncio.to_thread(self._make_toolbox_factory, extra, choice.sandbox)
+            await self._start_mcp()
+            self._toolbox_factory = await asyncio.to_thread(
+                self._make_toolbox_factory, self._mcp_tools, choice.sandbox
+            )
         if self.checkpoints is not None:
             # Started last: git hashing a big workdir would compete with the SDK's import.
             self.checkpoints.warm_up()
@@ -296,7 +312,7 @@ class SessionParts:
     def trust_project(self) -> bool:
         """Trust the workdir's project with its files as they are (the TUI's dialog).
 
-        Its hooks and agents run from the next turn on.
+        Its hooks and agents run from the next turn on; `start_project_mcp` starts its MCP servers.
 
         Returns:
             Whether the trust was saved (else it holds for this session only).
@@ -312,8 +328,8 @@ class SessionParts:
         self._adopt_hooks()
         return saved
 
-    async def _start_mcp(self) -> Callable[[], Sequence[Tool]] | None:
-        """Start the user's MCP servers (and the project's, when trusted); their tools join every toolbox."""
+    async def _start_mcp(self) -> None:
+        """Start the user's MCP servers (and the project's, when trusted); `_mcp_tools` offers their tools."""
         from tui_assist.session.factory import make_mcp
         from tui_assist.session.mcp_config import project_mcp_servers, session_mcp_servers
 
@@ -321,29 +337,69 @@ class SessionParts:
             project = await asyncio.to_thread(project_mcp_servers, self.settings.workdir)
             self.notes.extend(project.warnings)
             # The trust gate (`extensions`) digests the files `project_mcp_servers` read; an
-            # untrusted project's servers are named in its warning and its dialog.
+            # untrusted project's servers are named in its warning and its dialog, and start when
+            # the user trusts it (`start_project_mcp`).
+            self._project_mcp = project
             trusted = self.extensions is not None and self.extensions.trusted
             servers, clashes = session_mcp_servers(self.settings, project if trusted else None)
             self.notes.extend(clashes)
             self._mcp = manager = make_mcp(self.settings, servers)
-            if manager is None:
-                return None
-            await manager.start()
-            for status in manager.status():
-                if status.state in ("failed", "crashed"):
-                    why = status.error or "it did not start"
-                    self.notes.append(f"MCP server {status.name} did not start: {why}; its tools are off")
-            return manager.current_tools
+            if manager is not None:
+                await manager.start()
+                self.notes.extend(self._mcp_failures(manager.names))
         except Exception as exc:
             log.exception("MCP servers failed to start")
             self.notes.append(f"MCP tools are unavailable: {exc}")
-            return None
+
+    async def start_project_mcp(self) -> list[str]:
+        """Start the MCP servers of a project trusted after `load` read its trust (the TUI's dialog).
+
+        Their tools join the next toolbox. Before `load` got that far this does nothing: `load`
+        starts them itself.
+
+        Returns:
+            A line per problem: a name clash, a server that did not start.
+        """
+        from tui_assist.session.factory import make_mcp
+        from tui_assist.session.mcp_config import session_mcp_servers
+
+        project = self._project_mcp
+        if project is None or not project.servers:
+            return []
+        servers, clashes = session_mcp_servers(self.settings, project)
+        wanted = {name: config for name, config in servers.items() if name in project.servers}
+        try:
+            if self._mcp is None:
+                self._mcp = make_mcp(self.settings, wanted)
+                if self._mcp is None:
+                    return []
+                await self._mcp.start()
+                added = self._mcp.names
+            else:
+                added = await self._mcp.add(wanted)
+        except Exception as exc:
+            log.exception("project MCP servers failed to start")
+            return [f"the project's MCP servers are unavailable: {exc}"]
+        return [*clashes, *self._mcp_failures(added)] if added else []
+
+    def _mcp_tools(self) -> Sequence[Tool]:
+        """The tools of the session's MCP servers as they are now (a project's trusted since included)."""
+        return self._mcp.current_tools() if self._mcp is not None else []
+
+    def _mcp_failures(self, names: Sequence[str]) -> list[str]:
+        """A line for each of the servers `names` that did not start."""
+        assert self._mcp is not None
+        return [
+            f"MCP server {status.name} did not start: {status.error or 'it did not start'}; its tools are off"
+            for status in self._mcp.status()
+            if status.name in names and status.state in ("failed", "crashed")
+        ]
 
     async def _open_store(self) -> None:
         from tui_assist.session.factory import open_store
 
         try:
-            self.store = await open_store(self.settings)
+            self.store = await open_store(self.preview)
         except SetupError as exc:
             self.store_error = exc
         except Exception as exc:
@@ -353,17 +409,19 @@ class SessionParts:
             self.notes.append(f"history is not saved: {self.store_error}")
             return
         self._owns_store = True
-        if self.settings.checkpoints:
-            from tui_assist.paths import data_dir
-            from tui_assist.session.rewind import TurnCheckpoints
-
-            self.checkpoints = TurnCheckpoints(
-                self.store, data_dir(self.settings.data_dir), self.settings.workdir
-            )
         if self.store.recovered:
             self.notes.append(
                 f"{len(self.store.recovered)} turn(s) cut by an earlier crash were stored as cancelled"
             )
+
+    def _make_checkpoints(self) -> None:
+        """Snapshot the workdir around turns when the settings ask for it and the store is ours."""
+        s = self.settings
+        if self.store is not None and self._owns_store and s.checkpoints:
+            from tui_assist.paths import data_dir
+            from tui_assist.session.rewind import TurnCheckpoints
+
+            self.checkpoints = TurnCheckpoints(self.store, data_dir(s.data_dir), s.workdir)
 
     async def aclose(self) -> None:
         """Release what `load` opened: MCP servers, the provider's connections, the store."""

@@ -56,19 +56,8 @@ class ToolCallRow:
     """Execution order within the turn, from 0."""
     round_index: int | None
     """The refine round it belongs to; None for an agent turn's calls."""
-    node_id: str
-    parent_id: str
-    name: str
-    input: dict[str, Any]
-    output: str
-    is_error: bool
-    duration: float
-
-    def record(self) -> ToolCallRecord:
-        """The core's record of this call (a piece of evidence)."""
-        return ToolCallRecord(
-            self.node_id, self.parent_id, self.name, self.input, self.output, self.is_error, self.duration
-        )
+    call: ToolCallRecord
+    """The call as it ran (a piece of evidence)."""
 
 
 @dataclass(frozen=True, slots=True)

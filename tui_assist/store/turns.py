@@ -23,6 +23,9 @@ from tui_assist.store.base import RUNNING, StoreBase, StoreError, UnknownIdError
 from tui_assist.store.event_log import coalesce_text, summarize
 from tui_assist.store.rows import AuditLine, RoundRow, ToolCallRow, TurnRow
 
+_CALL_COLUMNS = "turn_id, seq, round_idx, node_id, parent_id, name, input, output, is_error, duration"
+"""The columns `_tool_call_row` reads, in its order."""
+
 _TURN_COLUMNS = (
     "id, conversation_id, seq, strategy, prompt, answer, outcome, error, input_tokens, output_tokens, "
     "cache_creation_input_tokens, cache_read_input_tokens, rounds, tool_calls, duration, started_at, "
@@ -411,12 +414,35 @@ class TurnsMixin(StoreBase):
             found[turn_id].append(event_from_dict(json.loads(data)))
         return found
 
+    async def messages_of(
+        self, turn_ids: Sequence[str], *, role: str | None = None
+    ) -> dict[str, list[Message]]:
+        """The history messages of several stored turns in one read, each turn's in order.
+
+        Args:
+            turn_ids: The turns; one without messages maps to an empty list.
+            role: Only the messages of this role (`user`, `assistant`), when given.
+        """
+        found: dict[str, list[Message]] = {turn_id: [] for turn_id in turn_ids}
+        if not found:
+            return found
+        marks = ", ".join("?" * len(found))
+        sql = f"SELECT turn_id, data FROM messages WHERE turn_id IN ({marks})"
+        params: list[str] = list(found)
+        if role is not None:
+            sql += " AND role = ?"
+            params.append(role)
+        async with self._lock:
+            rows = await self._db.execute_fetchall(sql + " ORDER BY turn_id, position", params)
+        for turn_id, data in rows:
+            found[turn_id].append(Message.from_dict(json.loads(data)))
+        return found
+
     async def tool_calls(self, turn_id: str) -> list[ToolCallRow]:
         """A turn's tool calls in execution order (every round, sub-agents included)."""
         async with self._lock:
             rows = await self._db.execute_fetchall(
-                "SELECT turn_id, seq, round_idx, node_id, parent_id, name, input, output, is_error, duration "
-                "FROM tool_calls WHERE turn_id = ? ORDER BY seq",
+                f"SELECT {_CALL_COLUMNS} FROM tool_calls WHERE turn_id = ? ORDER BY seq",
                 (turn_id,),
             )
         return [_tool_call_row(row) for row in rows]
@@ -430,8 +456,8 @@ class TurnsMixin(StoreBase):
                 (turn_id,),
             )
             call_rows = await db.execute_fetchall(
-                "SELECT turn_id, seq, round_idx, node_id, parent_id, name, input, output, is_error, duration "
-                "FROM tool_calls WHERE turn_id = ? AND round_idx IS NOT NULL ORDER BY seq",
+                f"SELECT {_CALL_COLUMNS} FROM tool_calls "
+                "WHERE turn_id = ? AND round_idx IS NOT NULL ORDER BY seq",
                 (turn_id,),
             )
         calls = [_tool_call_row(row) for row in call_rows]
@@ -471,10 +497,7 @@ def _turn_row(row: Any) -> TurnRow:
 
 
 def _tool_call_row(row: Any) -> ToolCallRow:
-    return ToolCallRow(
-        turn_id=str(row[0]),
-        seq=int(row[1]),
-        round_index=None if row[2] is None else int(row[2]),
+    record = ToolCallRecord(
         node_id=str(row[3]),
         parent_id=str(row[4]),
         name=str(row[5]),
@@ -483,3 +506,4 @@ def _tool_call_row(row: Any) -> ToolCallRow:
         is_error=bool(row[8]),
         duration=float(row[9]),
     )
+    return ToolCallRow(str(row[0]), int(row[1]), None if row[2] is None else int(row[2]), record)

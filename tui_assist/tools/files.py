@@ -287,13 +287,7 @@ class TextEditorTool:
         return self._spec
 
     def parse(self, raw: dict[str, Any]) -> EditorArgs:
-        """Validate the model's input and confine its path to the workdir.
-
-        Args:
-            raw: The tool input the model sent.
-
-        Returns:
-            The arguments for one command, with the path resolved.
+        """Validate the model's input: the arguments of one command, its path resolved in the workdir.
 
         Raises:
             ToolInputError: on an unknown command, missing or mistyped fields, a bad `view_range`,
@@ -342,25 +336,14 @@ class TextEditorTool:
                 raise ToolInputError(f"invalid input for {TOOL_NAME}: unsupported command {command!r}")
 
     def side_effecting(self, args: EditorArgs) -> bool:
-        """Only `view` leaves the files alone.
-
-        Args:
-            args: The parsed arguments.
-
-        Returns:
-            False for `view`, true for `create`, `str_replace` and `insert`.
-        """
+        """All commands but `view`: `create`, `str_replace` and `insert` write."""
         return not isinstance(args, ViewArgs)
 
     def summary(self, args: EditorArgs) -> str:
-        """What the call will do, for an approval prompt: the content or a unified diff.
+        """What the call will do, for an approval prompt.
 
-        Args:
-            args: The parsed arguments.
-
-        Returns:
-            `view PATH`; `create PATH` and the content (noting an overwrite); for `str_replace`
-            and `insert`, a unified diff of the change, or why the call will fail.
+        `view PATH`; `create PATH` and the content (noting an overwrite); for `str_replace` and
+        `insert`, a unified diff of the change, or why the call will fail.
         """
         match args:
             case ViewArgs(display=display, view_range=view_range):

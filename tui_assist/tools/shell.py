@@ -201,7 +201,7 @@ class ShellSession:
             workdir: Where the shell starts.
             max_output_chars: Output beyond this many characters is cut in the middle.
             pass_env: Variables passed to the shell even though their names look like secrets
-                (see `is_secret_variable`).
+                (see `is_secret_variable`; the `[tools.bash] pass_env` setting).
             sandbox: Run the shell inside this OS sandbox (None: unsandboxed).
         """
         self._workdir = workdir
@@ -469,16 +469,10 @@ class BashTool:
         pass_env: Iterable[str] = (),
         sandbox: Sandbox | None = None,
     ) -> None:
-        """Create the tool and its (not yet started) shell.
+        """Create the tool and its (not yet started) shell, which takes the other arguments.
 
-        Args:
-            workdir: Where the shell starts.
-            timeout: Per-command timeout in seconds.
-            max_output_chars: Output beyond this many characters is cut in the middle.
-            pass_env: Variables passed to the shell even though their names look like secrets
-                (the `[tools.bash] pass_env` setting).
-            sandbox: Run commands in this OS sandbox; a call with `"sandbox": false` runs in a
-                second, unsandboxed shell (after the user approved it).
+        `timeout` is per command, in seconds. With a `sandbox`, a call with `"sandbox": false` runs
+        in a second, unsandboxed shell (after the user approved it).
         """
         self._timeout = timeout
         self._sandbox = sandbox
@@ -540,37 +534,17 @@ class BashTool:
     def parse(self, raw: dict[str, Any]) -> BashArgs:
         """Validate the model's input.
 
-        Args:
-            raw: The tool input the model sent.
-
-        Returns:
-            The validated arguments.
-
         Raises:
             ToolInputError: if `command` is missing or not a string, or `restart` not a boolean.
         """
         return validate_input(BashArgs, raw, "bash")
 
     def side_effecting(self, args: BashArgs) -> bool:
-        """A shell command can change anything, so every call needs approval.
-
-        Args:
-            args: The parsed arguments.
-
-        Returns:
-            Always true.
-        """
+        """Always: a shell command can change anything, so every call needs approval."""
         return True
 
     def summary(self, args: BashArgs) -> str:
-        """The exact command, for the approval prompt.
-
-        Args:
-            args: The parsed arguments.
-
-        Returns:
-            The command, preceded by a note when the shell will be restarted first.
-        """
+        """The exact command for the approval prompt, after a note when the shell restarts first."""
         if args.restart:
             note = "(restart the shell)"
             return note if args.command is None else f"{note}\n{args.command}"

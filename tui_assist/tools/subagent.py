@@ -86,37 +86,17 @@ class AgentTool:
     def parse(self, raw: dict[str, Any]) -> AgentArgs:
         """Validate the model's input.
 
-        Args:
-            raw: The tool input the model sent.
-
-        Returns:
-            The validated arguments.
-
         Raises:
             ToolInputError: if `description` or `prompt` is missing, blank or not a string.
         """
         return validate_input(AgentArgs, raw, "agent")
 
     def side_effecting(self, args: AgentArgs) -> bool:
-        """Starting a sub-agent changes nothing; its own tool calls are approved one by one.
-
-        Args:
-            args: The parsed arguments.
-
-        Returns:
-            Always false.
-        """
+        """Never: starting a sub-agent changes nothing; its own tool calls are approved one by one."""
         return False
 
     def summary(self, args: AgentArgs) -> str:
-        """The task, for display.
-
-        Args:
-            args: The parsed arguments.
-
-        Returns:
-            `sub-agent: DESCRIPTION` followed by the prompt.
-        """
+        """`sub-agent: DESCRIPTION` and the prompt, for display."""
         return f"sub-agent: {args.description}\n{args.prompt}"
 
     async def run(self, args: AgentArgs, ctx: ToolContext) -> ToolOutput:

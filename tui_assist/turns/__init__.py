@@ -1,5 +1,5 @@
-"""Turn strategies: `AgentTurn` and `RefineTurn`, the two values of core's `TurnStrategy`.
+"""Turn strategies: `AgentTurn`, `RefineTurn` and `ShellTurn`, subclasses of core's `TurnStrategy`.
 
 They sit above the workflow engine because `RefineTurn` runs on its `Refine` combinator; the
-protocol and the result they return live in `tui_assist.core.turn`.
+base class and the result they return live in `tui_assist.core.turn`.
 """

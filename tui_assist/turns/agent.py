@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from tui_assist.core.agent import run_agent
 from tui_assist.core.budget import BudgetTracker
-from tui_assist.core.conversation import Conversation, ImageBlock, Message
+from tui_assist.core.conversation import Message
 from tui_assist.core.model import ProviderError
 from tui_assist.core.nodes import NodeScope
 from tui_assist.core.observer import TurnObserver
-from tui_assist.core.turn import Stopwatch, StrategyName, TurnDeps, TurnResult
+from tui_assist.core.turn import Stopwatch, StrategyName, TurnDeps, TurnRequest, TurnResult, TurnStrategy
 
 
-class AgentTurn:
+class AgentTurn(TurnStrategy):
     """The whole transcript (tool calls included) enters the conversation history."""
 
     name: StrategyName = "agent"
@@ -21,19 +19,12 @@ class AgentTurn:
     def __init__(self, deps: TurnDeps) -> None:
         self.deps = deps
 
-    async def run(
-        self,
-        conversation: Conversation,
-        prompt: str,
-        observer: TurnObserver,
-        *,
-        turn_id: str | None = None,
-        images: Sequence[ImageBlock] = (),
-    ) -> TurnResult:
-        """Run one agent turn. See `TurnStrategy.run`."""
+    async def play(self, request: TurnRequest, observer: TurnObserver) -> TurnResult:
+        """Run one agent turn."""
+        conversation, prompt, images = request.conversation, request.prompt, request.images
         clock = Stopwatch()
         budget = BudgetTracker(self.deps.budget)
-        with NodeScope(observer, "turn", "agent turn", None, detail=prompt, node_id=turn_id) as turn:
+        with NodeScope(observer, "turn", "agent turn", None, detail=prompt, node_id=request.turn_id) as turn:
             toolbox = self.deps.toolbox_factory()
             rt = self.deps.runtime(toolbox, observer, budget)
             history = list(conversation.messages)

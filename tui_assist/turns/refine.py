@@ -14,13 +14,22 @@ from dataclasses import dataclass
 
 from tui_assist.core.agent import ToolCallRecord, run_agent
 from tui_assist.core.budget import BudgetExhausted, BudgetTracker
-from tui_assist.core.conversation import Block, Conversation, ImageBlock, Message, TextBlock, Usage
+from tui_assist.core.conversation import Block, ImageBlock, Message, TextBlock, Usage
 from tui_assist.core.critic import DEFAULT_CRITIC_INPUT_TOKENS, Critique, critique
 from tui_assist.core.model import ProviderError
 from tui_assist.core.nodes import NodeScope
 from tui_assist.core.observer import TurnObserver
 from tui_assist.core.prompts import REVISION_TEMPLATE
-from tui_assist.core.turn import Outcome, RoundRecord, Stopwatch, StrategyName, TurnDeps, TurnResult
+from tui_assist.core.turn import (
+    Outcome,
+    RoundRecord,
+    Stopwatch,
+    StrategyName,
+    TurnDeps,
+    TurnRequest,
+    TurnResult,
+    TurnStrategy,
+)
 from tui_assist.workflow.combinators import Attempt, Candidate, Refine, RefineOutcome
 from tui_assist.workflow.step import Step, WorkflowBudgetTracker, WorkflowContext
 
@@ -41,21 +50,24 @@ class Draft:
     usage: Usage
 
 
+@dataclass(frozen=True, slots=True)
+class _Turn:
+    """What both steps of every round share: the turn's deps, history, observer and budget."""
+
+    deps: TurnDeps
+    history: list[Message]
+    observer: TurnObserver
+    budget: BudgetTracker
+
+
 class _Generate(Step[Attempt[str, Draft], Draft]):
     """A full agent with all tools; from round 2 on it also sees the last answer and feedback."""
 
     reports_itself = True  # run_agent opens the `generate` node itself
 
-    def __init__(
-        self,
-        deps: TurnDeps,
-        history: list[Message],
-        observer: TurnObserver,
-        budget: BudgetTracker,
-        images: Sequence[ImageBlock] = (),
-    ) -> None:
+    def __init__(self, turn: _Turn, images: Sequence[ImageBlock] = ()) -> None:
         super().__init__("generate")
-        self.deps, self.history, self.observer, self.budget = deps, history, observer, budget
+        self.turn = turn
         self.images = tuple(images)
         """The prompt's attached images: every round's task shows them first."""
         self.cut: tuple[int, Draft] | None = None
@@ -74,16 +86,16 @@ class _Generate(Step[Attempt[str, Draft], Draft]):
                 TextBlock(REVISION_TEMPLATE.format(answer=input.previous.answer, feedback=input.feedback))
             )
         task = Message("user", tuple(blocks))
-        toolbox = self.deps.toolbox_factory()
-        rt = self.deps.runtime(toolbox, self.observer, self.budget)
+        toolbox = self.turn.deps.toolbox_factory()
+        rt = self.turn.deps.runtime(toolbox, self.turn.observer, self.turn.budget)
         try:
             generated = await run_agent(
                 rt,
-                [*self.history, task],
+                [*self.turn.history, task],
                 parent_id=ctx.parent_id,
                 node_kind="generate",
                 label="generate",
-                stable_prefix=len(self.history),
+                stable_prefix=len(self.turn.history),
             )
         finally:
             await toolbox.aclose()
@@ -99,36 +111,29 @@ class _Critic(Step[Candidate[str, Draft], Critique]):
 
     reports_itself = True  # critique() opens the `critic` node and reports the verdict
 
-    def __init__(
-        self,
-        deps: TurnDeps,
-        history: list[Message],
-        observer: TurnObserver,
-        budget: BudgetTracker,
-        max_input_tokens: int,
-    ) -> None:
+    def __init__(self, turn: _Turn, max_input_tokens: int) -> None:
         super().__init__("critic")
-        self.deps, self.history, self.observer, self.budget = deps, history, observer, budget
+        self.turn = turn
         self.max_input_tokens = max_input_tokens
 
     async def run(self, input: Candidate[str, Draft], ctx: WorkflowContext) -> Critique:
         assert ctx.parent_id is not None
         return await critique(
-            provider=self.deps.provider,
-            observer=self.observer,
-            budget=self.budget,
-            system=self.deps.critic_prompt,
+            provider=self.turn.deps.provider,
+            observer=self.turn.observer,
+            budget=self.turn.budget,
+            system=self.turn.deps.critic_prompt,
             task=input.input,
             evidence=input.draft.evidence,
             answer=input.draft.answer,
             round_index=input.round,
             parent_id=ctx.parent_id,
-            history=self.history,
+            history=self.turn.history,
             max_input_tokens=self.max_input_tokens,
         )
 
 
-class RefineTurn:
+class RefineTurn(TurnStrategy):
     """Evaluator-optimizer over full agent rounds, with a round budget.
 
     Args:
@@ -157,27 +162,21 @@ class RefineTurn:
         self.max_rounds = max_rounds
         self.critic_max_input_tokens = critic_max_input_tokens
 
-    async def run(
-        self,
-        conversation: Conversation,
-        prompt: str,
-        observer: TurnObserver,
-        *,
-        turn_id: str | None = None,
-        images: Sequence[ImageBlock] = (),
-    ) -> TurnResult:
-        """Run up to `max_rounds` rounds. See `TurnStrategy.run`."""
+    async def play(self, request: TurnRequest, observer: TurnObserver) -> TurnResult:
+        """Run up to `max_rounds` rounds."""
+        conversation, prompt, images = request.conversation, request.prompt, request.images
         clock = Stopwatch()
         budget = BudgetTracker(self.deps.budget)
         history = list(conversation.messages)
-        generate = _Generate(self.deps, history, observer, budget, images)
-        critic = _Critic(self.deps, history, observer, budget, self.critic_max_input_tokens)
+        shared = _Turn(self.deps, history, observer, budget)
+        generate = _Generate(shared, images)
+        critic = _Critic(shared, self.critic_max_input_tokens)
         loop = Refine(generate, critic, max_rounds=self.max_rounds)
         rounds: list[RoundRecord] = []
         answer, error = "", None
         outcome: Outcome = "unverified"
         label = f"refine turn (≤{self.max_rounds} rounds)"
-        with NodeScope(observer, "turn", label, None, detail=prompt, node_id=turn_id) as turn:
+        with NodeScope(observer, "turn", label, None, detail=prompt, node_id=request.turn_id) as turn:
             # The rounds hang directly under the turn: the loop runs in a context rooted there.
             ctx = WorkflowContext.root(
                 observer, budget=WorkflowBudgetTracker(models=budget), parent_id=turn.node_id

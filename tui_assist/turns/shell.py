@@ -17,15 +17,12 @@ app.py
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import Final
 
 from tui_assist.core.agent import run_agent
 from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.budget import Budget, BudgetTracker
 from tui_assist.core.conversation import (
-    Conversation,
-    ImageBlock,
     Message,
     ToolResultBlock,
     ToolUseBlock,
@@ -36,7 +33,7 @@ from tui_assist.core.nodes import NodeScope
 from tui_assist.core.observer import TurnObserver
 from tui_assist.core.tool_labels import BASH_TOOL
 from tui_assist.core.tooling import ToolboxFactory
-from tui_assist.core.turn import Stopwatch, StrategyName, TurnDeps, TurnResult
+from tui_assist.core.turn import Stopwatch, StrategyName, TurnDeps, TurnRequest, TurnResult, TurnStrategy
 
 SHELL_PREFIX: Final = "!"
 
@@ -81,7 +78,7 @@ class _Playback:
         """Nothing to release."""
 
 
-class ShellTurn:
+class ShellTurn(TurnStrategy):
     """Runs `!COMMAND` as one `bash` call; no model is asked anything."""
 
     name: StrategyName = "shell"
@@ -90,22 +87,15 @@ class ShellTurn:
         self.toolbox_factory = toolbox_factory
         self.approvals = approvals
 
-    async def run(
-        self,
-        conversation: Conversation,
-        prompt: str,
-        observer: TurnObserver,
-        *,
-        turn_id: str | None = None,
-        images: Sequence[ImageBlock] = (),
-    ) -> TurnResult:
-        """Run the command and keep it and its output in the history. See `TurnStrategy.run`."""
+    async def play(self, request: TurnRequest, observer: TurnObserver) -> TurnResult:
+        """Run the command and keep it and its output in the history."""
+        conversation, prompt = request.conversation, request.prompt
         clock = Stopwatch()
         command = prompt.removeprefix(SHELL_PREFIX).strip()
         playback = _Playback(command)
         deps = TurnDeps(playback, self.toolbox_factory, self.approvals, Budget(2, 1, None))
         budget = BudgetTracker(deps.budget)
-        with NodeScope(observer, "turn", "shell", None, detail=prompt, node_id=turn_id) as turn:
+        with NodeScope(observer, "turn", "shell", None, detail=prompt, node_id=request.turn_id) as turn:
             toolbox = self.toolbox_factory()
             try:
                 if not any(t.spec.name == BASH_TOOL for t in toolbox.tools):

@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tui_assist.ui.widgets.completion import CompletionItem, CompletionSpan
+from tui_assist.core.text import CompletionSpan
+from tui_assist.ui.widgets.completion import CompletionItem
 
 if TYPE_CHECKING:
     from tui_assist.session.mentions import MentionCompleter
@@ -61,7 +62,7 @@ class MentionCompletion:
         age = completer.age
         if age is None or (new_mention and age > RELIST_AFTER):
             self._load(completer, refresh=age is not None)
-        return CompletionSpan(query.start, query.end, query.query)
+        return query
 
     def items(self, span: CompletionSpan) -> list[CompletionItem]:
         completer = self._current()

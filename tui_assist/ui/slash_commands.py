@@ -19,10 +19,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tui_assist.core.text import CompletionSpan
 from tui_assist.paths import config_dir, data_dir
 from tui_assist.session.commands import SLASH, CommandError, cost_markdown, parse_refine, parse_rounds
 from tui_assist.session.slash_commands import SlashCommand, SlashInput, closest, matching
-from tui_assist.ui.widgets.completion import CompletionItem, CompletionSpan
+from tui_assist.ui.widgets.completion import CompletionItem
 
 if TYPE_CHECKING:
     from tui_assist.ui.screens.main import MainScreen

@@ -16,6 +16,9 @@ The adaptive loop gets one more action than the scripted loop because both of it
 cost one tool call; the scripted loop never uses more than two, so it scores the same with the
 bigger budget (a test keeps that true), and the gain is the adaptation, not the budget.
 
+Every policy is called alike, `policy(task, corpus, observer=..., parent_id=...)`: `observer` is
+where the run's events go (None discards them), `parent_id` the node the run hangs under, if any.
+
 The model policy is in `model_policy`; `bench` runs them all and grades them with one checker.
 """
 
@@ -67,12 +70,6 @@ async def keyword_route(
 ) -> PolicyResult:
     """Route on topic words: exactly one topic word reads `<topic>-<version>` and answers from it.
 
-    Args:
-        task: The task.
-        corpus: The pages and glossary.
-        observer: Where events go; None discards them.
-        parent_id: The node the run hangs under, if any.
-
     Returns:
         `final` with the page's command and id; `needs_review` with 0 tool calls when the
         question has no topic word or several, or with 1 call when the read fails; `refused`
@@ -106,12 +103,6 @@ async def workflow(
     task: Task, corpus: Corpus, *, observer: TurnObserver | None = None, parent_id: str | None = None
 ) -> PolicyResult:
     """A fixed two-step workflow: search the question, read the first hit, answer from it.
-
-    Args:
-        task: The task.
-        corpus: The pages and glossary.
-        observer: Where events go; None discards them.
-        parent_id: The node the run hangs under, if any.
 
     Returns:
         `final` with the first hit's command and id (2 tool calls); `needs_review` when the
@@ -163,12 +154,6 @@ async def scripted_decide(state: LoopState) -> Proposal:
 
     No hits is a final answer with no citation; a read error is a final answer holding the error
     text and no citation.
-
-    Args:
-        state: The run so far.
-
-    Returns:
-        The next proposal.
     """
     if not state.history:
         return Proposal("search", {"query": state.question})
@@ -262,12 +247,6 @@ async def adaptive_decide(state: LoopState) -> Proposal:
     - When the first page read defers to the other search hit (`defers_to`), the two pages
       conflict about who documents the action; the named page is read too, and the answer
       comes from it.
-
-    Args:
-        state: The run so far.
-
-    Returns:
-        The next proposal.
     """
     if not state.history:
         return Proposal("search", {"query": state.question})
@@ -309,17 +288,7 @@ class BoundedPolicy:
         observer: TurnObserver | None = None,
         parent_id: str | None = None,
     ) -> PolicyResult:
-        """Run the policy on one task.
-
-        Args:
-            task: The task.
-            corpus: The pages and glossary.
-            observer: Where events go; None discards them.
-            parent_id: The node the run hangs under, if any.
-
-        Returns:
-            How the run ended.
-        """
+        """Run the policy on one task; how the run ended."""
         runtime = DocsRuntime(corpus, observer=observer)
         return await runtime.run(
             task,

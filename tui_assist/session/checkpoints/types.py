@@ -6,21 +6,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-__all__ = [
-    "ChangeKind",
-    "CheckpointError",
-    "FileChange",
-    "KeepReason",
-    "KeptFile",
-    "PruneResult",
-    "RestorePlan",
-    "RestoreResult",
-    "SkippedFile",
-    "Snapshot",
-    "SnapshotInfo",
-    "TurnSnapshots",
-]
-
 ChangeKind = Literal["added", "modified", "deleted"]
 KeepReason = Literal["created_by_user", "changed_by_user", "too_large", "predates_snapshot"]
 

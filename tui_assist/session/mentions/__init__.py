@@ -42,7 +42,6 @@ from tui_assist.session.mentions.listing import (
 from tui_assist.session.mentions.matcher import Completion, FuzzyMatcher
 from tui_assist.session.mentions.syntax import (
     Mention,
-    MentionQuery,
     find_mentions,
     format_mention,
     mention_at,
@@ -63,7 +62,6 @@ __all__ = [
     "FuzzyMatcher",
     "Mention",
     "MentionCompleter",
-    "MentionQuery",
     "RefusalReason",
     "Refused",
     "attach_documents",

@@ -75,7 +75,7 @@ class MentionCompleter:
         """The best paths for `query` (milliseconds; empty before the first load).
 
         Args:
-            query: What follows the `@`, as `MentionQuery.query` gives it.
+            query: What follows the `@`, as `mention_at(...).query` gives it.
             limit: How many completions to return.
 
         Returns:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from tui_assist.core.text import CompletionSpan
+
 _OPENERS = "([{<\"'`"
 _MENTION = re.compile(r"""(?<![^\s([{<"'`])@(?:"(?P<quoted>(?:[^"\\\n]|\\.)*)"|(?P<bare>[^\s"]\S*))""")
 _TRAILING = frozenset(",;:!?)]}>\"'`")
@@ -30,18 +32,6 @@ class Mention:
     """Index of the `@` in the prompt."""
     end: int
     """Index just past the mention (past the closing quote, before trailing punctuation)."""
-
-
-@dataclass(frozen=True, slots=True)
-class MentionQuery:
-    """The mention being typed at the cursor, for a completion list."""
-
-    query: str
-    """What is typed between the `@` (or `@"`) and the cursor."""
-    start: int
-    """Index of the `@`."""
-    end: int
-    """Index just past the mention's text, which may go on after the cursor."""
 
 
 def find_mentions(prompt: str) -> list[Mention]:
@@ -80,7 +70,7 @@ def _strip_trailing(token: str) -> str:
     return token
 
 
-def mention_at(text: str, cursor: int) -> MentionQuery | None:
+def mention_at(text: str, cursor: int) -> CompletionSpan | None:
     """The mention the cursor is in, if any, for completing it.
 
     Args:
@@ -101,12 +91,12 @@ def mention_at(text: str, cursor: int) -> MentionQuery | None:
                 if re.fullmatch(r'(?:[^"\\]|\\.)*\\?', body):  # still inside the quotes
                     close = re.compile(r'(?:[^"\\\n]|\\.)*"?').match(text, cursor)
                     end = close.end() if close else cursor
-                    return MentionQuery(_UNESCAPE.sub(r"\1", body.rstrip("\\")), at, end)
+                    return CompletionSpan(at, end, _UNESCAPE.sub(r"\1", body.rstrip("\\")))
                 return None
             if any(char.isspace() for char in typed):
                 return None
             after = re.compile(r"\S*").match(text, cursor)
-            return MentionQuery(typed, at, after.end() if after else cursor)
+            return CompletionSpan(at, after.end() if after else cursor, typed)
         at = text.rfind("@", line_start, at)
     return None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -35,17 +36,10 @@ class McpManager:
         max_restarts: int = 1,
         max_output_chars: int = 30_000,
     ) -> None:
-        self._servers = {
-            name: McpServer(
-                name,
-                config,
-                cwd=cwd,
-                log_dir=log_dir,
-                max_restarts=max_restarts,
-                max_output_chars=max_output_chars,
-            )
-            for name, config in servers.items()
-        }
+        self._new_server = functools.partial(
+            McpServer, cwd=cwd, log_dir=log_dir, max_restarts=max_restarts, max_output_chars=max_output_chars
+        )
+        self._servers = {name: self._new_server(name, config) for name, config in servers.items()}
         self._started = False
         self._start_lock = asyncio.Lock()
 
@@ -64,6 +58,23 @@ class McpManager:
             self._started = True
             idle = [s for s in self._servers.values() if s.state == "idle"]
             await asyncio.gather(*(s.ensure_running() for s in idle))
+
+    async def add(self, servers: Mapping[str, McpServerConfig]) -> list[str]:
+        """Add servers (those of a project trusted mid-session), started at once if `start` has run.
+
+        Args:
+            servers: Name -> config; a name already configured is skipped.
+
+        Returns:
+            The names added.
+        """
+        async with self._start_lock:
+            added = [name for name in servers if name not in self._servers]
+            for name in added:
+                self._servers[name] = self._new_server(name, servers[name])
+            if self._started:
+                await asyncio.gather(*(self._servers[name].ensure_running() for name in added))
+        return added
 
     @property
     def started(self) -> bool:

@@ -14,6 +14,7 @@ the side panels' tree, the session's parts and the Markdown parser load after it
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import time
 from collections.abc import Awaitable, Sequence
@@ -38,7 +39,7 @@ from tui_assist.session.controller import TurnController
 from tui_assist.session.factory import SetupError
 from tui_assist.ui.bridge import CoreEvent, StopRequested, TextualObserver
 from tui_assist.ui.setup_help import provider_notice
-from tui_assist.ui.widgets.conversation import Conversation, TurnView
+from tui_assist.ui.widgets.conversation import MAX_TURN_VIEWS, Conversation, TurnView
 from tui_assist.ui.widgets.flow_panel import FlowPanel
 from tui_assist.ui.widgets.footer import KeysFooter
 from tui_assist.ui.widgets.node_inspector import NodeInspector
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from tui_assist.ui.screens.rewind import RewindChoice
     from tui_assist.ui.slash_commands import SlashCommands
     from tui_assist.ui.widgets.agent_tree import AgentTree
+    from tui_assist.ui.widgets.conversation import EarlierTurns
     from tui_assist.ui.widgets.queued_prompt import QueuedPrompt
 
 NARROW_WIDTH = 80
@@ -64,6 +66,8 @@ MEDIUM_WIDTH = 100
 """Below this many columns the side panels start hidden and open narrow beside the chat (f2 / f3)."""
 FOOTER_WAIT = 0.5
 """Seconds loading waits at most for the footer's keys."""
+PAINT_WAIT = 2.0
+"""Seconds a resume waits at most for its newest turns to be drawn before reading the rest."""
 QUIT_PRESS_SECONDS = 3.0
 """How long after the first idle ctrl+c a second one quits."""
 TREE_HINT = "agent tree · empty until the first turn"
@@ -112,12 +116,14 @@ class MainScreen(Screen[None]):
     BINDINGS = command_bindings()
 
     def __init__(self, session: ChatSession, start: StartOptions | None = None) -> None:
-        super().__init__(classes="-fresh")
+        super().__init__()
         self.session = session
         self.start = start or StartOptions()
         self.controller = TurnController(session, self)
-        self.log_model = NodeLog()
-        """Every node of every turn shown, for the agent tree, the flow panel and the inspector."""
+        self.log_model = NodeLog(max_turns=MAX_TURN_VIEWS)
+        """Every node of the newest turns, for the agent tree, the flow panel and the inspector: as
+        many turns as the conversation keeps mounted (the tree's lines are rebuilt as it changes,
+        so a tree of every turn of a long session would cost more each turn)."""
         self.held_run_id: str | None = None
         """A grounded run awaiting approval (f8 approves it)."""
         self._bridge: TextualObserver | None = None
@@ -147,7 +153,7 @@ class MainScreen(Screen[None]):
             with Vertical(id="chat"):
                 yield Conversation(id="conversation")
                 yield PromptBox(id="prompt-box")
-            with Vertical(id="side"):
+            with Vertical(id="side", classes="-fresh"):
                 # The agent tree itself is mounted with the first turn (see `agent_tree`).
                 yield Static(TREE_HINT, id="tree-title")
                 yield Static("flow", id="flow-title")
@@ -267,9 +273,11 @@ class MainScreen(Screen[None]):
         # A conversation asked for on the command line is redrawn as soon as the store is open,
         # before the SDK loads (its import would compete with the redraw for the interpreter).
         opening = bool(self.start.resume or self.start.continue_latest)
+        # The Markdown parser and Pygments, so the first answer doesn't pay for loading them; for
+        # a conversation to redraw, alongside opening the store (the redraw needs them).
+        warm = asyncio.create_task(asyncio.to_thread(warm_up_markdown)) if opening else None
         await self.session.load(after_store=self._open_stored if opening else None)
-        # The Markdown parser and Pygments, too, so the first answer doesn't pay for loading them.
-        await asyncio.to_thread(warm_up_markdown)
+        await (warm or asyncio.to_thread(warm_up_markdown))
         # Everything alive now (modules, the SDK, the app's widgets) lives for the whole session.
         # Freezing it keeps Python's full collections from scanning it again and again: with the
         # SDK loaded, each full collection otherwise stalls the event loop for 50-100+ ms.
@@ -357,10 +365,15 @@ class MainScreen(Screen[None]):
                 inspector.show(record, self.flow.name_of(record))
 
     def _show_fresh(self, fresh: bool) -> None:
-        """Before the first turn, the tree's title says what will show there (the tree is hidden)."""
-        if fresh == self.has_class("-fresh"):
+        """Before the first turn, the tree's title says what will show there (the tree is hidden).
+
+        The class is the side panel's, not the screen's: changing a class restyles the widgets
+        below it, and the screen's are all of them (a first turn paid ~15 ms for it).
+        """
+        side = self.query_one("#side")
+        if fresh == side.has_class("-fresh"):
             return
-        self.set_class(fresh, "-fresh")
+        side.set_class(fresh, "-fresh")
         for title in self.query("#tree-title").results(Static):
             title.update(TREE_HINT if fresh else "agent tree")
 
@@ -393,10 +406,19 @@ class MainScreen(Screen[None]):
             self._tick = None
         self.prompt.remove_class("-running")
         self.status.state = "idle"
+        conversation_id = self.session.conversation_id
+        if conversation_id is not None and not self.conversation.reads_pages:
+            # The turns this session ran are stored: those the pane removes can be read again.
+            self.conversation.offer_earlier(self._pages_of(conversation_id), None)
         if view is not None:
             self._show_turn_end(view, ended)
         self._show_notes()
         self.call_later(self.refresh_bindings)
+
+    def _pages_of(self, conversation_id: str) -> EarlierTurns:
+        """How the pane reads the stored turns of `conversation_id`, a page at a time."""
+        session = self.session
+        return lambda before: session.stored_page(conversation_id, before=before)
 
     def _show_turn_end(self, view: TurnView, ended: TurnEnded) -> None:
         outcome = ended.outcome
@@ -594,26 +616,46 @@ class MainScreen(Screen[None]):
         self.query_one(NodeInspector).show(None)
 
     async def _redraw(self, conversation_id: str) -> bool:
-        """Open a stored conversation and redraw its newest turns; False when it can't be."""
+        """Open a stored conversation and redraw its newest turns; False when it can't be.
+
+        The newest turns are read and painted first; the whole history (what the next turn
+        sends, the meter, the context fill) is read after, so the last answer shows as soon at
+        any length.
+        """
+        session = self.session
         try:
-            turns = await self.session.resume(conversation_id)
+            turns = await session.stored_page(conversation_id)
         except Exception as exc:
             self.notify(f"Cannot resume: {exc}", severity="error")
             return False
         self._show_empty_conversation()
-        for turn in turns:
-            if turn.events:
-                # Replay the stored event log through the same path live events take, so the
-                # turn is redrawn as it ran: streamed text, tool calls, rounds, tree and badges.
-                view = self.conversation.begin_turn(turn.prompt, turn.strategy, images=turn.images)
-                view.seq = turn.seq
-                for event in turn.events:
-                    self.apply_event(event)
-            else:
-                self.conversation.show_stored(turn)
-            await asyncio.sleep(0)
+        # One layout draws them all, at the end: none before every view is mounted.
+        with self.app.batch_update():
+            for turn in turns:
+                if turn.events:
+                    # Replay the stored event log through the same path live events take, so the
+                    # turn is redrawn as it ran: streamed text, tool calls, rounds, tree and badges.
+                    view = self.conversation.begin_turn(turn.prompt, turn.strategy, images=turn.images)
+                    view.seq = turn.seq
+                    for event in turn.events:
+                        self.apply_event(event)
+                else:
+                    self.conversation.show_stored(turn)
+            self.conversation.anchor()
+            await self.conversation.mounted()
         # Only the newest turns are read; earlier ones load as the user scrolls up.
-        self.conversation.offer_earlier(self.session.earlier_turns, turns[0].seq if turns else None)
+        self.conversation.offer_earlier(self._pages_of(conversation_id), turns[0].seq if turns else None)
+        # The last answer on screen first (bounded: a screen on top of this one draws instead).
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.conversation.wait_for_refresh(), PAINT_WAIT)
+        try:
+            await session.load_history(conversation_id)
+        except Exception as exc:
+            self._show_empty_conversation()  # nothing shown that the next turn would not send
+            self.notify(f"Cannot resume: {exc}", severity="error")
+            return False
+        self.status.context = session.context_fill
+        self._show_meter()
         self.notify(f"Resumed {len(turns)} turn(s).", timeout=2)
         return True
 

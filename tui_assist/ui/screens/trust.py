@@ -93,9 +93,11 @@ async def ask_project_trust(app: App[object], session: ChatSession) -> bool | No
     if trusted:
         saved = session.trust_project()
         app.notify(
-            "Project trusted: its hooks and agents run from now on."
+            "Project trusted: its hooks, agents and MCP servers run from now on."
             if saved
             else "Project trusted for this session (the choice could not be saved).",
             timeout=4,
         )
+        for problem in await session.start_project_mcp():
+            app.notify(problem, severity="warning", timeout=8)
     return trusted

@@ -16,17 +16,10 @@ from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from tui_assist.core.text import CompletionSpan
+
 MAX_ITEMS = 50
 """Items shown at most (the best ones)."""
-
-
-@dataclass(frozen=True, slots=True)
-class CompletionSpan:
-    """The part of the prompt a source completes: `text[start:end]`, with `query` typed so far."""
-
-    start: int
-    end: int
-    query: str
 
 
 @dataclass(frozen=True, slots=True)

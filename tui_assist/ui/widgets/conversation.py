@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from textual import events
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.widget import Widget
+from textual.widget import AwaitMount, Widget
 
 from tui_assist.core.events import (
     NodeFinished,
@@ -64,11 +64,18 @@ from tui_assist.ui.widgets.turn_parts import (
 if TYPE_CHECKING:
     from tui_assist.session.chat import StoredTurn
 
-EarlierTurns = Callable[[int], Awaitable[Sequence["StoredTurn"]]]
-"""Reads the page of stored turns before a position (`ChatSession.earlier_turns`)."""
+TurnKey = int | str
+"""A stored turn: its position in the conversation (`seq`), or its id (a turn run in this session)."""
+EarlierTurns = Callable[[TurnKey], Awaitable[Sequence["StoredTurn"]]]
+"""Reads the page of stored turns before a turn (`ChatSession.stored_page`)."""
 
-MAX_TURN_VIEWS = 100
-"""Turns kept mounted; older ones are removed (they stay in the store and the export)."""
+MAX_TURN_VIEWS = 20
+"""Turns kept mounted; older ones are removed, and read again from the store when the user scrolls
+up to them. Every mounted turn is a widget each layout arranges (a streamed answer lays out many
+times), so the cap is what keeps a turn's cost from growing with the session."""
+MAX_UNSTORED_TURN_VIEWS = 100
+"""The cap when the pane cannot read turns back (no store): removed turns would be gone, so more
+stay, as many as before the cap above."""
 LIVE_TURNS = 3
 """The newest turns that are never compacted (they are the ones that change)."""
 
@@ -371,9 +378,10 @@ class Conversation(LaidOutSize, VerticalScroll):
         self._selected: ConversationEntry | None = None
         """The message cursor; shown and offered to the copy key only while the pane has focus."""
         self._compaction_queued = False
-        self._earlier: EarlierTurns | None = None
-        self._oldest_seq: int | None = None
-        """The position of the oldest stored turn shown (earlier ones are read on demand)."""
+        self._pages: EarlierTurns | None = None
+        """How to read the shown conversation's stored turns, a page at a time."""
+        self._oldest: TurnKey | None = None
+        """The oldest turn shown, when there are earlier ones to read (None: there are none)."""
         self._loading_earlier = False
 
     # Textual's `anchor()` keeps the bottom in view while content grows, without an extra frame,
@@ -402,14 +410,16 @@ class Conversation(LaidOutSize, VerticalScroll):
         view.start()
         return view
 
-    def offer_earlier(self, load: EarlierTurns | None, oldest_seq: int | None) -> None:
-        """Say how to read the turns before the oldest one shown (None: there are none).
+    def offer_earlier(self, load: EarlierTurns | None, oldest: TurnKey | None) -> None:
+        """Say how to read the shown conversation's stored turns (`load`), and which is the oldest
+        shown when there are earlier ones (None: there are none, yet).
 
         While the turns shown don't fill the pane (nothing to scroll), earlier ones are loaded too.
+        The turns removed past `MAX_TURN_VIEWS` are read again with `load`.
         """
-        self._earlier = load if oldest_seq is not None and oldest_seq > 1 else None
-        self._oldest_seq = oldest_seq
-        if self._earlier is not None:
+        self._pages = load
+        self._oldest = oldest if load is not None and oldest is not None and oldest != 1 else None
+        if self._oldest is not None:
             self.call_after_refresh(self._fill_pane)
 
     def _fill_pane(self) -> None:
@@ -419,23 +429,28 @@ class Conversation(LaidOutSize, VerticalScroll):
     @property
     def has_earlier(self) -> bool:
         """Whether earlier stored turns can be loaded above the ones shown."""
-        return self._earlier is not None
+        return self._oldest is not None
+
+    @property
+    def reads_pages(self) -> bool:
+        """Whether the pane knows how to read its conversation's stored turns (`offer_earlier`)."""
+        return self._pages is not None
 
     def load_earlier(self) -> None:
         """Read the page of turns before the oldest shown and mount it above, keeping the view still."""
-        if self._earlier is None or self._oldest_seq is None or self._loading_earlier:
+        if self._pages is None or self._oldest is None or self._loading_earlier:
             return
         self._loading_earlier = True
-        self.run_worker(self._load_earlier(self._earlier, self._oldest_seq), group="earlier-turns")
+        self.run_worker(self._load_earlier(self._pages, self._oldest), group="earlier-turns")
 
-    async def _load_earlier(self, load: EarlierTurns, before_seq: int) -> None:
+    async def _load_earlier(self, load: EarlierTurns, before: TurnKey) -> None:
         try:
-            turns = await load(before_seq)
+            turns = await load(before)
         finally:
             self._loading_earlier = False
-        if self._oldest_seq != before_seq:  # the conversation changed meanwhile
+        if self._oldest != before or self._pages is not load:  # the conversation changed meanwhile
             return
-        self.offer_earlier(load if turns else None, turns[0].seq if turns else None)
+        self.offer_earlier(load, turns[0].seq if turns else None)
         if not turns:
             return
         height, at_top = self.virtual_size.height, self.scroll_y <= 0
@@ -461,6 +476,12 @@ class Conversation(LaidOutSize, VerticalScroll):
 
         self.call_after_refresh(keep_in_place)
         self.call_after_refresh(self._compact_old_turns)
+
+    async def mounted(self) -> None:
+        """Wait until every widget in the pane is mounted (a layout leaves out those that aren't)."""
+        pending = [node for node in self.walk_children(Widget) if not node.is_mounted]
+        if pending:
+            await AwaitMount(self, pending)
 
     def add_notice(self, markdown: str, *, classes: str | None = None) -> Notice:
         notice = Notice(markdown, classes=classes)
@@ -639,13 +660,14 @@ class Conversation(LaidOutSize, VerticalScroll):
     def _mount_child(self, widget: Any) -> None:
         self.mount(widget)
         turns = [c for c in self.children if isinstance(c, TurnView | Notice)]
-        excess = len(turns) - MAX_TURN_VIEWS
+        excess = len(turns) - (MAX_TURN_VIEWS if self._pages is not None else MAX_UNSTORED_TURN_VIEWS)
         if excess > 0:
             for old in turns[:excess]:
                 old.remove()
-            kept = next((t for t in turns[excess:] if isinstance(t, TurnView)), None)
-            if kept is not None and kept.seq is not None and self._earlier is not None:
-                self._oldest_seq = kept.seq  # the removed ones can be read again by scrolling up
+            kept = next((t for t in turns[excess:] if isinstance(t, TurnView) and (t.seq or t.turn_id)), None)
+            if kept is not None and self._pages is not None:
+                # The removed ones are read again from the store when the user scrolls up.
+                self._oldest = kept.seq or kept.turn_id
         if not self._compaction_queued:
             self._compaction_queued = True
             self.call_after_refresh(self._compact_old_turns)
@@ -673,4 +695,5 @@ class Conversation(LaidOutSize, VerticalScroll):
         self._current = None
         self._selected = None
         self.offer_earlier(None, None)
+        self.anchor(False)
         self.remove_children()

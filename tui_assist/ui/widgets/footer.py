@@ -29,3 +29,9 @@ class KeysFooter(Footer):
     async def recompose(self) -> None:
         self._rebuild_queued = False
         await super().recompose()
+        # Each key binds `compact` to the footer, and Textual drops a removed key's watcher only
+        # when `compact` changes, which it never does here: the list would grow with every
+        # rebuild (a few a turn), and with it the cost of binding each new key.
+        watchers = getattr(self, "__watchers", {}).get("compact")
+        if watchers:
+            watchers[:] = [(node, callback) for node, callback in watchers if node.is_attached]
