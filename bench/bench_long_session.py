@@ -48,6 +48,20 @@ IDLE_SHOWS = "○ idle"
 """The status bar once the session has loaded."""
 
 
+def app_env(home: Path, base_url: str) -> dict[str, str]:
+    """The environment the app runs in: a private home under `home`, the model API at `base_url`."""
+    return {
+        "TERM": "xterm-256color",
+        "PYTHONPYCACHEPREFIX": str(home / "pycache"),
+        "ANTHROPIC_API_KEY": "bench-key",
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_CONFIG_DIR": str(home / "anthropic"),
+        **{
+            name: str(home / name.lower()) for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
+        },
+    }
+
+
 class Terminal:
     """A tmux server on a private socket, one session at a time."""
 
@@ -130,18 +144,7 @@ def main() -> None:
         data = home / "data"
         conversation = asyncio.run(seed(data, work, args.turns))
         last = f"That is all for step {args.turns - 1}"
-        env = {
-            "TERM": "xterm-256color",
-            "PYTHONPYCACHEPREFIX": str(home / "pycache"),
-            "TUI_ASSIST_HOME": str(data),
-            "ANTHROPIC_API_KEY": "bench-dummy-key",
-            "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
-            "ANTHROPIC_CONFIG_DIR": str(home / "anthropic"),
-            **{
-                name: str(home / name.lower())
-                for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
-            },
-        }
+        env = app_env(home, "http://127.0.0.1:9") | {"TUI_ASSIST_HOME": str(data)}
         sources = {"": ROOT, **({"baseline ": args.baseline.resolve()} if args.baseline else {})}
         kinds = {
             "empty": (["--workdir", str(work)], EMPTY_SHOWS),

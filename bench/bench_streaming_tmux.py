@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from bench_first_turn import cpu_seconds
-from bench_long_session import EMPTY_SHOWS, ROOT, Terminal, figure
+from bench_long_session import EMPTY_SHOWS, ROOT, Terminal, app_env, figure
 from table import print_rows
 
 from tests.fakes.anthropic import FakeAnthropic, Reply, Text
@@ -134,17 +134,7 @@ def main() -> None:
         home = Path(tmp)
         work = home / "work"
         work.mkdir()
-        env = {
-            "TERM": "xterm-256color",
-            "PYTHONPYCACHEPREFIX": str(home / "pycache"),
-            "ANTHROPIC_API_KEY": "bench-key",
-            "ANTHROPIC_BASE_URL": fake.base_url,
-            "ANTHROPIC_CONFIG_DIR": str(home / "anthropic"),
-            **{
-                name: str(home / name.lower())
-                for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
-            },
-        }
+        env = app_env(home, fake.base_url)
         seeded = home / "seeded"
         conversation = asyncio.run(seed(seeded, work, 99))
         sources = {"": ROOT, **({"baseline ": args.baseline.resolve()} if args.baseline else {})}

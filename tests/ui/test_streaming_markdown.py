@@ -344,6 +344,7 @@ async def test_a_taller_answer_costs_one_layout_of_the_screen_not_two() -> None:
 
 async def test_full_collections_wait_while_an_answer_streams_and_only_then() -> None:
     thresholds = gc.get_threshold()
+    StreamingMarkdown().append("never mounted")  # holds nothing it could not release
     for how in ("finished", "removed"):
         app = _Chat()
         async with app.run_test(size=(60, 12)) as pilot:
@@ -352,6 +353,7 @@ async def test_full_collections_wait_while_an_answer_streams_and_only_then() -> 
             await pilot.pause()
             assert gc.get_threshold() == thresholds
             conversation.apply(TextDelta(node_id="a", text="Streaming "))
+            await pilot.pause()  # the answer holds them once mounted (an unmounted one never releases)
             # Young collections go on as before; the full ones wait for the end of the stream.
             assert gc.get_threshold()[:2] == thresholds[:2]
             assert gc.get_threshold()[2] > 1_000 * thresholds[2]

@@ -187,7 +187,7 @@ def _hold_full_collections(widget: StreamingMarkdown) -> None:
     collected after the stream.
     """
     global _thresholds
-    if not _streaming:
+    if _thresholds is None:  # never saved twice: a second save would keep the held-off value
         _thresholds = gc.get_threshold()
         gc.set_threshold(_thresholds[0], _thresholds[1], 1_000_000_000)
     _streaming.add(widget)
@@ -295,7 +295,7 @@ class StreamingMarkdown(LaidOutSize, Widget):
         """Queue a delta; queued deltas are merged and drawn together (see `STREAM_INTERVAL`)."""
         if not text:
             return
-        if not self.finished:
+        if not self.finished and self.is_mounted:  # an unmounted one is never unmounted to release it
             _hold_full_collections(self)
         self._pending.append(text)
         if self._timer is None and self.is_mounted:
@@ -339,6 +339,8 @@ class StreamingMarkdown(LaidOutSize, Widget):
 
     def on_mount(self) -> None:
         if self._pending:
+            if not self.finished:
+                _hold_full_collections(self)
             self._flush(final=self.finished)
 
     def on_unmount(self) -> None:
