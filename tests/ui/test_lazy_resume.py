@@ -59,8 +59,8 @@ async def test_resuming_300_turns_mounts_a_page_and_scrolling_up_loads_earlier_o
             await wait_until(pilot, lambda pages=pages: len(_seqs(app)) == pages * RESUME_TURNS)
             assert _seqs(app) == list(range(TURNS - pages * RESUME_TURNS + 1, TURNS + 1))
             # The view stays where it was: the newly loaded turns are above it, not on screen.
-            await pilot.pause()
-            assert conversation.scroll_y > 0
+            await wait_until(pilot, lambda: conversation.scroll_y > 0)
+            assert _seqs(app)[0] == TURNS - pages * RESUME_TURNS + 1  # and loaded no further page
         assert conversation.has_earlier
 
 

@@ -469,10 +469,17 @@ class Conversation(LaidOutSize, VerticalScroll):
             for event in turn.events:
                 view.apply(event)
 
-        def keep_in_place() -> None:
-            # What was at the top stays there: the earlier turns are above it, scrolled past.
-            if at_top:
-                self.scroll_to(y=self.virtual_size.height - height, animate=False, immediate=True)
+        def keep_in_place(tries: int = 5) -> None:
+            # What was at the top stays there: the earlier turns are above it, scrolled past. On a
+            # busy machine the layout that grows the pane may come a frame or two later; until
+            # then the view would stay at the top (and ask for the page before at once).
+            if not at_top:
+                return
+            grown = self.virtual_size.height - height
+            if grown <= 0 and tries:
+                self.call_after_refresh(keep_in_place, tries - 1)
+                return
+            self.scroll_to(y=grown, animate=False, immediate=True)
 
         self.call_after_refresh(keep_in_place)
         self.call_after_refresh(self._compact_old_turns)
