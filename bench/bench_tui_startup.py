@@ -190,7 +190,9 @@ class Tmux:
         name = f"s{self.count}"
         variables = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
         command = (
-            f"cd {shlex.quote(str(ROOT))} && exec env -u COLUMNS -u LINES {variables} "
+            # PYTHONDONTWRITEBYTECODE, which the tmux server inherits, would leave our modules
+            # without bytecode (the bare apps' Textual has pip's), compiled anew in every sample.
+            f"cd {shlex.quote(str(ROOT))} && exec env -u COLUMNS -u LINES -u PYTHONDONTWRITEBYTECODE {variables} "
             f"{shlex.quote(sys.executable)} -c {shlex.quote(code)}"
         )
         start = time.perf_counter()
