@@ -34,25 +34,20 @@ answers no pending tool call, an assistant tool call left unanswered, tool names
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import re
 import socket
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-_ids = itertools.count(1)
+from tests.fakes.loopback import LoopbackHandler, LoopbackServer, next_id
+
 _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-
-
-def _next_id(prefix: str) -> str:
-    return f"{prefix}_fake{next(_ids):06d}"
 
 
 def estimate_tokens(obj: Any) -> int:
@@ -88,7 +83,7 @@ class ToolCall:
     deltas: int | list[str] = 3
 
     def __post_init__(self) -> None:
-        self.id = self.id or _next_id("call")
+        self.id = self.id or next_id("call")
 
     @property
     def raw(self) -> str:
@@ -274,7 +269,7 @@ def validate(body: Any) -> None:
 # --------------------------------------------------------------------------- server
 
 
-class FakeOpenAI:
+class FakeOpenAI(LoopbackServer[Step, "RecordedRequest"]):
     """Loopback fake. Use as a context manager, or start()/stop()."""
 
     def __init__(
@@ -295,65 +290,24 @@ class FakeOpenAI:
             without tool support.
         api_key: when set, requests must carry ``Authorization: Bearer <api_key>``.
         """
-        assert host in ("127.0.0.1", "localhost", "::1"), "loopback only"
-        self.script: deque[Step] = deque(script or [])
-        self.requests: list[RecordedRequest] = []
+        super().__init__(script, host, port, _make_handler(self))
         self.validate_requests = validate_requests
         self.retry_after_ms = retry_after_ms
         self.tools_supported = tools_supported
         self.api_key = api_key
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._httpd = ThreadingHTTPServer((host, port), _make_handler(self))
-        self._httpd.daemon_threads = True
 
     @property
     def base_url(self) -> str:
         """The API root as clients configure it, including ``/v1``."""
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def start(self) -> FakeOpenAI:
-        threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        ).start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        for step in list(self.script):
-            if isinstance(step, Reply):
-                step.release()
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def __enter__(self) -> FakeOpenAI:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def add(self, *steps: Step) -> FakeOpenAI:
-        with self._lock:
-            self.script.extend(steps)
-        return self
-
-    @property
-    def remaining(self) -> int:
-        return len(self.script)
+        return f"{self.origin}/v1"
 
     @property
     def completions(self) -> list[RecordedRequest]:
         """The recorded chat-completion requests that a step answered."""
         return [r for r in self.requests if r.path.endswith("/chat/completions") and r.step is not None]
 
-    def _record(self, rec: RecordedRequest) -> None:
-        with self._lock:
-            self.requests.append(rec)
-
     def _next_step(self, rec: RecordedRequest) -> Reply | Error | Hang:
-        with self._lock:
-            step = self.script.popleft() if self.script else None
+        step = self._pop_step()
         if step is None:
             return Error(500, "fake_openai: script exhausted", should_retry=False)
         if callable(step) and not isinstance(step, Reply | Error | Hang):
@@ -378,37 +332,10 @@ def _chunk(
 
 
 def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def handle(self) -> None:
-            try:
-                super().handle()
-            except (ConnectionResetError, BrokenPipeError):
-                self.close_connection = True
-
-        def _send_json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(obj).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(data)
-            self.wfile.flush()
-
-        def _write_chunk(self, data: bytes) -> None:
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-            self.wfile.flush()
-
+    class Handler(LoopbackHandler):
         def _sse(self, payload: Any) -> None:
             data = payload if isinstance(payload, str) else json.dumps(payload)
-            self._write_chunk(f"data: {data}\n\n".encode())
+            self._chunk(f"data: {data}\n\n".encode())
 
         def do_GET(self) -> None:
             self._handle()
@@ -417,16 +344,9 @@ def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             self._handle()
 
         def _handle(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            body: Any
-            try:
-                body = json.loads(raw) if raw else None
-            except ValueError:
-                body = raw.decode(errors="replace")
-            path = self.path.split("?")[0]
-            rec = RecordedRequest(self.command, path, {k.lower(): v for k, v in self.headers.items()}, body)
-            rid = {"x-request-id": _next_id("req")}
+            path, headers, body = self._read_request()
+            rec = RecordedRequest(self.command, path, headers, body)
+            rid = {"x-request-id": next_id("req")}
 
             if server.api_key is not None and self.headers.get("authorization") != f"Bearer {server.api_key}":
                 rec.status = 401
@@ -487,7 +407,7 @@ def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             text = "".join(b.text for b in content if isinstance(b, Text))
             finish = reply.finish_reason or ("tool_calls" if calls else "stop")
             model = reply.model or body.get("model", "fake-model")
-            cid, created = _next_id("chatcmpl"), int(time.time())
+            cid, created = next_id("chatcmpl"), int(time.time())
             u = reply.usage
             usage = None
             if u is not None:
