@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import threading
 import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Generic, Self, TypeVar
+from typing import Any, Generic, Protocol, Self, TypeVar
 
 _ids = itertools.count(1)
 
@@ -20,6 +21,31 @@ _ids = itertools.count(1)
 def next_id(prefix: str) -> str:
     """A fresh id like the APIs' (`msg_fake000001`), unique across the fakes of a process."""
     return f"{prefix}_fake{next(_ids):06d}"
+
+
+def estimate_tokens(obj: Any) -> int:
+    """About a token per 4 characters of the text (or of the object's compact JSON)."""
+    text = obj if isinstance(obj, str) else json.dumps(obj, separators=(",", ":"))
+    return max(1, math.ceil(len(text) / 4))
+
+
+class ScriptedError(Protocol):
+    status: int
+    retry_after: float | None
+    should_retry: bool | None
+
+
+def retry_headers(error: ScriptedError, retry_after_ms: float | None) -> dict[str, str]:
+    """An error reply's retry headers: its own `retry-after`, else `retry-after-ms` for a status the
+    SDKs retry (when the fake sets one, so that retries take ~1 ms), and `x-should-retry`."""
+    headers: dict[str, str] = {}
+    if error.retry_after is not None:
+        headers["retry-after"] = f"{error.retry_after:g}"
+    elif retry_after_ms is not None and (error.status in (408, 409, 429) or error.status >= 500):
+        headers["retry-after-ms"] = f"{retry_after_ms:g}"
+    if error.should_retry is not None:
+        headers["x-should-retry"] = "true" if error.should_retry else "false"
+    return headers
 
 
 StepT = TypeVar("StepT")

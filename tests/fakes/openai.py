@@ -45,14 +45,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes.loopback import LoopbackHandler, LoopbackServer, next_id
+from tests.fakes.loopback import LoopbackHandler, LoopbackServer, estimate_tokens, next_id, retry_headers
 
 _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-
-
-def estimate_tokens(obj: Any) -> int:
-    text = obj if isinstance(obj, str) else json.dumps(obj, separators=(",", ":"))
-    return max(1, math.ceil(len(text) / 4))
 
 
 def _split(s: str, parts: int | list[str]) -> list[str]:
@@ -389,15 +384,7 @@ def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
                 return
             if isinstance(step, Error):
-                headers = dict(rid)
-                if step.retry_after is not None:
-                    headers["retry-after"] = f"{step.retry_after:g}"
-                elif server.retry_after_ms is not None and (
-                    step.status in (408, 409, 429) or step.status >= 500
-                ):
-                    headers["retry-after-ms"] = f"{server.retry_after_ms:g}"
-                if step.should_retry is not None:
-                    headers["x-should-retry"] = "true" if step.should_retry else "false"
+                headers = {**rid, **retry_headers(step, server.retry_after_ms)}
                 return self._send_json(step.status, step.payload(), headers)
             return self._reply(step, body, rid)
 
