@@ -18,6 +18,7 @@ from tests.fakes.anthropic import (
     Thinking,
     ToolUse,
 )
+from tests.sdk_session import loaded_session, sdk_workdir
 from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.conversation import (
     Conversation,
@@ -105,25 +106,14 @@ def test_the_openai_compatible_provider_leaves_thinking_out() -> None:
 
 @pytest.fixture
 def work(tmp_path: Path, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
-    config = tmp_path / "xdg_config_home" / "tui-assist" / "config.toml"
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(
-        'thinking = "auto"\napproval = { default = "allow" }\nsandbox = "off"\ncheckpoints = false\n'
-    )
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
+    config = 'thinking = "auto"\napproval = { default = "allow" }\nsandbox = "off"\ncheckpoints = false\n'
+    return sdk_workdir(tmp_path, fake, monkeypatch, config)
 
 
 @pytest.fixture
 async def session(work: Path, tmp_path: Path) -> AsyncIterator[ChatSession]:
-    chat = ChatSession(ConfigSource.read({"data_dir": str(tmp_path / "data"), "workdir": str(work)}))
-    await chat.load()
-    assert chat.provider is not None and chat.store is not None, chat.provider_problem
-    yield chat
-    await chat.aclose()
+    async with loaded_session(work, tmp_path) as chat:
+        yield chat
 
 
 async def test_thinking_round_trips_on_every_tool_use_continuation_and_is_stored(

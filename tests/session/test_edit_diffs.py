@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.anthropic import FakeAnthropic, Reply, Text, ToolUse
+from tests.sdk_session import loaded_session, sdk_workdir
 from tui_assist.cli.history import history_export
 from tui_assist.core.events import FileDiff, ToolCallFinished
 from tui_assist.core.observer import RecordingObserver
@@ -37,24 +38,16 @@ def test_tool_calls_are_titled_as_actions() -> None:
 
 @pytest.fixture
 def work(tmp_path: Path, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
-    config = tmp_path / "xdg_config_home" / "tui-assist" / "config.toml"
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text('approval = { default = "allow" }\nsandbox = "off"\ncheckpoints = false\n')
-    path = tmp_path / "work"
-    path.mkdir()
+    config = 'approval = { default = "allow" }\nsandbox = "off"\ncheckpoints = false\n'
+    path = sdk_workdir(tmp_path, fake, monkeypatch, config)
     (path / "app.py").write_text("def answer():\n    return 41\n")
     return path
 
 
 @pytest.fixture
 async def session(work: Path, tmp_path: Path) -> AsyncIterator[ChatSession]:
-    chat = ChatSession(ConfigSource.read({"data_dir": str(tmp_path / "data"), "workdir": str(work)}))
-    await chat.load()
-    assert chat.provider is not None and chat.store is not None, chat.provider_problem
-    yield chat
-    await chat.aclose()
+    async with loaded_session(work, tmp_path) as chat:
+        yield chat
 
 
 async def test_an_edit_reports_its_diff_and_the_export_carries_it(

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.anthropic import FakeAnthropic, Reply
+from tests.sdk_session import loaded_session, sdk_workdir
 from tui_assist.core.conversation import ImageBlock, Message
 from tui_assist.core.model import ModelRequest
 from tui_assist.core.observer import RecordingObserver
@@ -86,24 +87,15 @@ def test_the_openai_compatible_provider_sends_a_data_url() -> None:
 
 @pytest.fixture
 def work(tmp_path: Path, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
-    config = tmp_path / "xdg_config_home" / "tui-assist" / "config.toml"
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text('sandbox = "off"\ncheckpoints = false\n')
-    path = tmp_path / "work"
-    path.mkdir()
+    path = sdk_workdir(tmp_path, fake, monkeypatch, 'sandbox = "off"\ncheckpoints = false\n')
     (path / "shot.png").write_bytes(png_bytes())
     return path
 
 
 @pytest.fixture
 async def session(work: Path, tmp_path: Path) -> AsyncIterator[ChatSession]:
-    chat = ChatSession(ConfigSource.read({"data_dir": str(tmp_path / "data"), "workdir": str(work)}))
-    await chat.load()
-    assert chat.provider is not None and chat.store is not None, chat.provider_problem
-    yield chat
-    await chat.aclose()
+    async with loaded_session(work, tmp_path) as chat:
+        yield chat
 
 
 async def test_an_image_goes_to_the_api_as_an_image_block_and_comes_back_on_resume(
