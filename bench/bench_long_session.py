@@ -80,14 +80,19 @@ class Terminal:
 
     def open(self, source: Path, args: list[str], shows: tuple[str, ...]) -> tuple[str, float]:
         """Start the app of `source` with `args`; the session's name and seconds to showing `shows`."""
+        return self.launch(source, ["-m", "tui_assist", *args], shows)
+
+    def launch(self, source: Path, python_args: list[str], shows: tuple[str, ...]) -> tuple[str, float]:
+        """Run Python with `python_args` in `source`; the session's name and seconds to showing `shows`."""
         self.count += 1
         name = f"s{self.count}"
         variables = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
-        words = " ".join(shlex.quote(a) for a in args)
+        words = " ".join(shlex.quote(a) for a in python_args)
         command = (
-            # PYTHONDONTWRITEBYTECODE (inherited by the tmux server) would keep the cache cold.
+            # PYTHONDONTWRITEBYTECODE (inherited by the tmux server) would keep the cache cold: our
+            # modules would compile anew in every sample, where Textual has pip's bytecode.
             f"cd {shlex.quote(str(source))} && exec env -u COLUMNS -u LINES -u PYTHONDONTWRITEBYTECODE {variables} "
-            f"{shlex.quote(sys.executable)} -m tui_assist {words}"
+            f"{shlex.quote(sys.executable)} {words}"
         )
         start = time.perf_counter()
         self.tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", command)

@@ -28,15 +28,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
+
+from bench_long_session import Terminal
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -168,54 +168,17 @@ OURS_SHOWS = ("No turn yet", "Refine", "palette")
 """What each full screen shows (the flow panel's placeholder is in the side panel)."""
 
 
-class Tmux:
-    """A tmux server on a private socket, started before the first sample and killed after."""
-
-    def __init__(self, env: dict[str, str]) -> None:
-        self.socket = os.path.join(tempfile.gettempdir(), f"tmux-bench-{uuid.uuid4().hex[:8]}.sock")
-        self.env = env
-        self.count = 0
-        self.run(
-            "-f", "/dev/null", "new-session", "-d", "-s", "idle", "-x", "120", "-y", "40", "sleep 100000"
-        )
-
-    def run(self, *args: str) -> str:
-        return subprocess.run(
-            ["tmux", "-S", self.socket, *args], capture_output=True, text=True, check=True
-        ).stdout
-
-    def sample(self, code: str, shows: tuple[str, ...]) -> float:
-        """Seconds from asking tmux for a session running `code` to a pane showing all of `shows`."""
-        self.count += 1
-        name = f"s{self.count}"
-        variables = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
-        command = (
-            # PYTHONDONTWRITEBYTECODE, which the tmux server inherits, would leave our modules
-            # without bytecode (the bare apps' Textual has pip's), compiled anew in every sample.
-            f"cd {shlex.quote(str(ROOT))} && exec env -u COLUMNS -u LINES -u PYTHONDONTWRITEBYTECODE {variables} "
-            f"{shlex.quote(sys.executable)} -c {shlex.quote(code)}"
-        )
-        start = time.perf_counter()
-        self.run("new-session", "-d", "-s", name, "-x", "120", "-y", "40", command)
-        try:
-            deadline = start + 60
-            while time.perf_counter() < deadline:
-                screen = self.run("capture-pane", "-p", "-t", name)
-                if all(text in screen for text in shows):
-                    return time.perf_counter() - start
-                time.sleep(0.005)
-            raise RuntimeError(f"the full screen never showed: {screen!r}")
-        finally:
-            self.run("kill-session", "-t", name)
-
-    def close(self) -> None:
-        subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True)
-        Path(self.socket).unlink(missing_ok=True)  # kill-server leaves the socket file behind
-
-
 def main_tmux(env: dict[str, str], runs: int) -> None:
     env = dict(env, TERM="xterm-256color")
-    tmux = Tmux({k: v for k, v in env.items() if k.startswith(("XDG_", "TUI_ASSIST_", "ANTHROPIC_", "TERM"))})
+    tmux = Terminal(
+        {k: v for k, v in env.items() if k.startswith(("XDG_", "TUI_ASSIST_", "ANTHROPIC_", "TERM"))}
+    )
+
+    def sample(code: str, shows: tuple[str, ...]) -> float:
+        name, took = tmux.launch(ROOT, ["-c", code], shows)
+        tmux.close_session(name)
+        return took
+
     apps = {
         "bare Textual app (text, footer)": (BARE_TERMINAL, BARE_SHOWS),
         "bare Textual app (header, text area, footer)": (EDITOR_TERMINAL, EDITOR_SHOWS),
@@ -224,10 +187,10 @@ def main_tmux(env: dict[str, str], runs: int) -> None:
     times: dict[str, list[float]] = {label: [] for label in apps}
     try:
         for code, shows in apps.values():  # warm the OS file cache and .pyc files
-            tmux.sample(code, shows)
+            sample(code, shows)
         for _ in range(runs):  # interleaved, so load on the machine hits all alike
             for label, (code, shows) in apps.items():
-                times[label].append(tmux.sample(code, shows))
+                times[label].append(sample(code, shows))
     finally:
         tmux.close()
     print(
