@@ -5,7 +5,7 @@ The conversation is stored first through a real `ChatSession` (`tests/ui/long_co
 Markdown answers with a code block, a tool call every fifth turn). Each sample is a fresh
 `python -m tui_assist` in a detached tmux session (a private socket, 120x40, see
 `tests/tmux_harness.py`); the clock starts just before tmux is asked for the session and stops when
-`capture-pane` (polled every 5 ms) shows:
+`capture-pane` (polled every 2 ms through one control-mode client, see `Terminal.capture`) shows:
 
 - resume: the last answer's closing line (`That is all for step 299`);
 - empty: the full first screen (the fresh tree hint and the footer).
@@ -62,6 +62,10 @@ def app_env(home: Path, base_url: str) -> dict[str, str]:
     }
 
 
+POLL_INTERVAL = 0.002
+"""Seconds between two looks at a pane."""
+
+
 class Terminal:
     """A tmux server on a private socket, one session at a time."""
 
@@ -72,11 +76,46 @@ class Terminal:
         self.tmux(
             "-f", "/dev/null", "new-session", "-d", "-s", "idle", "-x", "120", "-y", "40", "sleep 100000"
         )
+        # One control-mode client (attached to the idle session) answers every look at a pane. A
+        # `tmux capture-pane` process per look cost more CPU than the app measured (0.7 of a core
+        # while an answer streamed, on a 2-core machine), and so slowed what it measured.
+        self._control = subprocess.Popen(
+            ["tmux", "-S", self.socket, "-C", "attach", "-t", "idle"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
+        assert self._control.stdout is not None
+        while not self._control.stdout.readline().startswith("%end "):  # attached
+            pass
+
+    def capture(self, name: str) -> str:
+        """The text session `name`'s pane shows (`capture-pane -p`, through the control client)."""
+        control = self._control
+        assert control.stdin is not None and control.stdout is not None
+        control.stdin.write(f"capture-pane -p -t {name}\n")
+        control.stdin.flush()
+        lines: list[str] | None = None
+        while line := control.stdout.readline():
+            if lines is None:
+                # The reply to a command of this client: `%begin TIME NUMBER 1` ... `%end ...`
+                # (other blocks and `%` notifications are tmux's own).
+                if line.startswith("%begin ") and line.split()[-1] == "1":
+                    lines = []
+            elif line.startswith(("%end ", "%error ")):
+                if line.startswith("%error "):
+                    raise RuntimeError(f"capture-pane -t {name}: {''.join(lines)}")
+                return "".join(lines)
+            else:
+                lines.append(line)
+        raise RuntimeError("the tmux control client is gone")
 
     def tmux(self, *args: str) -> str:
-        return subprocess.run(
-            ["tmux", "-S", self.socket, *args], capture_output=True, text=True, check=True
-        ).stdout
+        done = subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError(f"tmux {args[0]} failed: {done.stderr.strip()}")
+        return done.stdout
 
     def open(self, source: Path, args: list[str], shows: tuple[str, ...]) -> tuple[str, float]:
         """Start the app of `source` with `args`; the session's name and seconds to showing `shows`."""
@@ -101,11 +140,11 @@ class Terminal:
 
     def wait(self, name: str, shows: tuple[str, ...], start: float, timeout: float = 120) -> str:
         while time.perf_counter() < start + timeout:
-            screen = self.tmux("capture-pane", "-p", "-t", name)
+            screen = self.capture(name)
             if all(text in screen for text in shows):
                 return screen
-            time.sleep(0.005)
-        raise RuntimeError(f"{shows} never showed: {self.tmux('capture-pane', '-p', '-t', name)!r}")
+            time.sleep(POLL_INTERVAL)
+        raise RuntimeError(f"{shows} never showed: {self.capture(name)!r}")
 
     def keystrokes(self, name: str, count: int) -> list[float]:
         """Seconds from sending each of `count` letters to the pane showing the typed text."""
@@ -124,7 +163,10 @@ class Terminal:
         self.tmux("kill-session", "-t", name)
 
     def close(self) -> None:
+        if self._control.stdin is not None:
+            self._control.stdin.close()
         subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True)
+        self._control.wait(timeout=10)
         Path(self.socket).unlink(missing_ok=True)
 
 

@@ -4,7 +4,7 @@ app's CPU per streamed answer, with 99 earlier turns vs none.
 The app (`python -m tui_assist`, the real SDK) runs in a detached tmux session (120x40, see
 `bench_long_session.Terminal`) against the loopback fake (`tests/fakes/anthropic.py`), which streams
 a 20 KB Markdown answer (prose, lists, code blocks) in 1,000 deltas, `--delay` seconds apart. From
-sending the prompt, `capture-pane` is polled as fast as it answers; every change of the pane while
+sending the prompt, `capture-pane` is polled every 2 ms (`Terminal.capture`); every change of the pane while
 the answer streams is a visible growth. Figures per sample: the median, the 95th percentile and the
 longest gap between two growths (the goal, issue 29: the answer grows at least every 50 ms), and
 the app's CPU time (user + system, `/proc/PID/stat` of the pane's process) from sending the prompt
@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from bench_first_turn import cpu_seconds
-from bench_long_session import EMPTY_SHOWS, ROOT, Terminal, app_env, figure
+from bench_long_session import EMPTY_SHOWS, POLL_INTERVAL, ROOT, Terminal, app_env, figure
 from table import print_rows
 
 from tests.fakes.anthropic import FakeAnthropic, Reply, Text
@@ -72,10 +72,11 @@ METRONOME = (
 def gaps(terminal: Terminal, name: str, first: str, last: str) -> list[float]:
     """Seconds between the pane's changes, from the one that shows `first` to the one that shows `last`."""
     changes: list[float] = []
-    screen = terminal.tmux("capture-pane", "-p", "-t", name)
+    screen = terminal.capture(name)
     deadline = time.perf_counter() + 300
     while time.perf_counter() < deadline:
-        shown = terminal.tmux("capture-pane", "-p", "-t", name)
+        time.sleep(POLL_INTERVAL)
+        shown = terminal.capture(name)
         if shown != screen:
             screen = shown
             if first in screen or changes:
