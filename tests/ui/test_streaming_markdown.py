@@ -342,6 +342,60 @@ async def test_a_taller_answer_costs_one_layout_of_the_screen_not_two() -> None:
         assert "One more paragraph" in _lines(answer)[-1]
 
 
+async def test_a_fast_stream_keeps_room_below_its_text_and_is_laid_out_less_often(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Clock:
+        now = 100.0
+
+        def monotonic(self) -> float:
+            return self.now
+
+    clock = Clock()
+    monkeypatch.setattr(streaming_markdown, "time", clock)
+    app = _Chat()
+    async with app.run_test(size=(60, 30)) as pilot:
+        conversation = app.query_one(Conversation)
+        _start_answer(conversation)
+        await pilot.pause()
+        layouts: list[object] = []
+        app.screen.screen_layout_refresh_signal.subscribe(app.screen, layouts.append)
+
+        async def stream(lines_per_flush: int, flushes: int, start: int) -> None:
+            for n in range(flushes):
+                text = "".join(f"Line {start + n * lines_per_flush + i}.\n\n" for i in range(lines_per_flush))
+                conversation.apply(TextDelta(node_id="a", text=text))
+                clock.now += streaming_markdown.STREAM_INTERVAL
+                answer.flush()
+                await pilot.pause()
+                # The text is never cut off: the answer is at least as tall as its lines, and
+                # the pane shows its newest one.
+                assert answer.size.height >= answer.line_count
+                assert conversation.scroll_y == conversation.max_scroll_y
+                assert _lines(answer)[-1] == f"Line {start + (n + 1) * lines_per_flush - 1}."
+
+        conversation.apply(TextDelta(node_id="a", text="Start.\n\n"))
+        answer = app.query_one(AnswerText)
+        answer.flush()
+        await pilot.pause()
+        # Two lines (a paragraph and its blank line) a second, as a model writes: each growth is
+        # laid out as it comes, and no room is kept.
+        for n in range(4):
+            clock.now += 1
+            await stream(1, 1, n)
+            assert answer.size.height == answer.line_count
+        # 6 lines a flush (180 a second): room is kept, and most flushes fill it without a layout.
+        layouts.clear()
+        await stream(3, 12, 100)
+        assert answer.size.height > answer.line_count
+        assert len(layouts) <= 12 // 2
+        # The end of the answer gives the room back.
+        answer.finish()
+        await pilot.pause()
+        assert answer.size.height == answer.line_count
+        assert conversation.scroll_y == conversation.max_scroll_y
+
+
 async def test_full_collections_wait_while_an_answer_streams_and_only_then() -> None:
     thresholds = gc.get_threshold()
     StreamingMarkdown().append("never mounted")  # holds nothing it could not release
@@ -354,9 +408,10 @@ async def test_full_collections_wait_while_an_answer_streams_and_only_then() -> 
             assert gc.get_threshold() == thresholds
             conversation.apply(TextDelta(node_id="a", text="Streaming "))
             await pilot.pause()  # the answer holds them once mounted (an unmounted one never releases)
-            # Young collections go on as before; the full ones wait for the end of the stream.
-            assert gc.get_threshold()[:2] == thresholds[:2]
-            assert gc.get_threshold()[2] > 1_000 * thresholds[2]
+            # Young collections go on, less often; the full ones wait for the end of the stream.
+            young, middle, full = gc.get_threshold()
+            assert young == max(thresholds[0], streaming_markdown.YOUNG_THRESHOLD)
+            assert middle == thresholds[1] and full > 1_000 * thresholds[2]
             if how == "finished":
                 conversation.apply(NodeFinished(node_id="a", output="x"))
             else:

@@ -15,7 +15,10 @@ growth costs. So the answer can be drawn `STREAM_INTERVAL` apart while text stre
 real terminal it then grows every 33-50 ms; at 1/8 s it grew in visible bursts), and the first
 delta after a pause is drawn on the next frame. A flush that changes no line repaints nothing, and
 one that changes only the tail without changing the height repaints only the tail lines that
-differ.
+differ. A fast stream (more lines a second than `LAYOUT_INTERVAL` would lay out one at a time)
+keeps a few blank lines of room below its text (`_next_reserve`), so its new lines mostly fill
+that room, a repaint of a few lines, and the screen is laid out about every `LAYOUT_INTERVAL`
+instead of on every growth.
 
 A boundary is a blank line outside a code fence that is followed by an unindented line: splitting
 there cannot change how the text before it parses (indented continuations of list items and
@@ -67,6 +70,13 @@ STREAM_INTERVAL = 1 / 30
 leave room (Textual paints at most 60 frames a second) for the answer to grow within 50 ms even
 when a frame comes late. Each flush that adds lines costs a layout of the screen and a repaint of
 the pane, so drawing every delta (1,000 a second in a fast stream) would spend the CPU on that."""
+LAYOUT_INTERVAL = 1 / 8
+"""Seconds of a fast stream's growth that the room below its text holds (see `_next_reserve`):
+a layout of the screen and a repaint of the whole pane (it scrolls) cost about ten times a
+repaint of the lines that changed, so a stream of 50 lines a second is laid out about 10 times a
+second rather than 30, and its text still grows every `STREAM_INTERVAL`."""
+RESERVE_SHARE = 1 / 2
+"""The room below a streaming answer's text is at most this share of the screen's height."""
 FRAME_BUDGET = 4_000
 """Characters taken from the queue per frame: a burst (or one huge append) is drawn over several
 frames instead of stalling the event loop while all of it is parsed at once."""
@@ -76,6 +86,10 @@ CACHED_CHUNKS = 6
 """Rendered chunks kept per widget; the rest are rendered again when scrolled into view."""
 PAINTED_LINES = 200
 """Painted lines kept per widget (a few screens): beyond that they are painted again."""
+YOUNG_THRESHOLD = 10_000
+"""Allocations between two young collections while an answer streams (Python's default is 700):
+a frame's short-lived strips and segments then mostly die before a collection sees them, instead
+of being promoted, scanned again by the middle generation, and collected late."""
 _BLANK = Strip.blank(0)
 
 
@@ -183,13 +197,13 @@ def _hold_full_collections(widget: StreamingMarkdown) -> None:
     caches each) makes a full collection scan some 40,000 objects every half second or so: a
     20-40 ms stall of the event loop, as long as a frame's budget, so the answer visibly paused.
     Textual pauses the collector for smooth scrolling for the same reason (`PAUSE_GC_ON_SCROLL`);
-    here only the full collections wait, the young ones (cheap) go on, and what they leave is
-    collected after the stream.
+    here only the full collections wait, the young ones (cheap) go on, less often (see
+    `YOUNG_THRESHOLD`), and what they leave is collected after the stream.
     """
     global _thresholds
     if _thresholds is None:  # never saved twice: a second save would keep the held-off value
         _thresholds = gc.get_threshold()
-        gc.set_threshold(_thresholds[0], _thresholds[1], 1_000_000_000)
+        gc.set_threshold(max(_thresholds[0], YOUNG_THRESHOLD), _thresholds[1], 1_000_000_000)
     _streaming.add(widget)
 
 
@@ -266,7 +280,15 @@ class StreamingMarkdown(LaidOutSize, Widget):
         self._tail_dirty = False
         self._timer: Timer | None = None
         self._flushed_at = float("-inf")
-        """`time.monotonic()` of the last flush that drew new text."""
+        """`time.monotonic()` of the last flush that drew new text (when it was due, if it came late)."""
+        self._due = float("-inf")
+        """When the flush the timer waits for is due."""
+        self._reserve = 0
+        """Blank lines of room below the text while it streams (see `_next_reserve`)."""
+        self._room = 0
+        """The height the last layout gave the lines: `line_count` plus the reserve."""
+        self._laid_out_at = (float("-inf"), 0)
+        """`time.monotonic()` and `line_count` when the growth of the text last asked for a layout."""
         self._selection: Selection | None = None
         """The mouse text selection in this widget, if any."""
         self._painting = False
@@ -299,7 +321,9 @@ class StreamingMarkdown(LaidOutSize, Widget):
             _hold_full_collections(self)
         self._pending.append(text)
         if self._timer is None and self.is_mounted:
-            wait = max(FRAME_INTERVAL, self._flushed_at + STREAM_INTERVAL - time.monotonic())
+            now = time.monotonic()
+            wait = max(FRAME_INTERVAL, self._flushed_at + STREAM_INTERVAL - now)
+            self._due = now + wait
             self._timer = self.set_timer(wait, self._on_frame)
 
     def reset(self, text: str = "") -> None:
@@ -314,6 +338,7 @@ class StreamingMarkdown(LaidOutSize, Widget):
         self._scan, self._fence, self._blank_at = 0, None, None
         self.finished = False
         self._painted.clear()
+        self._reserve, self._laid_out_at = 0, (float("-inf"), 0)
         self._flush()
         self.refresh(layout=True)  # the flush compares with what was just thrown away
 
@@ -370,7 +395,10 @@ class StreamingMarkdown(LaidOutSize, Widget):
         committed = self._committed_height
         old_tail = self._tail_lines
         if self._pending:
-            self._flushed_at = time.monotonic()
+            # A flush the busy loop ran late counts from when it was due, so the next one is not
+            # late too: lateness does not add up into longer gaps between growths.
+            now = time.monotonic()
+            self._flushed_at = self._due if 0 <= now - self._due < STREAM_INTERVAL else now
             queued = "".join(self._pending)
             self._pending.clear()
             if len(queued) > FRAME_BUDGET:
@@ -391,12 +419,30 @@ class StreamingMarkdown(LaidOutSize, Widget):
         if self._tail_dirty:
             self._render_tail()
         self._unpaint(committed)  # what was committed before this flush is as it was
-        if self.line_count != before:
+        lines = self.line_count
+        if final and not self._pending:
+            self._reserve = 0
+        if lines > self._room or (final and lines != self._room):
+            self._reserve = 0 if final else self._next_reserve(lines)
             self.refresh(layout=True)
         elif self._committed_height != committed:
-            self.refresh()
+            # Within the room, so no layout: repaint from the lines that were the tail.
+            self.refresh(Region(0, committed, self._width, max(self._room, before) - committed))
         else:
             self._refresh_tail(old_tail)
+
+    def _next_reserve(self, lines: int) -> int:
+        """Blank lines to keep below `lines` of text, from how fast the text grew since the last layout.
+
+        A slow stream (fewer lines a second than layouts in `LAYOUT_INTERVAL`) keeps none: each of
+        its new lines is laid out as it comes, as before. A fast one keeps room for about
+        `LAYOUT_INTERVAL` of its growth, up to `RESERVE_SHARE` of the screen.
+        """
+        now = time.monotonic()
+        then, lines_then = self._laid_out_at
+        self._laid_out_at = (now, lines)
+        rate = (lines - lines_then) / max(now - then, STREAM_INTERVAL)
+        return min(int(self.screen.size.height * RESERVE_SHARE), int(rate * LAYOUT_INTERVAL))
 
     def _unpaint(self, first: int = 0) -> None:
         """Forget the painted lines from `first` on (their text or look changed)."""
@@ -550,7 +596,8 @@ class StreamingMarkdown(LaidOutSize, Widget):
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         self._ensure_width(width)
-        return self.line_count
+        self._room = self.line_count + (0 if self.finished else self._reserve)
+        return self._room
 
     def render_lines(self, crop: Region) -> list[Strip]:
         # Each growth of a streamed answer resizes the widget, and Textual then paints all of its
