@@ -10,7 +10,6 @@ headless commands validate at once.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,18 +106,24 @@ class ConfigSource:
         path = path or config_file()
         data: dict[str, Any] = {}
         problem: str | None = None
+        text: str | None = None
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             pass
         except IsADirectoryError:
             problem = f"{path} is a folder, not a settings file (move it away)"
         except UnicodeDecodeError as exc:
             problem = f"{path} is not UTF-8 text: byte {exc.start} can't be read (save it as UTF-8)"
-        except tomllib.TOMLDecodeError as exc:
-            problem = f"{path} is not valid TOML: {exc} (fix that line)"
         except OSError as exc:
             problem = f"cannot read {path}: {exc.strerror or exc} (check its permissions)"
+        if text is not None:
+            import tomllib  # only for a file: most people have none, and the TUI reads this first
+
+            try:
+                data = tomllib.loads(text)
+            except tomllib.TOMLDecodeError as exc:
+                problem = f"{path} is not valid TOML: {exc} (fix that line)"
         origins: dict[str, str] = {}
         for variable, key in ENV_VARIABLES.items():
             if (value := os.environ.get(variable)) is not None:

@@ -23,7 +23,6 @@ from textual.widgets import Static, TextArea
 from textual.widgets.text_area import Document
 
 from tui_assist.core.text import file_size
-from tui_assist.session.mentions import IMAGE_SUFFIXES, format_mention, image_chips
 
 if TYPE_CHECKING:
     from tui_assist.session.prompt_history import HistoryBrowser
@@ -84,6 +83,8 @@ def pasted_image(text: str) -> Path | None:
     if candidate.startswith("file://"):
         candidate = candidate.removeprefix("file://")
     path = Path(candidate).expanduser()
+    from tui_assist.session.mentions import IMAGE_SUFFIXES  # (not before the first frame)
+
     if path.suffix.lower() not in IMAGE_SUFFIXES or not path.is_absolute():
         return None
     return path if path.is_file() else None
@@ -278,6 +279,8 @@ class Prompt(TextArea):
     def _show_chips(self) -> None:
         if self.chips is None:
             return
+        from tui_assist.session.mentions import IMAGE_SUFFIXES, image_chips
+
         text = self.text
         lowered = text.lower()
         maybe = "@" in text and any(suffix in lowered for suffix in IMAGE_SUFFIXES)
@@ -292,6 +295,8 @@ class Prompt(TextArea):
         root = self._workdir().resolve()
         resolved = image.resolve()
         shown = str(resolved.relative_to(root)) if resolved.is_relative_to(root) else str(image)
+        from tui_assist.session.mentions import format_mention
+
         if result := self.replace(format_mention(shown) + " ", *self.selection):
             self.move_cursor(result.end_location)
         self.focus()
