@@ -25,7 +25,6 @@ from pathlib import Path
 
 from table import print_rows  # bench/table.py (the script's folder is on sys.path)
 
-from tui_assist.core.agent import ToolCallRecord
 from tui_assist.core.conversation import Message, Usage
 from tui_assist.core.events import (
     NodeFinished,
@@ -36,6 +35,7 @@ from tui_assist.core.events import (
     TurnEvent,
     UsageRecorded,
 )
+from tui_assist.core.evidence import ToolCallRecord
 from tui_assist.core.turn import TurnResult
 from tui_assist.store import Store
 from tui_assist.store.db import DB_FILENAME

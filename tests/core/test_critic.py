@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from tui_assist.core.agent import ToolCallRecord
 from tui_assist.core.conversation import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from tui_assist.core.critic import clean_pairs, critic_message, format_context, format_evidence, parse_verdict
+from tui_assist.core.evidence import ToolCallRecord
 from tui_assist.core.text import estimate_tokens
 
 

@@ -5,7 +5,6 @@ from pathlib import Path
 
 import pytest
 
-from tui_assist.core.agent import ToolCallRecord
 from tui_assist.core.conversation import Message, Usage
 from tui_assist.core.events import (
     NodeFinished,
@@ -15,6 +14,7 @@ from tui_assist.core.events import (
     TurnEvent,
     UsageRecorded,
 )
+from tui_assist.core.evidence import ToolCallRecord
 from tui_assist.store import Store, StoreError, UnknownIdError
 
 from .helpers import (

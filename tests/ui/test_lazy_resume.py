@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -144,6 +145,27 @@ async def test_the_last_answer_shows_before_the_whole_history_is_read(
         await app.session.wait_ready()
         assert app.session.conversation_id == stored
         assert len(app.session.conversation.messages) > 2 * TURNS
+
+
+async def test_the_agent_tree_of_a_resumed_conversation_is_built_after_its_last_answer_shows(
+    tmp_path: Path, stored: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shown_first: list[bool] = []
+    apply_to_panels = MainScreen._apply_to_panels
+
+    def recording(self: MainScreen, *args: Any) -> None:
+        if not shown_first:
+            shown_first.append("That is all for step 299" in _visible(self.app))
+        apply_to_panels(self, *args)
+
+    monkeypatch.setattr(MainScreen, "_apply_to_panels", recording)
+    app = _app(tmp_path, stored)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.session.wait_ready()
+        await wait_until(pilot, lambda: len(app.screen.log_model.turns) == RESUME_TURNS)
+        assert shown_first == [True]
+        # ...and the tree has the redrawn turns all the same.
+        assert len(app.screen.agent_tree.root.children) == RESUME_TURNS
 
 
 async def test_a_long_session_keeps_few_turns_mounted_and_reads_the_others_again_on_scrolling_up(

@@ -40,6 +40,7 @@ from tui_assist.core.conversation import (
     Usage,
 )
 from tui_assist.core.events import NodeKind, UsageRecorded
+from tui_assist.core.evidence import ToolCallRecord
 from tui_assist.core.hooks import MAX_STOP_CONTINUES, NO_HOOKS, HookedCall, ToolHooks
 from tui_assist.core.model import ContextOverflow, ModelRequest, ModelResponse, Provider, ProviderError
 from tui_assist.core.nodes import NodeScope, ToolCallScope
@@ -51,19 +52,6 @@ from tui_assist.core.tooling import SubagentSpec, Tool, Toolbox, ToolContext, To
 
 EMPTY_REPLY_RETRIES: Final = 1
 """How often a reply with neither text nor a tool call is asked for again before the call fails."""
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCallRecord:
-    """One executed tool call, as it ran: a piece of a round's evidence."""
-
-    node_id: str
-    parent_id: str
-    name: str
-    input: dict[str, Any]
-    output: str
-    is_error: bool
-    duration: float
 
 
 @dataclass(slots=True)

@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from tui_assist.core.agent import ToolCallRecord
 from tui_assist.core.budget import BudgetTracker
 from tui_assist.core.compaction import is_tool_results
 from tui_assist.core.conversation import Message, TextBlock, Usage
 from tui_assist.core.events import UsageRecorded, Verdict, VerdictReached
+from tui_assist.core.evidence import ToolCallRecord
 from tui_assist.core.model import ModelRequest, Provider
 from tui_assist.core.nodes import NodeScope
 from tui_assist.core.observer import NodeSink, TurnObserver

@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from tui_assist.core.agent import AgentRuntime, ToolCallRecord
+from tui_assist.core.agent import AgentRuntime
 from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.budget import Budget, BudgetTracker
 from tui_assist.core.context import ContextGuard
 from tui_assist.core.conversation import Conversation, ImageBlock, Message, Usage
 from tui_assist.core.events import Verdict
+from tui_assist.core.evidence import ToolCallRecord
 from tui_assist.core.hooks import NO_HOOKS, ToolHooks
 from tui_assist.core.model import Provider
 from tui_assist.core.observer import TurnObserver

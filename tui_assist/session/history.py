@@ -11,19 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tui_assist.session.rewind import (
-    RewindPlan,
-    RewindResult,
-    RewindScope,
-    apply_rewind,
-    plan_rewind,
-    turn_changes,
-)
 from tui_assist.store.base import UnknownIdError
 from tui_assist.store.rows import ConversationRow, TurnRow
 
 if TYPE_CHECKING:
     from tui_assist.session.checkpoints import FileChange
+    from tui_assist.session.rewind import RewindPlan, RewindResult, RewindScope
     from tui_assist.store.db import Store
 
 __all__ = ["ConversationRow", "Found", "History", "TurnRow", "UnknownIdError"]
@@ -81,12 +74,18 @@ class History:
 
     async def turn_changes(self, turn_id: str) -> list[FileChange] | None:
         """The files a turn changed, or None when it has no complete snapshot pair."""
-        return await turn_changes(self._store, self.data_dir, turn_id)
+        from tui_assist.session import rewind  # the checkpoints: loaded when first needed
+
+        return await rewind.turn_changes(self._store, self.data_dir, turn_id)
 
     async def plan_rewind(self, turn_id: str, scope: RewindScope) -> RewindPlan:
         """What rewinding to before `turn_id` would do (see `session.rewind.plan_rewind`)."""
-        return await plan_rewind(self._store, self.data_dir, turn_id, scope)
+        from tui_assist.session import rewind
+
+        return await rewind.plan_rewind(self._store, self.data_dir, turn_id, scope)
 
     async def rewind(self, plan: RewindPlan) -> RewindResult:
         """Carry out a rewind plan (see `session.rewind.apply_rewind`)."""
-        return await apply_rewind(self._store, self.data_dir, plan)
+        from tui_assist.session import rewind
+
+        return await rewind.apply_rewind(self._store, self.data_dir, plan)

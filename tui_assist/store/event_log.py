@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from tui_assist.core.agent import ToolCallRecord
 from tui_assist.core.conversation import Usage
 from tui_assist.core.events import TurnEvent
+from tui_assist.core.evidence import ToolCallRecord
 from tui_assist.core.tree import NodeLog
 
 

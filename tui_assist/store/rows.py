@@ -6,8 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui_assist.core.agent import ToolCallRecord
 from tui_assist.core.conversation import Message, Usage
+from tui_assist.core.evidence import ToolCallRecord
 
 
 @dataclass(frozen=True, slots=True)

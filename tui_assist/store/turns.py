@@ -10,18 +10,20 @@ import json
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import asdict, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiosqlite
 
-from tui_assist.core.agent import ToolCallRecord
 from tui_assist.core.conversation import Message, Usage
 from tui_assist.core.events import TurnEvent, event_from_dict, event_to_dict
-from tui_assist.core.turn import TurnResult
+from tui_assist.core.evidence import ToolCallRecord
 from tui_assist.store.audit import hook_counts, insert_audit_line
 from tui_assist.store.base import RUNNING, StoreBase, StoreError, UnknownIdError, dumps_json, usage_from_json
 from tui_assist.store.event_log import coalesce_text, summarize
 from tui_assist.store.rows import AuditLine, RoundRow, ToolCallRow, TurnRow
+
+if TYPE_CHECKING:
+    from tui_assist.core.turn import TurnResult
 
 _CALL_COLUMNS = "turn_id, seq, round_idx, node_id, parent_id, name, input, output, is_error, duration"
 """The columns `_tool_call_row` reads, in its order."""

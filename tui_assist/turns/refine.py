@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tui_assist.core.agent import ToolCallRecord, run_agent
+from tui_assist.core.agent import run_agent
 from tui_assist.core.budget import BudgetExhausted, BudgetTracker
 from tui_assist.core.conversation import Block, ImageBlock, Message, TextBlock, Usage
 from tui_assist.core.critic import DEFAULT_CRITIC_INPUT_TOKENS, Critique, critique
+from tui_assist.core.evidence import ToolCallRecord
 from tui_assist.core.model import ProviderError
 from tui_assist.core.nodes import NodeScope
 from tui_assist.core.observer import TurnObserver

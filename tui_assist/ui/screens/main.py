@@ -49,6 +49,7 @@ from tui_assist.ui.widgets.streaming_markdown import warm_up as warm_up_markdown
 from tui_assist.ui.widgets.turn_parts import Notice
 
 if TYPE_CHECKING:
+    from tui_assist.core.tree import NodeRecord
     from tui_assist.session.chat import ChatSession
     from tui_assist.session.controller import TurnEnded
     from tui_assist.session.mentions import Attachments
@@ -127,6 +128,8 @@ class MainScreen(Screen[None]):
         self.held_run_id: str | None = None
         """A grounded run awaiting approval (f8 approves it)."""
         self._bridge: TextualObserver | None = None
+        self._markdown_loaded: asyncio.Future[None] | None = None
+        """The Markdown parser's and Pygments' loading, when it started before the session loads."""
         self._slash: SlashCommands | None = None
         self._tree: AgentTree | None = None
         """The agent tree once mounted (kept: most events reach it, and a query walks every widget)."""
@@ -239,7 +242,19 @@ class MainScreen(Screen[None]):
         if not gc.isenabled():
             gc.freeze()
             gc.enable()
-        self._load_when_drawn(FOOTER_WAIT)
+        if self._opening:
+            # A conversation to redraw is what its user waits for: the Markdown parser and
+            # Pygments it needs load from now on (a thread), and the store opens (and the newest
+            # turns are drawn) while the footer fills in its keys, instead of after.
+            self._markdown_loaded = asyncio.ensure_future(asyncio.to_thread(warm_up_markdown))
+            self.call_next(self._after_drawn)
+        else:
+            self._load_when_drawn(FOOTER_WAIT)
+
+    @property
+    def _opening(self) -> bool:
+        """Whether the command line asked to open a stored conversation (`--resume`, `--continue`)."""
+        return bool(self.start.resume or self.start.continue_latest)
 
     def _load_when_drawn(self, wait: float) -> None:
         """Start loading once the whole screen is drawn: the footer fills in its keys a few frames
@@ -252,8 +267,11 @@ class MainScreen(Screen[None]):
         self.call_after_refresh(self._after_drawn)  # the frame with the keys is on screen
 
     async def _after_drawn(self) -> None:
+        if self._opening:
+            self.load_session()  # the redraw first
         await self._equip_prompt()
-        self.load_session()
+        if not self._opening:
+            self.load_session()
 
     async def _equip_prompt(self) -> None:
         """Give the prompt its history and its completion list (after the first frame, too)."""
@@ -272,12 +290,10 @@ class MainScreen(Screen[None]):
     async def load_session(self) -> None:
         # A conversation asked for on the command line is redrawn as soon as the store is open,
         # before the SDK loads (its import would compete with the redraw for the interpreter).
-        opening = bool(self.start.resume or self.start.continue_latest)
-        # The Markdown parser and Pygments, so the first answer doesn't pay for loading them; for
-        # a conversation to redraw, alongside opening the store (the redraw needs them).
-        warm = asyncio.create_task(asyncio.to_thread(warm_up_markdown)) if opening else None
-        await self.session.load(after_store=self._open_stored if opening else None)
-        await (warm or asyncio.to_thread(warm_up_markdown))
+        await self.session.load(after_store=self._open_stored if self._opening else None)
+        # The Markdown parser and Pygments, so the first answer doesn't pay for loading them (for
+        # a conversation to redraw, they load from the first frame on).
+        await (self._markdown_loaded or asyncio.to_thread(warm_up_markdown))
         # Everything alive now (modules, the SDK, the app's widgets) lives for the whole session.
         # Freezing it keeps Python's full collections from scanning it again and again: with the
         # SDK loaded, each full collection otherwise stalls the event loop for 50-100+ ms.
@@ -346,13 +362,21 @@ class MainScreen(Screen[None]):
 
     def apply_event(self, event: TurnEvent) -> None:
         """Push one core event, live or replayed from the store, down to the widgets."""
+        record = self._apply_to_conversation(event)
+        if not isinstance(event, TextDelta | ThinkingDelta):
+            self._apply_to_panels(event, record)
+
+    def _apply_to_conversation(self, event: TurnEvent) -> NodeRecord | None:
+        """The node log and the conversation's part of `apply_event`; the event's node record."""
         record = self.log_model.apply(event)
         if isinstance(event, NodeStarted) and event.parent_id is None and self._flow_running:
             self._flow_roots.add(event.node_id)
         if self.log_model.turn_id_of(event.node_id) not in self._flow_roots:
             self.conversation.apply(event)
-        if isinstance(event, TextDelta | ThinkingDelta):
-            return
+        return record
+
+    def _apply_to_panels(self, event: TurnEvent, record: NodeRecord | None) -> None:
+        """The agent tree's, the flow panel's and the inspector's part of `apply_event`."""
         self.agent_tree.apply(event, record)
         inspector = self.query_one(NodeInspector)
         if isinstance(event, NodeStarted) and event.parent_id is None:
@@ -629,6 +653,7 @@ class MainScreen(Screen[None]):
             self.notify(f"Cannot resume: {exc}", severity="error")
             return False
         self._show_empty_conversation()
+        for_panels: list[tuple[TurnEvent, NodeRecord | None]] = []
         # One layout draws them all, at the end: none before every view is mounted.
         with self.app.batch_update():
             for turn in turns:
@@ -638,16 +663,21 @@ class MainScreen(Screen[None]):
                     view = self.conversation.begin_turn(turn.prompt, turn.strategy, images=turn.images)
                     view.seq = turn.seq
                     for event in turn.events:
-                        self.apply_event(event)
+                        record = self._apply_to_conversation(event)
+                        if not isinstance(event, TextDelta | ThinkingDelta):
+                            for_panels.append((event, record))
                 else:
                     self.conversation.show_stored(turn)
             self.conversation.anchor()
             await self.conversation.mounted()
         # Only the newest turns are read; earlier ones load as the user scrolls up.
         self.conversation.offer_earlier(self._pages_of(conversation_id), turns[0].seq if turns else None)
-        # The last answer on screen first (bounded: a screen on top of this one draws instead).
+        # The last answer on screen first (bounded: a screen on top of this one draws instead);
+        # the tree and the flow panel after it (the tree's first mount alone costs ~15 ms).
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.conversation.wait_for_refresh(), PAINT_WAIT)
+        for event, record in for_panels:
+            self._apply_to_panels(event, record)
         try:
             await session.load_history(conversation_id)
         except Exception as exc:
