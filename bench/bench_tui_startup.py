@@ -21,7 +21,7 @@ panel; for the bare apps their text and footer (and header). tmux's own spawning
 issue 29's goal, a header, a text area and a footer (tui-assist's prompt is a text area, too).
 
 The full screen (side panels and footer keys) is what the goal is about; the first frame is shown
-beside it. Run: `.venv/bin/python bench/bench_tui_startup.py [--runs N] [--tmux]`.
+beside it. Run: `.venv/bin/python bench/bench_tui_startup.py [--runs N] [--tmux [--baseline DIR]]`.
 """
 
 from __future__ import annotations
@@ -168,29 +168,31 @@ OURS_SHOWS = ("No turn yet", "Refine", "palette")
 """What each full screen shows (the flow panel's placeholder is in the side panel)."""
 
 
-def main_tmux(env: dict[str, str], runs: int) -> None:
+def main_tmux(env: dict[str, str], runs: int, baseline: Path | None) -> None:
     env = dict(env, TERM="xterm-256color")
     tmux = Terminal(
         {k: v for k, v in env.items() if k.startswith(("XDG_", "TUI_ASSIST_", "ANTHROPIC_", "TERM"))}
     )
 
-    def sample(code: str, shows: tuple[str, ...]) -> float:
-        name, took = tmux.launch(ROOT, ["-c", code], shows)
+    def sample(source: Path, code: str, shows: tuple[str, ...]) -> float:
+        name, took = tmux.launch(source, ["-c", code], shows)
         tmux.close_session(name)
         return took
 
     apps = {
-        "bare Textual app (text, footer)": (BARE_TERMINAL, BARE_SHOWS),
-        "bare Textual app (header, text area, footer)": (EDITOR_TERMINAL, EDITOR_SHOWS),
-        "tui-assist, side panels included": (OURS_TERMINAL, OURS_SHOWS),
+        "bare Textual app (text, footer)": (ROOT, BARE_TERMINAL, BARE_SHOWS),
+        "bare Textual app (header, text area, footer)": (ROOT, EDITOR_TERMINAL, EDITOR_SHOWS),
+        "tui-assist, side panels included": (ROOT, OURS_TERMINAL, OURS_SHOWS),
     }
+    if baseline is not None:
+        apps["baseline tui-assist"] = (baseline.resolve(), OURS_TERMINAL, OURS_SHOWS)
     times: dict[str, list[float]] = {label: [] for label in apps}
     try:
-        for code, shows in apps.values():  # warm the OS file cache and .pyc files
-            sample(code, shows)
+        for app in apps.values():  # warm the OS file cache and .pyc files
+            sample(*app)
         for _ in range(runs):  # interleaved, so load on the machine hits all alike
-            for label, (code, shows) in apps.items():
-                times[label].append(sample(code, shows))
+            for label, app in apps.items():
+                times[label].append(sample(*app))
     finally:
         tmux.close()
     print(
@@ -199,18 +201,21 @@ def main_tmux(env: dict[str, str], runs: int) -> None:
     medians = {label: statistics.median(samples) for label, samples in times.items()}
     for label, samples in times.items():
         print(f"{label:45} median {medians[label] * 1000:4.0f} ms   min {min(samples) * 1000:4.0f} ms")
-    ours = medians["tui-assist, side panels included"]
-    for label in list(apps)[:2]:
-        goal = "   (goal: <= 1.3x)" if "header" in label else ""
-        print(
-            f"{'tui-assist vs ' + label.removeprefix('bare Textual app '):45} {ours / medians[label]:.2f}x{goal}"
-        )
+    for ours in [label for label in apps if "tui-assist" in label]:
+        for label in list(apps)[:2]:
+            goal = "   (goal: <= 1.3x)" if "header" in label else ""
+            name = ours.removesuffix(", side panels included")
+            print(
+                f"{name + ' vs ' + label.removeprefix('bare Textual app '):45} "
+                f"{medians[ours] / medians[label]:.2f}x{goal}"
+            )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--tmux", action="store_true", help="measure in a real terminal (needs tmux)")
+    parser.add_argument("--baseline", type=Path, help="with --tmux: another checkout to sample alike")
     args = parser.parse_args()
     if args.tmux and shutil.which("tmux") is None:
         parser.error("--tmux needs tmux on the PATH")
@@ -226,7 +231,7 @@ def main() -> None:
         env["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:9"
         env["ANTHROPIC_CONFIG_DIR"] = str(Path(home) / "anthropic")
         if args.tmux:
-            main_tmux(env, args.runs)
+            main_tmux(env, args.runs, args.baseline)
             return
         for code in (BARE, OURS):  # warm the OS file cache and .pyc files
             sample(code, env)

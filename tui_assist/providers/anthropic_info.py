@@ -11,9 +11,10 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
-from tui_assist.core.model import ThinkingSetting
+if TYPE_CHECKING:
+    from tui_assist.core.model import ThinkingSetting  # (the config reads this module before the first frame)
 
 DEFAULT_MODEL: Final = "claude-sonnet-4-6"
 """A current Claude Sonnet id that anthropic 2.14.0 does not list as deprecated."""

@@ -72,8 +72,10 @@ class ConfigPreview:
     data_dir: Path | None
 
     @classmethod
-    def of(cls, settings: Settings) -> ConfigPreview:
-        """The preview of settings already validated."""
+    def of(cls, settings: Settings | ConfigSource) -> ConfigPreview:
+        """The preview of settings, validated or not."""
+        if isinstance(settings, ConfigSource):
+            return settings.preview()
         return cls(
             settings.theme,
             settings.refine,

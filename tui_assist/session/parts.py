@@ -83,9 +83,7 @@ class SessionParts:
         self._settings_lock = threading.Lock()
         if isinstance(settings, ConfigSource):
             self._source = settings
-            self.preview = settings.preview()
-        else:
-            self.preview = ConfigPreview.of(settings)
+        self.preview = ConfigPreview.of(settings)
         self.refine = self.preview.refine
         self.rounds = self.preview.rounds
         self.model = self.preview.model

@@ -17,13 +17,13 @@ from textual.command import Provider
 from textual.screen import Screen
 
 from tui_assist.paths import data_dir, themes_dir
-from tui_assist.session.chat import ChatSession
-from tui_assist.session.config_source import DEFAULT_THEME, ConfigSource
+from tui_assist.session.config_source import DEFAULT_THEME, ConfigPreview, ConfigSource
 from tui_assist.session.preferences import Preferences, for_this_run, preferences_path
 from tui_assist.ui.screens.main import MainScreen, StartOptions
 from tui_assist.ui.themes import discover_themes
 
 if TYPE_CHECKING:
+    from tui_assist.session.chat import ChatSession
     from tui_assist.session.config import Settings
     from tui_assist.session.parts import PartsOptions
 
@@ -75,24 +75,30 @@ class TuiAssistApp(App[int]):
         self.start = start
         self.chat_start = chat_start
         self.explorer_pace = explorer_pace
-        self.session = ChatSession(settings, **parts)
+        self._settings = settings
+        self._parts = parts
+        self._session: ChatSession | None = None
+        self.preview = (
+            settings.preview() if isinstance(settings, ConfigSource) else ConfigPreview.of(settings)
+        )
+        """What the first frame shows of the settings (the session validates them after it)."""
         # The theme and Refine toggle chosen last time (a flag or variable still wins for this run).
-        self.preferences_path = preferences_path(data_dir(self.session.preview.data_dir))
+        self.preferences_path = preferences_path(data_dir(self.preview.data_dir))
         self.preferences = Preferences()
         """What the user chose in the app (saved on each change); a flag's value is not a choice."""
         saved = Preferences()
         if isinstance(settings, ConfigSource):
             self.preferences = Preferences.load(self.preferences_path)
             saved = for_this_run(self.preferences, settings)
-            if saved.refine is not None:
-                self.session.refine = saved.refine
+        self.refine_at_start = self.preview.refine if saved.refine is None else saved.refine
+        """Whether Refine is on when the session starts (the status bar shows it in the first frame)."""
         specs, self.theme_problems = discover_themes()
         self._code_themes: dict[str, str] = {}
         for spec in specs.values():
             self.register_theme(spec.theme)
             self._code_themes[spec.theme.name] = spec.code_theme
         self.theme_names = sorted(specs)
-        wanted = saved.theme if saved.theme and saved.theme in specs else self.session.preview.theme
+        wanted = saved.theme if saved.theme and saved.theme in specs else self.preview.theme
         if self.get_theme(wanted) is None:
             self.theme_problems.append(f"unknown theme {wanted!r}; using {DEFAULT_THEME}")
             wanted = DEFAULT_THEME if self.get_theme(DEFAULT_THEME) is not None else "textual-dark"
@@ -104,6 +110,16 @@ class TuiAssistApp(App[int]):
         dark = self.current_theme.dark
         self.set_class(dark, "-dark-mode", update=False)
         self.set_class(not dark, "-light-mode", update=False)
+
+    @property
+    def session(self) -> ChatSession:
+        """The chat session, built on first use: after the first frame (its modules are not few)."""
+        if self._session is None:
+            from tui_assist.session.chat import ChatSession
+
+            self._session = ChatSession(self._settings, **self._parts)
+            self._session.refine = self.refine_at_start
+        return self._session
 
     @property
     def code_theme(self) -> str:
@@ -119,7 +135,7 @@ class TuiAssistApp(App[int]):
         raise RuntimeError("the main screen is not installed")
 
     def get_default_screen(self) -> Screen[Any]:
-        return MainScreen(self.session, self.chat_start)
+        return MainScreen(self.chat_start)
 
     @property
     def interrupt_key(self) -> str:
@@ -152,7 +168,8 @@ class TuiAssistApp(App[int]):
         self.push_screen(ExplorerScreen(pace=self.explorer_pace))
 
     async def on_unmount(self) -> None:
-        await self.session.aclose()
+        if self._session is not None:
+            await self._session.aclose()
 
     def switch_theme(self, name: str) -> None:
         self.theme = name

@@ -35,8 +35,6 @@ from textual.worker import Worker, WorkerState
 from tui_assist.core.events import NodeStarted, TextDelta, ThinkingDelta, TurnEvent
 from tui_assist.core.tree import NodeLog
 from tui_assist.session.commands import COMMANDS
-from tui_assist.session.controller import TurnController
-from tui_assist.session.factory import SetupError
 from tui_assist.ui.bridge import CoreEvent, StopRequested, TextualObserver
 from tui_assist.ui.setup_help import provider_notice
 from tui_assist.ui.widgets.conversation import MAX_TURN_VIEWS, Conversation, TurnView
@@ -51,7 +49,7 @@ from tui_assist.ui.widgets.turn_parts import Notice
 if TYPE_CHECKING:
     from tui_assist.core.tree import NodeRecord
     from tui_assist.session.chat import ChatSession
-    from tui_assist.session.controller import TurnEnded
+    from tui_assist.session.controller import TurnController, TurnEnded
     from tui_assist.session.mentions import Attachments
     from tui_assist.session.slash_commands import SlashInput
     from tui_assist.ui.app import TuiAssistApp
@@ -116,11 +114,10 @@ class MainScreen(Screen[None]):
     AUTO_FOCUS = "#prompt"
     BINDINGS = command_bindings()
 
-    def __init__(self, session: ChatSession, start: StartOptions | None = None) -> None:
+    def __init__(self, start: StartOptions | None = None) -> None:
         super().__init__()
-        self.session = session
         self.start = start or StartOptions()
-        self.controller = TurnController(session, self)
+        self._controller: TurnController | None = None
         self.log_model = NodeLog(max_turns=MAX_TURN_VIEWS)
         """Every node of the newest turns, for the agent tree, the flow panel and the inspector: as
         many turns as the conversation keeps mounted (the tree's lines are rebuilt as it changes,
@@ -209,16 +206,31 @@ class MainScreen(Screen[None]):
         return self.query_one(Prompt)
 
     @property
+    def session(self) -> ChatSession:
+        """The app's session (built after the first frame, on first use)."""
+        return self.tui_app.session
+
+    @property
+    def controller(self) -> TurnController:
+        """What a prompt does: the session's turn controller, with this screen as its host."""
+        if self._controller is None:
+            from tui_assist.session.controller import TurnController
+
+            self._controller = TurnController(self.session, self)
+        return self._controller
+
+    @property
     def running(self) -> bool:
         """Whether a turn, a flow run, a resume or a rewind is under way."""
         other = self._other_worker
         busy = other is not None and other.state in (WorkerState.PENDING, WorkerState.RUNNING)
-        return self.controller.running or busy
+        # (Not `self.controller`: the footer asks this before the first frame, before any session.)
+        return (self._controller is not None and self._controller.running) or busy
 
     @property
     def failed_prompt(self) -> str | None:
         """The prompt of the last turn, when it failed (f6 sends it again)."""
-        return self.controller.failed_prompt
+        return None if self._controller is None else self._controller.failed_prompt
 
     @property
     def turn_observer(self) -> TextualObserver:
@@ -230,8 +242,12 @@ class MainScreen(Screen[None]):
     # -- first frame, loading, start ------------------------------------------------------------
 
     def on_mount(self) -> None:
-        self._show_session(self.session.preview.workdir)
-        self.status.state = "loading"
+        status, app = self.status, self.tui_app
+        status.refine = app.refine_at_start
+        status.rounds = app.preview.rounds
+        status.model = app.preview.model
+        status.workdir = app.preview.workdir
+        status.state = "loading"
         self._layout_for(self.size.width)
         self.call_after_refresh(self._after_first_frame)
 
@@ -341,6 +357,7 @@ class MainScreen(Screen[None]):
     async def _open_stored(self) -> None:
         """Redraw the conversation `--resume ID` or `--continue` asked for (`load` calls it)."""
         start = self.start
+        from tui_assist.session.factory import SetupError
         from tui_assist.session.history import UnknownIdError
 
         try:
