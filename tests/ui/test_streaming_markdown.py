@@ -396,6 +396,34 @@ async def test_a_fast_stream_keeps_room_below_its_text_and_is_laid_out_less_ofte
         assert conversation.scroll_y == conversation.max_scroll_y
 
 
+async def test_code_drawn_plain_while_highlighting_is_deferred_is_highlighted_after() -> None:
+    code = "Some code:\n\n```python\ndef answer(x: int) -> int:\n    return x + 42\n```\n"
+
+    def styles_of_code_line(widget: StreamingMarkdown) -> set[object]:
+        line = next(y for y, text in enumerate(_lines(widget)) if "def answer" in text)
+        return {segment.style for segment in widget.render_line(line) if segment.text.strip()}
+
+    app = _Host()
+    streaming_markdown.defer_highlighting()
+    try:
+        async with app.run_test(size=(60, 20)) as pilot:
+            widget = app.query_one(StreamingMarkdown)
+            widget.append(code)
+            widget.finish()
+            await pilot.pause()
+            assert streaming_markdown.highlighting_deferred()
+            plain = _lines(widget)
+            assert len(styles_of_code_line(widget)) == 1  # one style: no lexer ran
+            streaming_markdown.highlight_deferred()
+            await pilot.pause()
+            assert not streaming_markdown.highlighting_deferred()
+            # The same lines, now in the lexer's colours (keyword, name, types...).
+            assert [line.strip() for line in _lines(widget)] == [line.strip() for line in plain]
+            assert len(styles_of_code_line(widget)) > 2
+    finally:
+        streaming_markdown.highlight_deferred()
+
+
 async def test_full_collections_wait_while_an_answer_streams_and_only_then() -> None:
     thresholds = gc.get_threshold()
     StreamingMarkdown().append("never mounted")  # holds nothing it could not release

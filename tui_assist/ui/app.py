@@ -21,6 +21,7 @@ from tui_assist.session.config_source import DEFAULT_THEME, ConfigPreview, Confi
 from tui_assist.session.preferences import Preferences, for_this_run, preferences_path
 from tui_assist.ui.screens.main import MainScreen, StartOptions
 from tui_assist.ui.themes import discover_themes
+from tui_assist.ui.widgets.streaming_markdown import highlight_deferred
 
 if TYPE_CHECKING:
     from tui_assist.session.chat import ChatSession
@@ -78,9 +79,7 @@ class TuiAssistApp(App[int]):
         self._settings = settings
         self._parts = parts
         self._session: ChatSession | None = None
-        self.preview = (
-            settings.preview() if isinstance(settings, ConfigSource) else ConfigPreview.of(settings)
-        )
+        self.preview = ConfigPreview.of(settings)
         """What the first frame shows of the settings (the session validates them after it)."""
         # The theme and Refine toggle chosen last time (a flag or variable still wins for this run).
         self.preferences_path = preferences_path(data_dir(self.preview.data_dir))
@@ -168,6 +167,7 @@ class TuiAssistApp(App[int]):
         self.push_screen(ExplorerScreen(pace=self.explorer_pace))
 
     async def on_unmount(self) -> None:
+        highlight_deferred()  # (a quit before Pygments loaded must not leave code plain in the process)
         if self._session is not None:
             await self._session.aclose()
 

@@ -43,6 +43,7 @@ from tui_assist.ui.widgets.footer import KeysFooter
 from tui_assist.ui.widgets.node_inspector import NodeInspector
 from tui_assist.ui.widgets.prompt import Prompt, PromptBox
 from tui_assist.ui.widgets.status_bar import StatusBar
+from tui_assist.ui.widgets.streaming_markdown import defer_highlighting, highlight_deferred
 from tui_assist.ui.widgets.streaming_markdown import warm_up as warm_up_markdown
 from tui_assist.ui.widgets.turn_parts import Notice
 
@@ -126,7 +127,7 @@ class MainScreen(Screen[None]):
         """A grounded run awaiting approval (f8 approves it)."""
         self._bridge: TextualObserver | None = None
         self._markdown_loaded: asyncio.Future[None] | None = None
-        """The Markdown parser's and Pygments' loading, when it started before the session loads."""
+        """The Markdown parser's and Pygments' loading, when it started while the session loads."""
         self._slash: SlashCommands | None = None
         self._tree: AgentTree | None = None
         """The agent tree once mounted (kept: most events reach it, and a query walks every widget)."""
@@ -259,10 +260,11 @@ class MainScreen(Screen[None]):
             gc.freeze()
             gc.enable()
         if self._opening:
-            # A conversation to redraw is what its user waits for: the Markdown parser and
-            # Pygments it needs load from now on (a thread), and the store opens (and the newest
-            # turns are drawn) while the footer fills in its keys, instead of after.
-            self._markdown_loaded = asyncio.ensure_future(asyncio.to_thread(warm_up_markdown))
+            # A conversation to redraw is what its user waits for: the store opens (and the
+            # newest turns are drawn) while the footer fills in its keys, instead of after, and
+            # their code is drawn plain until Pygments has loaded (after they show, see
+            # `_open_stored`: loading it alongside took as long as opening the store).
+            defer_highlighting()
             self.call_next(self._after_drawn)
         else:
             self._load_when_drawn(FOOTER_WAIT)
@@ -308,7 +310,7 @@ class MainScreen(Screen[None]):
         # before the SDK loads (its import would compete with the redraw for the interpreter).
         await self.session.load(after_store=self._open_stored if self._opening else None)
         # The Markdown parser and Pygments, so the first answer doesn't pay for loading them (for
-        # a conversation to redraw, they load from the first frame on).
+        # a conversation to redraw, they load once it shows, and its code is highlighted then).
         await (self._markdown_loaded or asyncio.to_thread(warm_up_markdown))
         # Everything alive now (modules, the SDK, the app's widgets) lives for the whole session.
         # Freezing it keeps Python's full collections from scanning it again and again: with the
@@ -370,6 +372,8 @@ class MainScreen(Screen[None]):
                 self.notify("No earlier conversation: this is a new one.", timeout=3)
         if found is not None:
             await self._redraw(found)
+        self._markdown_loaded = asyncio.ensure_future(asyncio.to_thread(warm_up_markdown))
+        self._markdown_loaded.add_done_callback(lambda _: highlight_deferred())  # not after the SDK
 
     # -- core events ----------------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
 
-from tui_assist.ui.widgets.streaming_markdown import LaidOutSize
+from tui_assist.ui.widgets.streaming_markdown import LaidOutSize, highlighting_deferred
 
 COMPACT_MAX_LINES = 300
 """Taller turns are not compacted: their captured lines would cost more memory than the few
@@ -100,8 +100,8 @@ class CompactableTurn(LaidOutSize, Vertical):
 
     def compact(self) -> bool:
         """Draw the finished turn from captured lines and drop its children; False if it can't now."""
-        if self._lines is not None or self.running or not self.children:
-            return False
+        if self._lines is not None or self.running or not self.children or highlighting_deferred():
+            return False  # (lines captured with plain code would stay plain)
         origin = self.region
         width, height = self.size
         if not origin or not width or height > COMPACT_MAX_LINES:

@@ -41,7 +41,8 @@ import weakref
 from bisect import bisect_right
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from functools import cache
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -59,7 +60,8 @@ from tui_assist.ui.themes import markdown_rich_theme
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
-    from rich.markdown import Markdown
+    from rich.console import ConsoleOptions, RenderResult
+    from rich.markdown import Markdown, MarkdownElement
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 FRAME_INTERVAL = 1 / 60
@@ -72,9 +74,10 @@ when a frame comes late. Each flush that adds lines costs a layout of the screen
 the pane, so drawing every delta (1,000 a second in a fast stream) would spend the CPU on that."""
 LAYOUT_INTERVAL = 1 / 8
 """Seconds of a fast stream's growth that the room below its text holds (see `_next_reserve`):
-a layout of the screen and a repaint of the whole pane (it scrolls) cost about ten times a
-repaint of the lines that changed, so a stream of 50 lines a second is laid out about 10 times a
-second rather than 30, and its text still grows every `STREAM_INTERVAL`."""
+a layout of the screen and a repaint of the whole pane (it scrolls) cost several times a repaint
+of the lines that changed, so a fast stream is laid out about 8 times a second (10 at 200 lines
+a second, where the room is as tall as it may be) rather than 30, and its text still grows every
+`STREAM_INTERVAL`."""
 RESERVE_SHARE = 1 / 2
 """The room below a streaming answer's text is at most this share of the screen's height."""
 FRAME_BUDGET = 4_000
@@ -99,11 +102,14 @@ class _Renderer:
     console: Console
     code_theme: str
 
-    def render(self, text: str, width: int) -> list[Strip]:
+    def render(self, text: str, width: int, *, highlight: bool | None = None) -> list[Strip]:
+        """`text` as lines `width` wide; code is highlighted unless `defer_highlighting` holds it."""
         if not text.strip():
             return []
         options = self.console.options.update(width=width, max_width=width)
-        lines = self.console.render_lines(parsed_markdown(text, self.code_theme), options, pad=False)
+        plain = _plain_code is not None if highlight is None else not highlight
+        markdown = parsed_markdown(text, self.code_theme, plain_code=plain)
+        lines = self.console.render_lines(markdown, options, pad=False)
         strips = [Strip(line) for line in lines]
         while strips and not _has_content(strips[0]):
             strips.pop(0)
@@ -116,12 +122,13 @@ _parser: MarkdownIt | None = None
 """The one markdown-it parser (made on first use)."""
 
 
-def parsed_markdown(text: str, code_theme: str) -> Markdown:
+def parsed_markdown(text: str, code_theme: str, *, plain_code: bool = False) -> Markdown:
     """Rich's `Markdown` of `text` (no hyperlinks), parsed by one shared parser.
 
     Rich's `Markdown.__init__` builds a new markdown-it parser for every text, which is more than
     a third of rendering a streamed block (it happens 30 times a second while an answer streams);
     this sets the object up as that `__init__` (rich 15.0.0, pinned) does, with the parser reused.
+    `plain_code` draws code blocks as plain text, without loading a lexer.
     """
     # markdown-it is slow to import: not before first paint.
     from markdown_it import MarkdownIt
@@ -130,7 +137,8 @@ def parsed_markdown(text: str, code_theme: str) -> Markdown:
     global _parser
     if _parser is None:
         _parser = MarkdownIt().enable("strikethrough").enable("table")
-    markdown = Markdown.__new__(Markdown)
+    kind = _plain_code_markdown() if plain_code else Markdown
+    markdown = kind.__new__(kind)
     markdown.markup = text
     markdown.parsed = _parser.parse(text)
     markdown.code_theme = code_theme
@@ -140,6 +148,60 @@ def parsed_markdown(text: str, code_theme: str) -> Markdown:
     markdown.inline_code_lexer = None
     markdown.inline_code_theme = code_theme
     return markdown
+
+
+@cache
+def _plain_code_markdown() -> type[Markdown]:
+    """Rich's `Markdown` with code blocks drawn as plain text, as wide and as tall as highlighted,
+    in the code theme's own text and background colours (only a lexer's colours are missing)."""
+    from pygments.token import Token
+    from rich.markdown import CodeBlock, Markdown
+    from rich.padding import Padding
+    from rich.syntax import Syntax
+    from rich.text import Text
+
+    class PlainCodeBlock(CodeBlock):
+        def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+            style = Syntax.get_theme(self.theme).get_style_for_token(Token.Text)
+            yield Padding(Text(str(self.text).rstrip(), style=style), 1, style=style, expand=True)
+
+    class PlainCodeMarkdown(Markdown):
+        elements: ClassVar[dict[str, type[MarkdownElement]]] = {
+            **Markdown.elements,
+            "fence": PlainCodeBlock,
+            "code_block": PlainCodeBlock,
+        }
+
+    return PlainCodeMarkdown
+
+
+_plain_code: weakref.WeakSet[StreamingMarkdown] | None = None
+"""While highlighting is deferred (`defer_highlighting`): the widgets that drew code plain."""
+
+
+def defer_highlighting() -> None:
+    """Draw code blocks as plain text until `highlight_deferred` (Pygments is still loading).
+
+    A resumed conversation's last answer is what its user waits for, and loading Pygments and a
+    lexer (in `warm_up`, a thread) took about as long as opening the store, in the way of the
+    first paint. The answer is drawn without them first, then again in colour.
+    """
+    global _plain_code
+    if _plain_code is None:
+        _plain_code = weakref.WeakSet()
+
+
+def highlighting_deferred() -> bool:
+    """Whether code is drawn plain for now (see `defer_highlighting`)."""
+    return _plain_code is not None
+
+
+def highlight_deferred() -> None:
+    """Highlight code again (after `warm_up`): the widgets that drew it plain draw it again."""
+    global _plain_code
+    widgets, _plain_code = _plain_code, None
+    for widget in widgets or ():
+        widget.render_again()
 
 
 _WARM_UP = "# Warm\n\n- a **list** with `code`\n\n```python\nprint(1)\n```\n"
@@ -153,7 +215,7 @@ def warm_up() -> None:
     not pay for it.
     """
     console = Console(file=io.StringIO(), force_terminal=True, color_system="truecolor", width=40)
-    _Renderer(("", ""), console, "monokai").render(_WARM_UP, 40)
+    _Renderer(("", ""), console, "monokai").render(_WARM_UP, 40, highlight=True)
 
 
 def _has_content(strip: Strip) -> bool:
@@ -383,6 +445,11 @@ class StreamingMarkdown(LaidOutSize, Widget):
             and self._width > 0
             and markdown_renderer(self.app).key != self._theme_key
         ):
+            self.render_again()
+
+    def render_again(self) -> None:
+        """Render every line again, at the next layout (the Markdown styles changed)."""
+        if self._width > 0:
             self._width = 0
             self._painted.clear()
             self.refresh(layout=True)
@@ -420,8 +487,6 @@ class StreamingMarkdown(LaidOutSize, Widget):
             self._render_tail()
         self._unpaint(committed)  # what was committed before this flush is as it was
         lines = self.line_count
-        if final and not self._pending:
-            self._reserve = 0
         if lines > self._room or (final and lines != self._room):
             self._reserve = 0 if final else self._next_reserve(lines)
             self.refresh(layout=True)
@@ -562,6 +627,8 @@ class StreamingMarkdown(LaidOutSize, Widget):
         return [line.apply_style(style) for line in lines] if style else lines
 
     def _renderer(self) -> _Renderer:
+        if _plain_code is not None:
+            _plain_code.add(self)  # drawn again once highlighting is back
         renderer = markdown_renderer(self.app)
         if renderer.key != self._theme_key:
             self._theme_key = renderer.key
