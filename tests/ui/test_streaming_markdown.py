@@ -34,6 +34,22 @@ Last paragraph.
 """
 
 
+class _Clock:
+    """The widget's `time`: it stands still until a test moves it."""
+
+    now = 100.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> _Clock:
+    clock = _Clock()
+    monkeypatch.setattr(streaming_markdown, "time", clock)
+    return clock
+
+
 class _Host(App[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
@@ -183,17 +199,7 @@ async def test_finished_blocks_are_committed_and_rendered_once(monkeypatch: pyte
         assert "Part 0" in text and "return 2" in text and "The end." in text
 
 
-async def test_while_streaming_deltas_are_merged_over_the_stream_interval(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    class Clock:
-        now = 100.0
-
-        def monotonic(self) -> float:
-            return self.now
-
-    clock = Clock()
-    monkeypatch.setattr(streaming_markdown, "time", clock)
+async def test_while_streaming_deltas_are_merged_over_the_stream_interval(clock: _Clock) -> None:
     app = _Host()
     async with app.run_test(size=(60, 20)) as pilot:
         widget = app.query_one(StreamingMarkdown)
@@ -342,17 +348,7 @@ async def test_a_taller_answer_costs_one_layout_of_the_screen_not_two() -> None:
         assert "One more paragraph" in _lines(answer)[-1]
 
 
-async def test_a_fast_stream_keeps_room_below_its_text_and_is_laid_out_less_often(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    class Clock:
-        now = 100.0
-
-        def monotonic(self) -> float:
-            return self.now
-
-    clock = Clock()
-    monkeypatch.setattr(streaming_markdown, "time", clock)
+async def test_a_fast_stream_keeps_room_below_its_text_and_is_laid_out_less_often(clock: _Clock) -> None:
     app = _Chat()
     async with app.run_test(size=(60, 30)) as pilot:
         conversation = app.query_one(Conversation)
