@@ -119,6 +119,19 @@ async def test_a_prompt_sent_while_a_turn_runs_waits_and_then_runs(tmp_path: Pat
     assert [e.outcome.result.outcome for e in host.ended if e.outcome] == ["answered", "answered"]
 
 
+async def test_a_prompt_sent_before_the_host_starts_the_first_waits_in_the_queue(tmp_path: Path) -> None:
+    """A host may handle a second enter before it starts the first prompt's work (keys typed at
+    once): the second prompt must wait, not start beside the first (a TUI worker replaced it)."""
+    controller, host = await _ready(tmp_path, _replies("One.", "Two."))
+    work = controller.submit("first")
+    assert work is not None and controller.running  # handed over, not started yet
+    assert controller.submit("second") is None
+    assert host.queues == [("second",)]
+    await work
+    assert host.started == ["first", "second"]
+    assert not controller.running
+
+
 async def test_cancel_keeps_the_turn_as_interrupted_and_gives_the_queue_back(tmp_path: Path) -> None:
     provider = BlockingProvider()
     controller, host = await _ready(tmp_path, provider)

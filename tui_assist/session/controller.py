@@ -143,11 +143,15 @@ class TurnController:
         """The prompt of the last turn when it failed (`retry` sends it again)."""
         self._task: asyncio.Task[object] | None = None
         """The task running a prompt, from its start (loading included) to its end."""
+        self._starting = False
+        """A prompt's work is with the host and has not started yet. It counts as running: the
+        host may start it a moment later, after handling more input (a second enter typed at
+        once), and a prompt sent meanwhile must wait in the queue, not start beside it."""
 
     @property
     def running(self) -> bool:
         """Whether a prompt is being run (the session may still be loading for it)."""
-        return self._task is not None
+        return self._task is not None or self._starting
 
     # -- what the user sends ------------------------------------------------------------------
 
@@ -169,6 +173,7 @@ class TurnController:
             self.queued.append(text)
             self.host.queue_changed(tuple(self.queued))
             return None
+        self._starting = True
         return self._run_all(text, images)
 
     def expand_custom(self, call: SlashInput) -> str | None:
@@ -180,6 +185,7 @@ class TurnController:
         """Send the failed prompt again; None when there is none or a turn runs."""
         if self.failed_prompt is None or self.running:
             return None
+        self._starting = True
         return self._run_all(self.failed_prompt)
 
     def cancel(self) -> bool:
@@ -199,6 +205,7 @@ class TurnController:
 
     async def _run_all(self, text: str, images: Sequence[ImageBlock] = ()) -> None:
         """Run `text`, then each prompt queued meanwhile, until the queue is empty or a turn fails."""
+        self._starting = False  # `run_prompt` takes over at once (no await between)
         while True:
             ended = await self.run_prompt(text, images=images)
             if ended.failed or ended.cancelled or not self.queued:
