@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 
 from tests.ui.helpers import FakeToolbox, settings, wait_until
 from tests.ui.long_conversation import seed
@@ -33,6 +34,15 @@ def _app(tmp_path: Path, conversation_id: str) -> TuiAssistApp:
         toolbox_factory=lambda: FakeToolbox(tmp_path),
         chat_start=StartOptions(resume=conversation_id),
     )
+
+
+async def _ask(app: TuiAssistApp, pilot: Pilot[int], turns: int) -> None:
+    """Send `q0`, `q1`... one at a time, each once the one before has run."""
+    await app.session.wait_ready()
+    for i in range(turns):
+        await pilot.press(*f"q{i}", "enter")
+        await app.workers.wait_for_complete()
+    await pilot.pause()
 
 
 def _seqs(app: TuiAssistApp) -> list[int | None]:
@@ -178,11 +188,7 @@ async def test_a_long_session_keeps_few_turns_mounted_and_reads_the_others_again
         toolbox_factory=lambda: FakeToolbox(tmp_path),
     )
     async with app.run_test(size=(100, 30)) as pilot:
-        await app.session.wait_ready()
-        for i in range(turns):
-            await pilot.press(*f"q{i}", "enter")
-            await app.workers.wait_for_complete()
-        await pilot.pause()
+        await _ask(app, pilot, turns)
         prompts = [view.prompt for view in app.query(TurnView)]
         assert len(prompts) == MAX_TURN_VIEWS
         assert prompts == [f"q{i}" for i in range(turns - MAX_TURN_VIEWS, turns)]
@@ -213,9 +219,5 @@ async def test_without_a_store_the_pane_keeps_turns_it_could_not_read_back(tmp_p
         use_store=False,
     )
     async with app.run_test(size=(100, 30)) as pilot:
-        await app.session.wait_ready()
-        for i in range(turns):
-            await pilot.press(*f"q{i}", "enter")
-            await app.workers.wait_for_complete()
-        await pilot.pause()
+        await _ask(app, pilot, turns)
         assert [view.prompt for view in app.query(TurnView)] == [f"q{i}" for i in range(turns)]

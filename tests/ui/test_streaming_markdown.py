@@ -8,6 +8,7 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.geometry import Region
+from textual.pilot import Pilot
 
 from tui_assist.core.events import NodeFinished, NodeStarted, TextDelta
 from tui_assist.ui.widgets import streaming_markdown
@@ -290,18 +291,20 @@ class _Chat(App[None]):
         yield Conversation()
 
 
-def _start_answer(conversation: Conversation) -> None:
+async def _start_answer(app: _Chat, pilot: Pilot[None]) -> Conversation:
+    """The chat's conversation, with a turn whose agent is about to answer (its view mounted)."""
+    conversation = app.query_one(Conversation)
     conversation.begin_turn("question", "agent")
     conversation.apply(NodeStarted(node_id="t", parent_id=None, node_kind="turn", label="turn"))
     conversation.apply(NodeStarted(node_id="a", parent_id="t", node_kind="agent", label="agent"))
+    await pilot.pause()
+    return conversation
 
 
 async def test_the_visible_answer_grows_while_deltas_arrive_and_stays_in_view() -> None:
     app = _Chat()
     async with app.run_test(size=(60, 12)) as pilot:
-        conversation = app.query_one(Conversation)
-        _start_answer(conversation)
-        await pilot.pause()
+        conversation = await _start_answer(app, pilot)
         deltas = [f"Line {i} of a long streamed answer.\n\n" for i in range(60)]
         shown: list[int] = []
         for i, delta in enumerate(deltas):
@@ -326,8 +329,7 @@ async def test_the_visible_answer_grows_while_deltas_arrive_and_stays_in_view() 
 async def test_a_taller_answer_costs_one_layout_of_the_screen_not_two() -> None:
     app = _Chat()
     async with app.run_test(size=(60, 12)) as pilot:
-        conversation = app.query_one(Conversation)
-        _start_answer(conversation)
+        conversation = await _start_answer(app, pilot)
         for i in range(20):
             conversation.apply(TextDelta(node_id="a", text=f"Paragraph {i}.\n\n"))
         answer = app.query_one(AnswerText)
@@ -351,9 +353,7 @@ async def test_a_taller_answer_costs_one_layout_of_the_screen_not_two() -> None:
 async def test_a_fast_stream_keeps_room_below_its_text_and_is_laid_out_less_often(clock: _Clock) -> None:
     app = _Chat()
     async with app.run_test(size=(60, 30)) as pilot:
-        conversation = app.query_one(Conversation)
-        _start_answer(conversation)
-        await pilot.pause()
+        conversation = await _start_answer(app, pilot)
         layouts: list[object] = []
         app.screen.screen_layout_refresh_signal.subscribe(app.screen, layouts.append)
 
@@ -426,9 +426,7 @@ async def test_full_collections_wait_while_an_answer_streams_and_only_then() -> 
     for how in ("finished", "removed"):
         app = _Chat()
         async with app.run_test(size=(60, 12)) as pilot:
-            conversation = app.query_one(Conversation)
-            _start_answer(conversation)
-            await pilot.pause()
+            conversation = await _start_answer(app, pilot)
             assert gc.get_threshold() == thresholds
             conversation.apply(TextDelta(node_id="a", text="Streaming "))
             await pilot.pause()  # the answer holds them once mounted (an unmounted one never releases)
@@ -452,9 +450,7 @@ def _painted(widget: StreamingMarkdown) -> list[list[tuple[str, str]]]:
 async def test_lines_kept_while_the_answer_grows_are_the_lines_painted_afresh() -> None:
     app = _Chat()
     async with app.run_test(size=(60, 40)) as pilot:
-        conversation = app.query_one(Conversation)
-        _start_answer(conversation)
-        await pilot.pause()
+        conversation = await _start_answer(app, pilot)
         for i in range(12):  # paragraphs, a list and a code block: commits and a growing tail
             conversation.apply(TextDelta(node_id="a", text=f"Paragraph {i} with **bold** words.\n\n"))
             conversation.apply(TextDelta(node_id="a", text=f"- item {i}\n- another\n\n```python\nx = {i}\n"))
