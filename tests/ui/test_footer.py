@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.screen import Screen
 from textual.widgets import Footer, Input
 from textual.widgets._footer import FooterKey
 
@@ -79,3 +80,38 @@ async def test_rebuilds_leave_no_watchers_of_removed_keys_behind() -> None:
         assert keys
         assert all(node.is_attached for node, _ in watchers)
         assert len(watchers) <= len(keys)
+
+
+class KeysScreen(Screen[None]):
+    """A screen that focuses its prompt as it mounts, as the main screen does."""
+
+    AUTO_FOCUS = "Input"
+    BINDINGS = [Binding("f7", "send", "Send")]
+
+    def compose(self) -> ComposeResult:
+        yield Input()
+        yield KeysFooter()
+
+
+class KeysApp(App[None]):
+    def get_default_screen(self) -> Screen[None]:
+        return KeysScreen()
+
+
+async def test_the_first_frame_shows_the_keys() -> None:
+    """Textual's own footer builds its first keys a refresh after the bindings are ready: four
+    frames after the rest of the screen."""
+    app = KeysApp()
+    keys_in_frames: list[set[str]] = []
+    display = app._display
+
+    def recorded(screen: Screen[object], renderable: object) -> None:
+        if renderable is not None:
+            keys = app.query(FooterKey).results(FooterKey)
+            keys_in_frames.append({key.description for key in keys if key.region})
+        display(screen, renderable)  # type: ignore[arg-type]
+
+    app._display = recorded  # type: ignore[method-assign]
+    async with app.run_test() as pilot:
+        await pilot.pause()
+    assert "Send" in keys_in_frames[0]

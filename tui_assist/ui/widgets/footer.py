@@ -1,4 +1,5 @@
-"""The main screen's footer: Textual's, rebuilt once for a burst of binding changes."""
+"""The main screen's footer: Textual's, with its keys in the first frame, rebuilt once for a burst
+of binding changes."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ class KeysFooter(Footer):
 
     Textual's footer rebuilds all its keys for each change. Focusing the prompt at start-up
     changes them three times before the first frame, so the keys reached the screen ~60 ms later
-    than in a bare app.
+    than in a bare app. And Textual builds the first keys only after a refresh, so they showed
+    four frames (~30 ms) after the rest of the screen: these are built at once, in the first frame.
     """
 
     _rebuild_queued = False
@@ -23,8 +25,13 @@ class KeysFooter(Footer):
     def bindings_changed(self, screen: Screen) -> None:
         if self._rebuild_queued:
             return  # the queued rebuild reads the bindings as they are when it runs
-        super().bindings_changed(screen)  # queues a rebuild when the footer is showing
-        self._rebuild_queued = bool(screen.app.app_focus and self.is_attached and screen is self.screen)
+        showing = bool(screen.app.app_focus and self.is_attached and screen is self.screen)
+        if showing and not self.children:
+            self._bindings_ready = True
+            self.call_next(self.recompose)
+        else:
+            super().bindings_changed(screen)  # queues a rebuild, after a refresh, when showing
+        self._rebuild_queued = showing
 
     async def recompose(self) -> None:
         self._rebuild_queued = False
