@@ -420,7 +420,10 @@ async def test_code_drawn_plain_while_highlighting_is_deferred_is_highlighted_af
         streaming_markdown.highlight_deferred()
 
 
-async def test_full_collections_wait_while_an_answer_streams_and_only_then() -> None:
+async def test_full_collections_wait_while_an_answer_streams_and_only_then(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(streaming_markdown, "RELEASE_DELAY", 0.2)
     thresholds = gc.get_threshold()
     StreamingMarkdown().append("never mounted")  # holds nothing it could not release
     for how in ("finished", "removed"):
@@ -436,10 +439,36 @@ async def test_full_collections_wait_while_an_answer_streams_and_only_then() -> 
             assert middle == thresholds[1] and full > 1_000 * thresholds[2]
             if how == "finished":
                 conversation.apply(NodeFinished(node_id="a", output="x"))
+                await pilot.pause()
+                assert gc.get_threshold() == (young, middle, full)  # not with the frames that show the end
+                await pilot.pause(0.25)
             else:
                 await app.query_one(AnswerText).remove()
-            await pilot.pause()  # once the frame that shows the end is drawn
+                await pilot.pause()
             assert gc.get_threshold() == thresholds
+
+
+async def test_a_streaming_answer_collects_the_young_after_each_frame() -> None:
+    """Not in the middle of a frame, when the allocation count says (see `_collect_after_frame`)."""
+    middle_collections: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and info["generation"] == 1:
+            middle_collections.append(1)
+
+    app = _Chat()
+    async with app.run_test(size=(60, 12)) as pilot:
+        conversation = await _start_answer(app, pilot)
+        conversation.apply(TextDelta(node_id="a", text="The answer so far.\n\n"))
+        await pilot.pause()  # laid out
+        gc.callbacks.append(count)
+        try:
+            for i in range(3):
+                conversation.apply(TextDelta(node_id="a", text=f"Line {i} of the answer.\n\n"))
+                await pilot.pause(2 * streaming_markdown.STREAM_INTERVAL)
+        finally:
+            gc.callbacks.remove(count)
+    assert len(middle_collections) >= 3
 
 
 def _painted(widget: StreamingMarkdown) -> list[list[tuple[str, str]]]:

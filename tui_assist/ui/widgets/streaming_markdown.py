@@ -93,6 +93,8 @@ YOUNG_THRESHOLD = 10_000
 """Allocations between two young collections while an answer streams (Python's default is 700):
 a frame's short-lived strips and segments then mostly die before a collection sees them, instead
 of being promoted, scanned again by the middle generation, and collected late."""
+RELEASE_DELAY = 0.5
+"""Seconds from the end of a stream to the release of the full collections."""
 _BLANK = Strip.blank(0)
 
 
@@ -259,8 +261,9 @@ def _hold_full_collections(widget: StreamingMarkdown) -> None:
     caches each) makes a full collection scan some 40,000 objects every half second or so: a
     20-40 ms stall of the event loop, as long as a frame's budget, so the answer visibly paused.
     Textual pauses the collector for smooth scrolling for the same reason (`PAUSE_GC_ON_SCROLL`);
-    here only the full collections wait, the young ones (cheap) go on, less often (see
-    `YOUNG_THRESHOLD`), and what they leave is collected after the stream.
+    here only the full collections wait. The young ones go on, less often (see `YOUNG_THRESHOLD`),
+    and the young and middle generations are collected after each frame (`_collect_after_frame`).
+    What they leave is collected after the stream.
     """
     global _thresholds
     if _thresholds is None:  # never saved twice: a second save would keep the held-off value
@@ -269,13 +272,38 @@ def _hold_full_collections(widget: StreamingMarkdown) -> None:
     _streaming.add(widget)
 
 
+_collection_queued = False
+
+
+def _collect_after_frame(app: App[object]) -> None:
+    """Collect the young and middle generations once the next frame is drawn.
+
+    Left to the allocation count, a middle collection came every half second, in the middle of a
+    frame, and scanned what ten young ones had kept (25,000-35,000 objects, mostly the caches of
+    Textual's strips): 25-40 ms, the longest pauses of a streamed answer. Collected after each
+    frame, they scan one frame's leftovers (1-5 ms), in the time before the next flush.
+    """
+    global _collection_queued
+    if not _collection_queued:
+        _collection_queued = True
+        app.call_after_refresh(_collect_young)
+
+
+def _collect_young() -> None:
+    global _collection_queued
+    _collection_queued = False
+    if _streaming:
+        gc.collect(1)
+
+
 def _release_full_collections(widget: StreamingMarkdown, *, finished: bool) -> None:
     _streaming.discard(widget)
     if not _streaming and _thresholds is not None:
         if finished:
-            # After the frame that shows the end of the answer: the full collection this lets
-            # run has the stream's leftovers to scan (100-200 ms) and would hold that frame back.
-            widget.app.call_after_refresh(_restore_full_collections)
+            # Once the end of the answer is drawn: the full collection this lets run (at once: the
+            # middle collections of the stream count towards it) has the stream's leftovers to
+            # scan (100-200 ms), and would hold back the frames that show the end.
+            widget.app.set_timer(RELEASE_DELAY, _restore_full_collections)
         else:
             _restore_full_collections()  # removed (or the app closing): no frame to wait for
 
@@ -495,6 +523,8 @@ class StreamingMarkdown(LaidOutSize, Widget):
             self.refresh(Region(0, committed, self._width, max(self._room, before) - committed))
         else:
             self._refresh_tail(old_tail)
+        if self in _streaming:
+            _collect_after_frame(self.app)
 
     def _next_reserve(self, lines: int) -> int:
         """Blank lines to keep below `lines` of text, from how fast the text grew since the last layout.
