@@ -338,13 +338,27 @@ async def test_a_taller_answer_costs_one_layout_of_the_screen_not_two() -> None:
         await pilot.wait_for_scheduled_animations()
         layouts: list[object] = []
         app.screen.screen_layout_refresh_signal.subscribe(app.screen, layouts.append)
+        frames: list[object] = []
+        display = app._display
+
+        def counted(screen: Any, renderable: Any) -> None:
+            if renderable is not None:
+                frames.append(renderable)
+            display(screen, renderable)
+
+        app._display = counted  # type: ignore[method-assign]
+        scrollbar = conversation.vertical_scrollbar
         height = answer.line_count
-        conversation.apply(TextDelta(node_id="a", text="One more paragraph, two lines taller.\n\n"))
+        more = "".join(f"More {i}.\n\n" for i in range(30))  # the scrollbar's thumb shrinks
+        conversation.apply(TextDelta(node_id="a", text=more + "One more paragraph, the last.\n\n"))
         answer.flush()
         for _ in range(5):  # a few frames: Textual's own second layout would come a frame later
             await pilot.pause(0.02)
         assert answer.line_count > height
         assert len(layouts) == 1
+        # And one frame: the scrollbar's new thumb is drawn in it, not in a frame of its own.
+        assert len(frames) == 1
+        assert not scrollbar._dirty_regions  # drawn with its new thumb in that frame
         # The one layout showed it: the pane is scrolled to the answer's new last line.
         assert conversation.scroll_y == conversation.max_scroll_y > 0
         assert "One more paragraph" in _lines(answer)[-1]
@@ -381,10 +395,21 @@ async def test_a_fast_stream_keeps_room_below_its_text_and_is_laid_out_less_ofte
             await stream(1, 1, n)
             assert answer.size.height == answer.line_count
         # 6 lines a flush (180 a second): room is kept, and most flushes fill it without a layout.
+        # Those repaint the new lines only (each flush commits the paragraphs before them, and
+        # the same lines drawn from a commit are not repainted).
         layouts.clear()
+        repainted: list[int] = []
+        refresh = answer.refresh
+
+        def recording(*regions: Region, **kwargs: Any) -> Any:
+            repainted.extend(region.height for region in regions)
+            return refresh(*regions, **kwargs)
+
+        answer.refresh = recording  # type: ignore[method-assign]
         await stream(3, 12, 100)
         assert answer.size.height > answer.line_count
         assert len(layouts) <= 12 // 2
+        assert repainted and max(repainted) <= 2 * 3 + 1  # its lines, and the blank line before them
         # The end of the answer gives the room back.
         answer.finish()
         await pilot.pause()

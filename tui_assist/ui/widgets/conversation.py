@@ -62,6 +62,8 @@ from tui_assist.ui.widgets.turn_parts import (
 )
 
 if TYPE_CHECKING:
+    from textual.geometry import Size
+
     from tui_assist.session.chat import StoredTurn
 
 TurnKey = int | str
@@ -394,6 +396,16 @@ class Conversation(LaidOutSize, VerticalScroll):
         elif not overflow and self.is_anchored:
             self.anchor(False)
             self.scroll_home(animate=False, immediate=True)
+
+    def _scroll_update(self, virtual_size: Size) -> None:
+        # Textual repaints the scrollbar a frame after the layout that moved its thumb: its
+        # `refresh()` marks it dirty at once, and asks the screen for the repaint with a message.
+        # This runs inside that layout, which repaints the pane (its size changed) and so the
+        # dirty scrollbar in it; the message would only add a frame to each growth of a streamed
+        # answer (a repaint of the pane's height, and a second burst of output to the terminal).
+        super()._scroll_update(virtual_size)
+        if self.show_vertical_scrollbar:
+            self.vertical_scrollbar._repaint_required = False
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
