@@ -473,6 +473,28 @@ async def test_full_collections_wait_while_an_answer_streams_and_only_then(
             assert gc.get_threshold() == thresholds
 
 
+async def test_a_repaint_can_wait_for_the_next_flush_of_a_streaming_answer() -> None:
+    """So it is drawn in that flush's frame (see `with_next_flush`), not just before it."""
+    calls: list[str] = []
+    assert not streaming_markdown.with_next_flush(lambda: calls.append("now"))  # none streams
+    app = _Chat()
+    async with app.run_test(size=(60, 12)) as pilot:
+        conversation = await _start_answer(app, pilot)
+        conversation.apply(TextDelta(node_id="a", text="The answer so far.\n\n"))
+        await pilot.pause()
+        answer = app.query_one(AnswerText)
+        assert not streaming_markdown.with_next_flush(lambda: calls.append("paused"))  # nothing queued
+        conversation.apply(TextDelta(node_id="a", text="More "))
+        assert streaming_markdown.with_next_flush(lambda: calls.append("with the flush"))
+        assert calls == []
+        answer.flush()
+        assert calls == ["with the flush"]
+        conversation.apply(TextDelta(node_id="a", text="and more."))
+        assert streaming_markdown.with_next_flush(lambda: calls.append("at the end"))
+        answer.finish()  # the end of the stream takes them along, too
+        assert calls == ["with the flush", "at the end"]
+
+
 async def test_a_streaming_answer_collects_the_young_after_each_frame() -> None:
     """Not in the middle of a frame, when the allocation count says (see `_collect_after_frame`)."""
     middle_collections: list[int] = []

@@ -197,3 +197,19 @@ async def test_the_interrupt_key_can_be_remapped() -> None:
         await pilot.press("ctrl+g")
         await pilot.pause()
         assert app._exit
+
+
+async def test_the_prompts_cursor_holds_still_while_a_turn_runs() -> None:
+    """A blink is a frame of its own, and would hold back the streamed answer's next frame."""
+    provider = GatedProvider()
+    app = make_app(provider=provider)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await _settle(app, pilot)
+        prompt = app.query_one(Prompt)
+        assert prompt.cursor_blink
+        await pilot.press(*"question", "enter")
+        await asyncio.wait_for(provider.started.wait(), 5)
+        assert not prompt.cursor_blink
+        provider.gates[0].set()
+        await _settle(app, pilot)
+        assert prompt.cursor_blink

@@ -43,7 +43,11 @@ from tui_assist.ui.widgets.footer import KeysFooter
 from tui_assist.ui.widgets.node_inspector import NodeInspector
 from tui_assist.ui.widgets.prompt import Prompt, PromptBox
 from tui_assist.ui.widgets.status_bar import StatusBar
-from tui_assist.ui.widgets.streaming_markdown import defer_highlighting, highlight_deferred
+from tui_assist.ui.widgets.streaming_markdown import (
+    defer_highlighting,
+    highlight_deferred,
+    with_next_flush,
+)
 from tui_assist.ui.widgets.streaming_markdown import warm_up as warm_up_markdown
 from tui_assist.ui.widgets.turn_parts import Notice
 
@@ -433,6 +437,9 @@ class MainScreen(Screen[None]):
         self._view = self.conversation.begin_turn(prompt, strategy)
         self._shown_attachments = set()
         self.prompt.add_class("-running")
+        # Each blink is a frame, which would hold back a frame of the streamed answer that
+        # follows it (see `with_next_flush`).
+        self.prompt.cursor_blink = False
         self._tick = self.set_interval(0.5, self._on_tick)
         self.status.state = "running" if self.session.ready else "loading"
         self.refresh_bindings()
@@ -450,6 +457,7 @@ class MainScreen(Screen[None]):
             self._tick.stop()
             self._tick = None
         self.prompt.remove_class("-running")
+        self.prompt.cursor_blink = True
         self.status.state = "idle"
         conversation_id = self.session.conversation_id
         if conversation_id is not None and not self.conversation.reads_pages:
@@ -539,6 +547,12 @@ class MainScreen(Screen[None]):
             self._prompt_worker = self.run_worker(work, group="turn", exclusive=True, exit_on_error=False)
 
     def _on_tick(self) -> None:
+        # While an answer streams, the elapsed times are drawn in its next frame (see
+        # `with_next_flush`), and the prompt's cursor does not blink (`turn_started`).
+        if not with_next_flush(self._tick_panels):
+            self._tick_panels()
+
+    def _tick_panels(self) -> None:
         if self._tree is not None:
             self._tree.tick()
         self.flow.changed()

@@ -59,6 +59,8 @@ from textual.widget import Widget
 from tui_assist.ui.themes import markdown_rich_theme
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from markdown_it import MarkdownIt
     from rich.console import ConsoleOptions, RenderResult
     from rich.markdown import Markdown, MarkdownElement
@@ -289,8 +291,36 @@ def _collect_young() -> None:
         gc.collect(1)
 
 
+_with_next_flush: dict[Callable[[], object], None] = {}
+"""Callbacks for the next flush of a streaming answer (a dict: an ordered set)."""
+
+
+def with_next_flush(callback: Callable[[], object]) -> bool:
+    """Call `callback` with the next flush of a streaming answer, so what it repaints is drawn in
+    that flush's frame rather than in a frame of its own; False (and not kept) if no flush is
+    queued (none streams, or its text paused: a tool runs).
+
+    A frame holds the next one back by one or two of Textual's refresh periods (up to 33 ms: its
+    screen timer starts again on its 60 Hz grid), so a repaint of anything else (an elapsed time)
+    just before a flush delayed the answer's growth by as much: its longest pauses, 55-70 ms.
+    """
+    if not any(widget._timer is not None for widget in _streaming):
+        return False
+    _with_next_flush[callback] = None
+    return True
+
+
+def _run_with_flush() -> None:
+    callbacks = list(_with_next_flush)
+    _with_next_flush.clear()
+    for callback in callbacks:
+        callback()
+
+
 def _release_full_collections(widget: StreamingMarkdown, *, finished: bool) -> None:
     _streaming.discard(widget)
+    if not _streaming:
+        _run_with_flush()  # nothing streams any more to take them along
     if not _streaming and _thresholds is not None:
         if finished:
             # Once the end of the answer is drawn: the full collection this lets run (at once: the
@@ -456,6 +486,7 @@ class StreamingMarkdown(LaidOutSize, Widget):
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
+            _run_with_flush()  # its flush will not come
 
     def notify_style_update(self) -> None:
         # A theme change restyles every widget; re-render if it changed the Markdown styles. (Not
@@ -515,6 +546,7 @@ class StreamingMarkdown(LaidOutSize, Widget):
             # Within the room, so no layout: repaint what changed of the lines that were the tail.
             self._refresh_changed(committed, old_tail, max(lines, before))
         if self in _streaming:
+            _run_with_flush()
             _collect_after_frame(self.app)
 
     def _next_reserve(self, lines: int) -> int:
