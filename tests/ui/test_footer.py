@@ -56,6 +56,13 @@ async def test_a_burst_of_binding_changes_rebuilds_the_footer_once_with_the_last
         assert len(rebuilds) == 1
         assert "Stop" in shown(app) and "Send" not in shown(app)
 
+        rebuilds.clear()
+        keys = set(app.query(FooterKey).results(FooterKey))
+        app.screen.refresh_bindings()  # "changed" to what they were: the keys stay as built
+        await pilot.pause()
+        await pilot.pause()
+        assert rebuilds == [] and set(app.query(FooterKey).results(FooterKey)) == keys
+
         app.running = False  # a later change still reaches the footer
         app.screen.refresh_bindings()
         await pilot.pause()

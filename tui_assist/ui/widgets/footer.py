@@ -21,6 +21,7 @@ class KeysFooter(Footer):
     """
 
     _rebuild_queued = False
+    _shown: tuple[object, ...] = ()
 
     def bindings_changed(self, screen: Screen) -> None:
         if self._rebuild_queued:
@@ -35,6 +36,12 @@ class KeysFooter(Footer):
 
     async def recompose(self) -> None:
         self._rebuild_queued = False
+        # The bindings often "change" to what they were (a resumed conversation changed them
+        # twice after the first frame): a rebuild (8-15 ms) only when the keys would differ.
+        shown = self._shown_bindings()
+        if shown == self._shown and self.children:
+            return
+        self._shown = shown
         await super().recompose()
         # Each key binds `compact` to the footer, and Textual drops a removed key's watcher only
         # when `compact` changes, which it never does here: the list would grow with every
@@ -42,3 +49,14 @@ class KeysFooter(Footer):
         watchers = getattr(self, "__watchers", {}).get("compact")
         if watchers:
             watchers[:] = [(node, callback) for node, callback in watchers if node.is_attached]
+
+    def _shown_bindings(self) -> tuple[object, ...]:
+        """What the keys are built from (`Footer.compose`)."""
+        app = self.app
+        return (
+            self.show_command_palette and app.ENABLE_COMMAND_PALETTE,
+            *(
+                (key, binding, enabled, tooltip, app.get_key_display(binding))
+                for key, (_, binding, enabled, tooltip) in self.screen.active_bindings.items()
+            ),
+        )
