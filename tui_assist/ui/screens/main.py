@@ -265,9 +265,9 @@ class MainScreen(Screen[None]):
             gc.enable()
         if self._opening:
             # A conversation to redraw is what its user waits for: the store opens (and the
-            # newest turns are drawn) while the footer fills in its keys, instead of after, and
-            # their code is drawn plain until Pygments has loaded (after they show, see
-            # `_open_stored`: loading it alongside took as long as opening the store).
+            # newest turns are drawn) at once, and their code is drawn plain until Pygments has
+            # loaded (after they show, see `_open_stored`: loading it alongside took as long as
+            # opening the store).
             defer_highlighting()
             self.call_next(self._after_drawn)
         else:
@@ -279,9 +279,9 @@ class MainScreen(Screen[None]):
         return bool(self.start.resume or self.start.continue_latest)
 
     def _load_when_drawn(self, wait: float) -> None:
-        """Start loading once the whole screen is drawn: the footer fills in its keys a few frames
-        after the first, and loading (threads importing the SDK hold the GIL) would delay that by
-        a few hundred milliseconds."""
+        """Start loading once the whole screen is drawn, footer keys included (they are in the first
+        frame unless the terminal lacks focus, see `KeysFooter`): loading (threads importing the
+        SDK hold the GIL) would delay them by a few hundred milliseconds."""
         footers = self.query(Footer)
         if wait > 0 and footers and not any(key.region for key in footers.first().children):
             self.set_timer(0.01, lambda: self._load_when_drawn(wait - 0.01))
