@@ -48,6 +48,7 @@ from tui_assist.ui.widgets.streaming_markdown import (
     highlight_deferred,
     with_next_flush,
 )
+from tui_assist.ui.widgets.streaming_markdown import load_parser as load_markdown_parser
 from tui_assist.ui.widgets.streaming_markdown import warm_up as warm_up_markdown
 from tui_assist.ui.widgets.turn_parts import Notice
 
@@ -291,6 +292,10 @@ class MainScreen(Screen[None]):
     async def _after_drawn(self) -> None:
         if self._opening:
             self.load_session()  # the redraw first
+            # While its store opens in a thread (waiting on the disk more than the interpreter),
+            # the redraw's Markdown parser loads here instead of after.
+            await asyncio.sleep(0)
+            load_markdown_parser()
         await self._equip_prompt()
         if not self._opening:
             self.load_session()

@@ -134,17 +134,12 @@ def parsed_markdown(text: str, code_theme: str, *, plain_code: bool = False) -> 
     this sets the object up as that `__init__` (rich 15.0.0, pinned) does, with the parser reused.
     `plain_code` draws code blocks as plain text, without loading a lexer.
     """
-    # markdown-it is slow to import: not before first paint.
-    from markdown_it import MarkdownIt
     from rich.markdown import Markdown
 
-    global _parser
-    if _parser is None:
-        _parser = MarkdownIt().enable("strikethrough").enable("table")
     kind = _plain_code_markdown() if plain_code else Markdown
     markdown = kind.__new__(kind)
     markdown.markup = text
-    markdown.parsed = _parser.parse(text)
+    markdown.parsed = load_parser().parse(text)
     markdown.code_theme = code_theme
     markdown.justify = None
     markdown.style = "none"
@@ -152,6 +147,18 @@ def parsed_markdown(text: str, code_theme: str, *, plain_code: bool = False) -> 
     markdown.inline_code_lexer = None
     markdown.inline_code_theme = code_theme
     return markdown
+
+
+def load_parser() -> MarkdownIt:
+    """The shared markdown-it parser, and Rich's Markdown, imported (~50 ms) and made once."""
+    global _parser
+    if _parser is None:
+        # markdown-it is slow to import: not before first paint.
+        import rich.markdown  # noqa: F401
+        from markdown_it import MarkdownIt
+
+        _parser = MarkdownIt().enable("strikethrough").enable("table")
+    return _parser
 
 
 @cache
