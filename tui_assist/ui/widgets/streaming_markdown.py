@@ -326,9 +326,13 @@ def _run_with_flush() -> None:
 
 def _release_full_collections(widget: StreamingMarkdown, *, finished: bool) -> None:
     _streaming.discard(widget)
-    if not _streaming:
+    if _streaming:
+        return
+    if finished:
         _run_with_flush()  # nothing streams any more to take them along
-    if not _streaming and _thresholds is not None:
+    else:
+        _with_next_flush.clear()  # removed, or the app closing: what they would draw may be gone
+    if _thresholds is not None:
         if finished:
             # Once the end of the answer is drawn: the full collection this lets run (at once: the
             # middle collections of the stream count towards it) has the stream's leftovers to
@@ -493,7 +497,6 @@ class StreamingMarkdown(LaidOutSize, Widget):
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
-            _run_with_flush()  # its flush will not come
 
     def notify_style_update(self) -> None:
         # A theme change restyles every widget; re-render if it changed the Markdown styles. (Not
@@ -585,11 +588,12 @@ class StreamingMarkdown(LaidOutSize, Widget):
         only the lines the new text changed (the whole old tail, 20-40 lines, used to be repainted).
         """
         old = [_BLANK] * (1 if top and old_tail else 0) + old_tail
-        changed = [
-            y
-            for y in range(top, end)
-            if (a := old[y - top] if y - top < len(old) else _BLANK) is not (b := self._line(y)) and a != b
-        ]
+        changed: list[int] = []
+        for y in range(top, end):
+            was = old[y - top] if y - top < len(old) else _BLANK
+            now = self._line(y)
+            if was is not now and was != now:
+                changed.append(y)
         if changed:
             self.refresh(Region(0, changed[0], self._width, changed[-1] + 1 - changed[0]))
 
