@@ -213,3 +213,10 @@ async def test_the_prompts_cursor_holds_still_while_a_turn_runs() -> None:
         provider.gates[0].set()
         await _settle(app, pilot)
         assert prompt.cursor_blink
+        # One that was set not to blink (the snapshot tests do) is left so.
+        prompt.cursor_blink = False
+        await pilot.press(*"again", "enter")
+        await wait_until(pilot, lambda: len(provider.gates) == 2)
+        provider.gates[1].set()
+        await _settle(app, pilot)
+        assert not prompt.cursor_blink

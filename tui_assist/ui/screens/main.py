@@ -147,6 +147,8 @@ class MainScreen(Screen[None]):
         self._retry_view: TurnView | None = None
         """The failed turn's view, told how to retry once the prompt's worker is done."""
         self._tick: Timer | None = None
+        self._blinked: bool | None = None
+        """Whether the prompt's cursor blinked before the running turn (it holds still in one)."""
         self._flow_running = False
         self._flow_roots: set[str] = set()
         """Roots of flow runs: their events go to the tree and flow panel, not the conversation."""
@@ -444,6 +446,8 @@ class MainScreen(Screen[None]):
         self.prompt.add_class("-running")
         # Each blink is a frame, which would hold back a frame of the streamed answer that
         # follows it (see `with_next_flush`).
+        if self._blinked is None:
+            self._blinked = self.prompt.cursor_blink
         self.prompt.cursor_blink = False
         self._tick = self.set_interval(0.5, self._on_tick)
         self.status.state = "running" if self.session.ready else "loading"
@@ -462,7 +466,8 @@ class MainScreen(Screen[None]):
             self._tick.stop()
             self._tick = None
         self.prompt.remove_class("-running")
-        self.prompt.cursor_blink = True
+        if self._blinked is not None:
+            self.prompt.cursor_blink, self._blinked = self._blinked, None
         self.status.state = "idle"
         conversation_id = self.session.conversation_id
         if conversation_id is not None and not self.conversation.reads_pages:
