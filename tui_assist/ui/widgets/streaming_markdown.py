@@ -328,18 +328,16 @@ def _release_full_collections(widget: StreamingMarkdown, *, finished: bool) -> N
     _streaming.discard(widget)
     if _streaming:
         return
-    if finished:
-        _run_with_flush()  # nothing streams any more to take them along
-    else:
-        _with_next_flush.clear()  # removed, or the app closing: what they would draw may be gone
+    if not finished:  # removed, or the app closing: no frame to wait for
+        _with_next_flush.clear()  # what they would draw may be gone
+        _restore_full_collections()
+        return
+    _run_with_flush()  # nothing streams any more to take them along
     if _thresholds is not None:
-        if finished:
-            # Once the end of the answer is drawn: the full collection this lets run (at once: the
-            # middle collections of the stream count towards it) has the stream's leftovers to
-            # scan (100-200 ms), and would hold back the frames that show the end.
-            widget.app.set_timer(RELEASE_DELAY, _restore_full_collections)
-        else:
-            _restore_full_collections()  # removed (or the app closing): no frame to wait for
+        # Once the end of the answer is drawn: the full collection this lets run (at once: the
+        # middle collections of the stream count towards it) has the stream's leftovers to scan
+        # (100-200 ms), and would hold back the frames that show the end.
+        widget.app.set_timer(RELEASE_DELAY, _restore_full_collections)
 
 
 def _restore_full_collections() -> None:
