@@ -36,6 +36,7 @@ from tui_assist.core.events import NodeStarted, TextDelta, ThinkingDelta, TurnEv
 from tui_assist.core.tree import NodeLog
 from tui_assist.session.commands import COMMANDS
 from tui_assist.ui.bridge import CoreEvent, StopRequested, TextualObserver
+from tui_assist.ui.frame_timer import paced_update_timer
 from tui_assist.ui.setup_help import provider_notice
 from tui_assist.ui.widgets.conversation import MAX_TURN_VIEWS, Conversation, TurnView
 from tui_assist.ui.widgets.flow_panel import FlowPanel
@@ -119,6 +120,14 @@ class MainScreen(Screen[None]):
     # Layout lives in main.tcss beside this module; the app loads it (see TuiAssistApp.CSS_PATH).
     AUTO_FOCUS = "#prompt"
     BINDINGS = command_bindings()
+    _frame_timer: Timer | None = None
+
+    @property
+    def _update_timer(self) -> Timer:
+        # Frames drawn when asked for, not on Textual's grid: see `frame_timer`.
+        if self._frame_timer is None:
+            self._frame_timer = paced_update_timer(self)
+        return self._frame_timer
 
     def __init__(self, start: StartOptions | None = None) -> None:
         super().__init__()
@@ -565,7 +574,7 @@ class MainScreen(Screen[None]):
     def _tick_panels(self) -> None:
         if self._tree is not None:
             self._tree.tick()
-        self.flow.changed()
+        self.flow.tick()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker not in (self._prompt_worker, self._other_worker):

@@ -84,6 +84,11 @@ class FlowPanel(Widget):
     def changed(self) -> None:
         self.refresh(layout=True)
 
+    def tick(self) -> None:
+        """Redraw the running rows' times: no layout of the screen unless the rows changed (a
+        layout costs a frame as much as a streaming answer's growth)."""
+        self.refresh(layout=len(self._records()) != len(self._rows))
+
     def _records(self) -> list[NodeRecord]:
         if self.turn_id is None:
             return []

@@ -33,6 +33,7 @@ the answer or the session grows.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import io
 import re
@@ -80,6 +81,12 @@ a layout of the screen and a repaint of the whole pane (it scrolls) cost several
 of the lines that changed, so a fast stream is laid out about 8 times a second (10 at 200 lines
 a second, where the room is as tall as it may be) rather than 30, and its text still grows every
 `STREAM_INTERVAL`."""
+LAYOUT_LEAD = 0.012
+"""Seconds before its due time that a paced flush starts. One that must lay out the screen (the
+pane scrolls, so it is repainted whole) reaches the terminal 10-18 ms later than one that repaints
+a few lines, and is drawn at once; one that repaints waits for its due time (`_held`). So the
+answer grows about `STREAM_INTERVAL` apart either way: each layout's growth came that much late,
+the stream's longest pauses (46-51 ms)."""
 RESERVE_SHARE = 1 / 2
 """The room below a streaming answer's text is at most this share of the screen's height."""
 FRAME_BUDGET = 4_000
@@ -290,7 +297,17 @@ def _collect_after_frame(app: App[object]) -> None:
     frame, they scan one frame's leftovers (1-5 ms), in the time before the next flush. (Answers
     streaming side by side each ask: a second collection in a row finds next to nothing.)
     """
-    app.call_after_refresh(_collect_young)
+    app.call_after_refresh(_collect_after_write)
+
+
+WRITE_WAIT = 0.001
+"""Seconds between a frame and the collection after it: Textual's writer thread writes the frame
+to the terminal once the event loop lets go of the interpreter, and a collection (1-3 ms) would
+hold it back as long."""
+
+
+def _collect_after_write() -> None:
+    asyncio.get_running_loop().call_later(WRITE_WAIT, _collect_young)
 
 
 def _collect_young() -> None:
@@ -311,7 +328,7 @@ def with_next_flush(callback: Callable[[], object]) -> bool:
     screen timer starts again on its 60 Hz grid), so a repaint of anything else (an elapsed time)
     just before a flush delayed the answer's growth by as much: its longest pauses, 55-70 ms.
     """
-    if not any(widget._timer is not None for widget in _streaming):
+    if not any(widget._timer is not None or widget._held is not None for widget in _streaming):
         return False
     _with_next_flush[callback] = None
     return True
@@ -405,6 +422,8 @@ class StreamingMarkdown(LaidOutSize, Widget):
         """`time.monotonic()` of the last flush that drew new text (when it was due, if it came late)."""
         self._due = float("-inf")
         """When the flush the timer waits for is due."""
+        self._held: tuple[asyncio.TimerHandle, Region | None] | None = None
+        """A flush's repaint waiting for its due time (see `LAYOUT_LEAD`), and what it repaints."""
         self._reserve = 0
         """Blank lines of room below the text while it streams (see `_next_reserve`)."""
         self._room = 0
@@ -446,7 +465,7 @@ class StreamingMarkdown(LaidOutSize, Widget):
             now = time.monotonic()
             wait = max(FRAME_INTERVAL, self._flushed_at + STREAM_INTERVAL - now)
             self._due = now + wait
-            self._timer = self.set_timer(wait, self._on_frame)
+            self._timer = self.set_timer(max(FRAME_INTERVAL, wait - LAYOUT_LEAD), self._on_frame)
 
     def reset(self, text: str = "") -> None:
         """Throw away everything (a retried stream) and start again with `text`."""
@@ -482,7 +501,7 @@ class StreamingMarkdown(LaidOutSize, Widget):
 
     def _on_frame(self) -> None:
         self._timer = None
-        self._flush()
+        self._flush(paced=True)
 
     def on_mount(self) -> None:
         if self._pending:
@@ -495,6 +514,9 @@ class StreamingMarkdown(LaidOutSize, Widget):
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
+        if self._held is not None:
+            self._held[0].cancel()
+            self._held = None
 
     def notify_style_update(self) -> None:
         # A theme change restyles every widget; re-render if it changed the Markdown styles. (Not
@@ -514,18 +536,24 @@ class StreamingMarkdown(LaidOutSize, Widget):
             self._painted.clear()
             self.refresh(layout=True)
 
-    def _flush(self, final: bool = False) -> None:
+    def _flush(self, final: bool = False, *, paced: bool = False) -> None:
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
+        if self._held is not None:  # drawn with this flush instead
+            handle, region = self._held
+            handle.cancel()
+            self._show(region)
         before = self.line_count
         committed = self._committed_height
         old_tail = self._tail_lines
         if self._pending:
             # A flush the busy loop ran late counts from when it was due, so the next one is not
-            # late too: lateness does not add up into longer gaps between growths.
+            # late too: lateness does not add up into longer gaps between growths. (One started
+            # early is drawn when due, or earlier by what its layout costs: see `LAYOUT_LEAD`.)
             now = time.monotonic()
-            self._flushed_at = self._due if 0 <= now - self._due < STREAM_INTERVAL else now
+            late = now - self._due
+            self._flushed_at = self._due if -LAYOUT_LEAD <= late < STREAM_INTERVAL else now
             queued = "".join(self._pending)
             self._pending.clear()
             if len(queued) > FRAME_BUDGET:
@@ -550,10 +578,27 @@ class StreamingMarkdown(LaidOutSize, Widget):
         if lines > self._room or (final and lines != self._room):
             self._reserve = 0 if final else self._next_reserve(lines)
             self.refresh(layout=True)
+            if self in _streaming:
+                if not self._reserve:  # else a repaint within the room comes soon: see `_show`
+                    _run_with_flush()
+                _collect_after_frame(self.app)
+            return
+        # Within the room, so no layout: repaint what changed of the lines that were the tail.
+        region = self._changed_region(committed, old_tail, max(lines, before))
+        wait = self._due - time.monotonic() if paced else 0
+        if wait > 0 and not _with_next_flush:  # what else is repainted costs a layout's lead, too
+            self._held = (asyncio.get_running_loop().call_later(wait, self._show, region), region)
         else:
-            # Within the room, so no layout: repaint what changed of the lines that were the tail.
-            self._refresh_changed(committed, old_tail, max(lines, before))
+            self._show(region)
+
+    def _show(self, region: Region | None) -> None:
+        """Repaint `region` of a flush within the room (with what waits for a flush)."""
+        self._held = None
+        if region is not None:
+            self.refresh(region)
         if self in _streaming:
+            # A layout's frame is the costliest of the stream: what else is repainted joins a
+            # repaint's instead (a fast stream's repaints within the room come between layouts).
             _run_with_flush()
             _collect_after_frame(self.app)
 
@@ -578,9 +623,9 @@ class StreamingMarkdown(LaidOutSize, Widget):
             for y in [y for y in self._painted if y >= first]:
                 del self._painted[y]
 
-    def _refresh_changed(self, top: int, old_tail: list[Strip], end: int) -> None:
-        """Repaint the lines from `top` to `end` that differ from what they showed (the gap line
-        and `old_tail` from `top`, the height committed before): often one line, often none.
+    def _changed_region(self, top: int, old_tail: list[Strip], end: int) -> Region | None:
+        """The lines from `top` to `end` that differ from what they showed (the gap line and
+        `old_tail` from `top`, the height committed before): often one line, often none.
 
         Committing part of the tail draws the same lines as before from a chunk, so this repaints
         only the lines the new text changed (the whole old tail, 20-40 lines, used to be repainted).
@@ -592,8 +637,9 @@ class StreamingMarkdown(LaidOutSize, Widget):
             now = self._line(y)
             if was is not now and was != now:
                 changed.append(y)
-        if changed:
-            self.refresh(Region(0, changed[0], self._width, changed[-1] + 1 - changed[0]))
+        if not changed:
+            return None
+        return Region(0, changed[0], self._width, changed[-1] + 1 - changed[0])
 
     @staticmethod
     def _split_for_budget(queued: str) -> tuple[str, str]:
