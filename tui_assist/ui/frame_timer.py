@@ -12,14 +12,11 @@ drops the grid: a frame asked for later than that is drawn at once.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual import _time
 from textual.screen import UPDATE_PERIOD, Screen
 from textual.timer import EventTargetGone, Timer
-
-if TYPE_CHECKING:
-    from textual.message_pump import MessagePump
 
 
 def frame_wait(last_start: float, now: float, period: float = UPDATE_PERIOD) -> float:
@@ -28,7 +25,8 @@ def frame_wait(last_start: float, now: float, period: float = UPDATE_PERIOD) -> 
 
 
 class FrameTimer(Timer):
-    """A paused-until-asked timer that ticks at once when asked, but not twice within its interval."""
+    """A paused-until-asked timer that ticks at once when asked, but not twice within its interval
+    (no repeat count and no reset: the screen's update timer uses neither)."""
 
     async def _run(self) -> None:
         last_start = float("-inf")
@@ -48,10 +46,9 @@ class FrameTimer(Timer):
 
 def paced_update_timer(screen: Screen[Any]) -> Timer:
     """A started `FrameTimer` for `screen`'s updates, as Textual's `Screen._update_timer` makes its own."""
-    pump: MessagePump = screen
     timer = FrameTimer(
-        pump, UPDATE_PERIOD, name="screen_update", callback=screen._on_timer_update, pause=True
+        screen, UPDATE_PERIOD, name="screen_update", callback=screen._on_timer_update, pause=True
     )
     timer._start()
-    pump._timers.add(timer)  # stopped with the screen, as `set_interval` arranges
+    screen._timers.add(timer)  # stopped with the screen, as `set_interval` arranges
     return timer

@@ -324,9 +324,9 @@ def with_next_flush(callback: Callable[[], object]) -> bool:
     that flush's frame rather than in a frame of its own; False (and not kept) if no flush is
     queued (none streams, or its text paused: a tool runs).
 
-    A frame holds the next one back by one or two of Textual's refresh periods (up to 33 ms: its
-    screen timer starts again on its 60 Hz grid), so a repaint of anything else (an elapsed time)
-    just before a flush delayed the answer's growth by as much: its longest pauses, 55-70 ms.
+    A frame holds the next one back by up to a refresh period (17 ms; up to 33 ms on Textual's
+    own grid, see `ui.frame_timer`), so a repaint of anything else (an elapsed time) just before a
+    flush delayed the answer's growth by as much: its longest pauses, 55-70 ms.
     """
     if not any(widget._timer is not None or widget._held is not None for widget in _streaming):
         return False
@@ -540,10 +540,12 @@ class StreamingMarkdown(LaidOutSize, Widget):
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
-        if self._held is not None:  # drawn with this flush instead
+        if self._held is not None:  # repainted with this flush instead
             handle, region = self._held
             handle.cancel()
-            self._show(region)
+            self._held = None
+            if region is not None:
+                self.refresh(region)
         before = self.line_count
         committed = self._committed_height
         old_tail = self._tail_lines
@@ -578,28 +580,32 @@ class StreamingMarkdown(LaidOutSize, Widget):
         if lines > self._room or (final and lines != self._room):
             self._reserve = 0 if final else self._next_reserve(lines)
             self.refresh(layout=True)
-            if self in _streaming:
-                if not self._reserve:  # else a repaint within the room comes soon: see `_show`
-                    _run_with_flush()
-                _collect_after_frame(self.app)
+            # A layout's frame is the costliest of the stream: what waits for a flush joins the
+            # next repaint within the room instead, unless no room is kept (each growth lays out).
+            self._drawn(with_waiting=not self._reserve)
             return
         # Within the room, so no layout: repaint what changed of the lines that were the tail.
         region = self._changed_region(committed, old_tail, max(lines, before))
         wait = self._due - time.monotonic() if paced else 0
-        if wait > 0 and not _with_next_flush:  # what else is repainted costs a layout's lead, too
+        # What waits for a flush (the panels' tick) makes its frame dearer: drawn at once, as a layout.
+        if wait > 0 and not _with_next_flush:
             self._held = (asyncio.get_running_loop().call_later(wait, self._show, region), region)
         else:
             self._show(region)
 
     def _show(self, region: Region | None) -> None:
-        """Repaint `region` of a flush within the room (with what waits for a flush)."""
+        """Repaint `region` of a flush within the room (and what waits for a flush)."""
         self._held = None
         if region is not None:
             self.refresh(region)
+        self._drawn()
+
+    def _drawn(self, *, with_waiting: bool = True) -> None:
+        """A flush asked for its frame: while streaming, what waits for a flush joins it (unless
+        not `with_waiting`), and the young are collected after it."""
         if self in _streaming:
-            # A layout's frame is the costliest of the stream: what else is repainted joins a
-            # repaint's instead (a fast stream's repaints within the room come between layouts).
-            _run_with_flush()
+            if with_waiting:
+                _run_with_flush()
             _collect_after_frame(self.app)
 
     def _next_reserve(self, lines: int) -> int:
