@@ -188,6 +188,7 @@ def test_resume_picker(snap_compare, fixed_clock, fixed_store_clock, size) -> No
         await pilot.press("ctrl+n")
         await pilot.press(*"deploy checklist", "enter")
         await pilot.app.workers.wait_for_complete()
+        await pilot.pause(0.1)  # the main screen, behind the picker, settled after the turn
         await pilot.press("ctrl+o")
         while not (isinstance(pilot.app.screen, ResumeScreen) and len(pilot.app.screen.found) == 2):
             await pilot.pause(0.02)
