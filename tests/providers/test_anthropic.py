@@ -877,3 +877,24 @@ async def test_aclose_leaves_an_injected_client_open(fake: FakeAnthropic) -> Non
     await provider.aclose()
     assert not client.is_closed()
     await client.close()
+
+
+async def test_the_factory_makes_the_client_in_its_thread_and_the_loop_uses_it(
+    fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hosts build the provider in a thread: its client (TLS set-up) is made there, not by the first
+    request in the event loop, and streams in the loop."""
+    from tui_assist.session.config import Settings
+    from tui_assist.session.factory import make_provider
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-env")
+    provider = await asyncio.to_thread(make_provider, Settings(provider="anthropic", base_url=fake.base_url))
+    assert isinstance(provider, AnthropicProvider)
+    made = provider._client
+    fake.add(Reply("ok"))
+
+    response = await provider.complete(ask(), RecordingSink())
+
+    assert made is not None and provider.client is made
+    assert response.message.text == "ok"
+    await provider.aclose()

@@ -35,7 +35,7 @@ class MissingCredentials(SetupError):
 
 
 def make_provider(settings: Settings) -> Provider:
-    """The configured provider. Building it may import an SDK (seconds): hosts call it in a thread.
+    """The configured provider, its SDK imported (seconds) and its client made: call it in a thread.
 
     Raises:
         SetupError: when the provider is unknown or not configured.
@@ -61,18 +61,20 @@ def make_provider(settings: Settings) -> Provider:
         from tui_assist.providers.anthropic import AnthropicProvider
 
         web = settings.tools.web
-        return AnthropicProvider(
+        provider = AnthropicProvider(
             settings.resolved_model,
             base_url=settings.base_url,
             request_timeout=settings.request_timeout,
             web_search_max_uses=web.search_max_uses if web.search else None,
             thinking=settings.thinking,
         )
+        provider.prepare()
+        return provider
     from tui_assist.providers.profiles import EndpointError, is_openai_compatible, make_openai_provider
 
     if is_openai_compatible(settings.provider, settings.profiles):
         try:
-            return make_openai_provider(
+            compatible = make_openai_provider(
                 settings.provider,
                 model=settings.model,
                 base_url=settings.base_url,
@@ -81,6 +83,8 @@ def make_provider(settings: Settings) -> Provider:
             )
         except EndpointError as exc:
             raise SetupError(str(exc)) from exc
+        compatible.prepare()
+        return compatible
     raise SetupError(
         f"unknown provider {settings.provider!r}: use anthropic, scripted, openai, ollama, vllm, llamacpp "
         "or a profile from config.toml"
