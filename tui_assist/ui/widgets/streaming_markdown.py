@@ -42,7 +42,7 @@ import weakref
 from bisect import bisect_right
 from collections import OrderedDict
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.cells import cell_len
@@ -63,8 +63,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from markdown_it import MarkdownIt
+    from pygments.lexer import Lexer
     from rich.console import ConsoleOptions, RenderResult
     from rich.markdown import Markdown, MarkdownElement
+    from rich.syntax import SyntaxTheme
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 FRAME_INTERVAL = 1 / 60
@@ -141,9 +143,7 @@ def parsed_markdown(text: str, code_theme: str, *, plain_code: bool = False) -> 
     this sets the object up as that `__init__` (rich 15.0.0, pinned) does, with the parser reused.
     `plain_code` draws code blocks as plain text, without loading a lexer.
     """
-    from rich.markdown import Markdown
-
-    kind = _plain_code_markdown() if plain_code else Markdown
+    kind = _code_markdown(plain_code)
     markdown = kind.__new__(kind)
     markdown.markup = text
     markdown.parsed = load_parser().parse(text)
@@ -169,28 +169,60 @@ def load_parser() -> MarkdownIt:
 
 
 @cache
-def _plain_code_markdown() -> type[Markdown]:
-    """Rich's `Markdown` with code blocks drawn as plain text, as wide and as tall as highlighted,
-    in the code theme's own text and background colours (only a lexer's colours are missing)."""
+def _code_markdown(plain_code: bool) -> type[Markdown]:
+    """Rich's `Markdown`, its code blocks highlighted with a lexer and a theme made once (Rich makes
+    both again for each render of a block, and a streaming block renders 30 times a second); with
+    `plain_code`, drawn as plain text as wide and as tall as highlighted, in the code theme's own
+    text and background colours (only a lexer's colours are missing)."""
     from pygments.token import Token
     from rich.markdown import CodeBlock, Markdown
     from rich.padding import Padding
     from rich.syntax import Syntax
     from rich.text import Text
 
+    class HighlightedCodeBlock(CodeBlock):
+        def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+            code = str(self.text).rstrip()
+            yield Syntax(
+                code, _lexer(self.lexer_name), theme=_syntax_theme(self.theme), word_wrap=True, padding=1
+            )
+
     class PlainCodeBlock(CodeBlock):
         def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-            style = Syntax.get_theme(self.theme).get_style_for_token(Token.Text)
+            style = _syntax_theme(self.theme).get_style_for_token(Token.Text)
             yield Padding(Text(str(self.text).rstrip(), style=style), 1, style=style, expand=True)
 
-    class PlainCodeMarkdown(Markdown):
+    block = PlainCodeBlock if plain_code else HighlightedCodeBlock
+
+    class CodeMarkdown(Markdown):
         elements: ClassVar[dict[str, type[MarkdownElement]]] = {
             **Markdown.elements,
-            "fence": PlainCodeBlock,
-            "code_block": PlainCodeBlock,
+            "fence": block,
+            "code_block": block,
         }
 
-    return PlainCodeMarkdown
+    return CodeMarkdown
+
+
+@lru_cache(maxsize=64)
+def _lexer(language: str) -> Lexer:
+    """The Pygments lexer Rich's `Syntax` would make for a code block's language (plain text for one
+    Pygments does not know), made once: lexers keep only their options."""
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
+    try:
+        return get_lexer_by_name(language, stripnl=False, ensurenl=True, tabsize=4)
+    except ClassNotFound:
+        return _lexer("text")
+
+
+@cache
+def _syntax_theme(name: str) -> SyntaxTheme:
+    """Rich's syntax theme `name`, made once (it caches the style of each token it has seen)."""
+    from rich.syntax import Syntax
+
+    return Syntax.get_theme(name)
 
 
 _plain_code: weakref.WeakSet[StreamingMarkdown] | None = None
