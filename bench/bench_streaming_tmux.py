@@ -16,7 +16,9 @@ line every 20 ms, in the same kind of pane and polled the same way; its longest 
 the polling and the load on the machine add by themselves.
 
 "99 turns" resumes a stored conversation of 99 turns (`tests/ui/long_conversation.py`) first;
-"none" is a fresh session. The two are interleaved; medians and ranges are printed.
+"none" is a fresh session. The two are interleaved; medians and ranges are printed. With
+`--baseline`, each round samples both checkouts back to back, and their CPU is also compared round
+by round (the ratios' median), as the machine's speed drifts by more than the difference sought.
 
 Run: `.venv/bin/python bench/bench_streaming_tmux.py [--runs N] [--delay S] [--baseline DIR]`.
 """
@@ -186,6 +188,17 @@ def main() -> None:
             ]
         ratio = statistics.median(cpu[label + "99 turns"]) / statistics.median(cpu[label + "none"])
         rows.append((f"{label}CPU, 99 turns / none", f"{ratio:.2f}x  (goal <= 1.2x)"))
+    if args.baseline:
+        for kind in ("none", "99 turns"):
+            ratios = [ours / theirs for ours, theirs in zip(cpu[kind], cpu["baseline " + kind], strict=True)]
+            below = sum(ratio < 1 for ratio in ratios)
+            rows.append(
+                (
+                    f"CPU per answer vs baseline, {kind}, by round",
+                    f"median {statistics.median(ratios):.2f}x  (range {min(ratios):.2f}-{max(ratios):.2f}, "
+                    f"below 1.0 in {below} of {len(ratios)})  (goal: <= 1.0x)",
+                )
+            )
     print_rows(rows)
 
 
