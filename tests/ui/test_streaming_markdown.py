@@ -548,6 +548,7 @@ def test_markdown_parsed_by_the_shared_parser_renders_as_richs_own() -> None:
     from rich.markdown import Markdown
 
     text = DOC + "\n| a | b |\n|---|---|\n| 1 | ~~2~~ |\n\n> quoted `code` and *emphasis*\n"
+    text += "\n```nosuchlanguage\nplain\tcode\n```\n"  # a language Pygments lacks: plain text
 
     def rendered(markdown: Markdown) -> str:
         console = Console(width=60, force_terminal=True, color_system="truecolor", record=True)
