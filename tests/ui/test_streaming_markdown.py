@@ -352,6 +352,14 @@ async def test_a_taller_answer_costs_one_layout_of_the_screen_not_two() -> None:
 
         app._display = counted  # type: ignore[method-assign]
         scrollbar = conversation.vertical_scrollbar
+        thumbs_drawn: list[tuple[int, float]] = []
+        render_lines = scrollbar.render_lines
+
+        def drawn(crop: Region) -> Any:
+            thumbs_drawn.append((scrollbar.window_virtual_size, scrollbar.position))
+            return render_lines(crop)
+
+        scrollbar.render_lines = drawn  # type: ignore[method-assign]
         height = answer.line_count
         more = "".join(f"More {i}.\n\n" for i in range(30))  # the scrollbar's thumb shrinks
         conversation.apply(TextDelta(node_id="a", text=more + "One more paragraph, the last.\n\n"))
@@ -362,7 +370,7 @@ async def test_a_taller_answer_costs_one_layout_of_the_screen_not_two() -> None:
         assert len(layouts) == 1
         # And one frame: the scrollbar's new thumb is drawn in it, not in a frame of its own.
         assert len(frames) == 1
-        assert not scrollbar._dirty_regions  # drawn with its new thumb in that frame
+        assert thumbs_drawn[-1] == (scrollbar.window_virtual_size, scrollbar.position)
         # The one layout showed it: the pane is scrolled to the answer's new last line.
         assert conversation.scroll_y == conversation.max_scroll_y > 0
         assert "One more paragraph" in _lines(answer)[-1]

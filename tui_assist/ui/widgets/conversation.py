@@ -63,6 +63,7 @@ from tui_assist.ui.widgets.turn_parts import (
 
 if TYPE_CHECKING:
     from textual.geometry import Size
+    from textual.scrollbar import ScrollBar
 
     from tui_assist.session.chat import StoredTurn
 
@@ -396,6 +397,18 @@ class Conversation(LaidOutSize, VerticalScroll):
         elif not overflow and self.is_anchored:
             self.anchor(False)
             self.scroll_home(animate=False, immediate=True)
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        # Textual's own property, making a scrollbar that renders a streamed answer's many
+        # layouts at a fraction of the cost (see `scrollbar`).
+        if self._vertical_scrollbar is None:
+            from tui_assist.ui.widgets.scrollbar import StripScrollBar
+
+            self._vertical_scrollbar = StripScrollBar(thickness=self.scrollbar_size_vertical)
+            self._vertical_scrollbar.display = False
+            self.app._start_widget(self, self._vertical_scrollbar)
+        return self._vertical_scrollbar
 
     def _scroll_update(self, virtual_size: Size) -> None:
         # Textual repaints the scrollbar a frame after the layout that moved its thumb: its
