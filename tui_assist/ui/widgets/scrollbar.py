@@ -1,7 +1,7 @@
 """A vertical scrollbar that draws its rows straight to strips.
 
 Textual's `ScrollBar` renders like any widget: its bar becomes a Rich renderable, and each row
-goes through the widget's `StylesCache` (padding, borders, tint, opacity, filters), about 1.2 ms
+goes through the widget's `StylesCache` (padding, borders, tint, opacity, filters), about 1 ms
 for 40 rows. The conversation's scrollbar renders again at every layout of a streamed answer (its
 thumb moves as the answer grows), so that is a few percent of an answer's CPU. A scrollbar has
 none of those styles: this one builds the same rows from Textual's own bar (`render_bar`) with the
