@@ -6,12 +6,13 @@ from pathlib import Path
 
 from textual.events import Paste
 
+from tests.session.test_images import png_bytes
 from tests.ui.helpers import make_app
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.session.prompt_history import PromptHistory
 from tui_assist.ui.app import TuiAssistApp
 from tui_assist.ui.widgets.completion import CompletionList
-from tui_assist.ui.widgets.prompt import Prompt, PromptError
+from tui_assist.ui.widgets.prompt import Prompt, PromptChips, PromptError
 from tui_assist.ui.widgets.turn_parts import Notice
 
 
@@ -175,3 +176,25 @@ async def test_a_bracketed_paste_of_many_lines_stays_one_prompt() -> None:
         await _settle(app, pilot)
         assert len(provider.requests) == 1
         assert provider.requests[0].messages[-1].text == "line one\nline two\n\nline four"
+
+
+async def test_typing_never_lays_out_the_screen_and_an_image_mention_shows_its_chip(tmp_path: Path) -> None:
+    (tmp_path / "shot.png").write_bytes(png_bytes())
+    app = make_app(workdir=tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _settle(app, pilot)
+        chips = app.query_one(PromptChips)
+        layouts: list[object] = []
+        app.screen.screen_layout_refresh_signal.subscribe(app.screen, layouts.append)
+        for key in "look at this":  # each edit checks for image mentions: a layout would be a
+            await pilot.press(key if key != " " else "space")  # frame of the whole screen
+            await pilot.pause()
+        assert layouts == []
+        assert not chips.display
+
+        await pilot.press("space", *"@shot.png")
+        await pilot.pause()
+        assert chips.display and "shot.png" in str(chips.render())
+        await pilot.press(*["backspace"] * len("@shot.png"))
+        await pilot.pause()
+        assert not chips.display

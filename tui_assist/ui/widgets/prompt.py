@@ -59,7 +59,15 @@ class PromptChips(Static):
     }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._chips: list[tuple[str, int]] = []
+
     def show(self, chips: list[tuple[str, int]]) -> None:
+        # Called on every edit of the prompt: an update lays out the screen, so only on a change.
+        if chips == self._chips:
+            return
+        self._chips = chips
         self.set_class(bool(chips), "-shown")
         self.update(image_chips_content(chips))
 
