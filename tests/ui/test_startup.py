@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_neither_the_sdk_nor_pydantic_loads_before_the_first_frame(monkeypatch, tmp_path) -> None:
     """The SDK (seconds to import) and settings validation (pydantic) load after the first frame.
 
-    So do the permission rules (with their shell parser) and compaction.
+    So do the permission rules (with their shell parser), compaction and the agent loop; the agent
+    loop is loaded with the session (in a thread), so that the first prompt doesn't wait for it.
     """
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
@@ -31,7 +32,10 @@ def test_neither_the_sdk_nor_pydantic_loads_before_the_first_frame(monkeypatch, 
         import tui_assist.ui.app as app_module
         from tui_assist.ui.screens.main import MainScreen
         assert "anthropic" not in sys.modules, "importing the app imported anthropic"
-        LATE = {"anthropic", "pydantic", "tui_assist.core.permissions", "tui_assist.session.context"}
+        LATE = {
+            "anthropic", "pydantic", "tui_assist.core.permissions", "tui_assist.session.context",
+            "tui_assist.core.agent", "tui_assist.turns.agent",
+        }
         seen = {}
         original = MainScreen._after_first_frame
         def after_first_frame(self):
@@ -58,7 +62,8 @@ def test_neither_the_sdk_nor_pydantic_loads_before_the_first_frame(monkeypatch, 
     assert out.returncode == 0, out.stderr
     assert "'at_first_paint': []" in out.stdout
     # Compaction loads with the first turn.
-    assert "'after_load': ['anthropic', 'pydantic', 'tui_assist.core.permissions']" in out.stdout
+    after_load = "['anthropic', 'pydantic', 'tui_assist.core.agent', 'tui_assist.core.permissions', 'tui_assist.turns.agent']"
+    assert f"'after_load': {after_load}" in out.stdout
     assert "'provider': 'AnthropicProvider'" in out.stdout
 
 
