@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from textual.app import App, ComposeResult
 from textual.geometry import Region
+from textual.pilot import Pilot
 from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 from textual.widgets import Static
@@ -25,13 +26,17 @@ def _rows(strips: list[Strip]) -> list[list[object]]:
     return [list(strip) for strip in strips]
 
 
+async def _overflowing(app: _Host, pilot: Pilot[None]) -> Conversation:
+    pane = app.query_one(Conversation)
+    await pane.mount(Static("line\n" * 200))
+    await pilot.pause()
+    return pane
+
+
 async def test_the_conversations_scrollbar_draws_the_rows_textuals_would() -> None:
     app = _Host()
     async with app.run_test(size=(60, 20)) as pilot:
-        pane = app.query_one(Conversation)
-        await pane.mount(Static("line\n" * 200))
-        await pilot.pause()
-        bar = pane.vertical_scrollbar
+        bar = (await _overflowing(app, pilot)).vertical_scrollbar
         assert isinstance(bar, StripScrollBar) and bar.display
         whole = Region(0, 0, *bar.size)
         for step in range(120):
@@ -51,9 +56,7 @@ async def test_the_conversations_scrollbar_draws_the_rows_textuals_would() -> No
 async def test_clicking_the_scrollbar_below_its_thumb_pages_down() -> None:
     app = _Host()
     async with app.run_test(size=(60, 20)) as pilot:
-        pane = app.query_one(Conversation)
-        await pane.mount(Static("line\n" * 200))
-        await pilot.pause()
+        pane = await _overflowing(app, pilot)
         pane.scroll_home(animate=False, immediate=True)
         await pilot.pause()
         bar = pane.vertical_scrollbar
