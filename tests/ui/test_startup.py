@@ -20,7 +20,7 @@ def test_neither_the_sdk_nor_pydantic_loads_before_the_first_frame(monkeypatch, 
     """The SDK (seconds to import) and settings validation (pydantic) load after the first frame.
 
     So do the permission rules (with their shell parser), compaction and the agent loop; the agent
-    loop is loaded with the session (in a thread), so that the first prompt doesn't wait for it.
+    loop is loaded once the session has, so that the first prompt doesn't wait for it.
     """
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import importlib
 import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
@@ -89,14 +90,6 @@ class StartOptions:
     """Open the most recent conversation."""
     resume: str | None = None
     """Open this conversation (an id or a prefix of one); "" opens the picker."""
-
-
-def _import_first_turn() -> None:
-    """What the first turn loads (see `import_turn_modules`), and the agent tree it mounts."""
-    import tui_assist.ui.widgets.agent_tree  # noqa: F401 - imported for its side effect: loaded
-    from tui_assist.session.chat import import_turn_modules
-
-    import_turn_modules()
 
 
 def command_bindings() -> list[Binding]:
@@ -340,8 +333,14 @@ class MainScreen(Screen[None]):
         # The Markdown parser and Pygments, so the first answer doesn't pay for loading them (for
         # a conversation to redraw, they load once it shows, and its code is highlighted then).
         await (self._markdown_loaded or asyncio.to_thread(warm_up_markdown))
-        # And the agent loop, which the first prompt would otherwise wait for.
-        await asyncio.to_thread(_import_first_turn)
+        # And what the first turn imports, a module at a time so keys are handled in between. Not
+        # in a thread: one importing a package while this thread imports one of its modules (the
+        # prompt's first edit, a prompt sent now) can deadlock Python's import locks.
+        from tui_assist.session.chat import TURN_MODULES
+
+        for name in (*TURN_MODULES, "tui_assist.ui.widgets.agent_tree"):
+            importlib.import_module(name)
+            await asyncio.sleep(0)
         # Everything alive now (modules, the SDK, the app's widgets) lives for the whole session.
         # Freezing it keeps Python's full collections from scanning it again and again: with the
         # SDK loaded, each full collection otherwise stalls the event loop for 50-100+ ms.
