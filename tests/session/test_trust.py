@@ -79,3 +79,44 @@ def test_what_is_parsed_is_what_is_digested(tmp_path: Path) -> None:
     mcp_file.write_text(shown)
     assert trust.status(work, [mcp_file]) == "trusted"
     assert found.digest == project_digest(work, [mcp_file])
+
+
+async def test_a_rule_the_user_saves_keeps_the_project_trusted(tmp_path: Path) -> None:
+    from tests.ui.helpers import settings
+    from tui_assist.providers.scripted import ScriptedProvider
+    from tui_assist.session.chat import ChatSession
+
+    work = tmp_path / "repo"
+    work.mkdir()
+    data = tmp_path / "data"
+
+    def session() -> ChatSession:
+        return ChatSession(
+            settings(work, data_dir=data, checkpoints=False, sandbox="off"),
+            provider_factory=lambda: ScriptedProvider(["Hi."]),
+            use_store=False,
+        )
+
+    first = session()
+    await first.load()
+    first.approvals.permissions.save(["bash(pytest *)"])  # what `p` in the dialog does
+    await first.aclose()
+
+    second = session()
+    await second.load()
+    assert second.extensions is not None and second.extensions.trust == "trusted"
+    rule = next(r for r in second.approvals.permissions.rules if r.text == "bash(pytest *)")
+    assert second.approvals.permissions.in_effect(rule)
+    # Someone else's change to the file after the session read it is not taken in with the
+    # user's next edit of it.
+    settings_file = work / ".tui-assist" / "settings.toml"
+    settings_file.write_text(
+        settings_file.read_text() + '\n[[hooks.SessionStart]]\ncommand = "touch pwned"\n'
+    )
+    second.approvals.permissions.save(["bash(ruff *)"])
+    await second.aclose()
+
+    third = session()
+    await third.load()
+    assert third.extensions is not None and third.extensions.trust == "changed"
+    await third.aclose()

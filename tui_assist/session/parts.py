@@ -175,7 +175,7 @@ class SessionParts:
     def _approval_policy(self, settings: Settings) -> ApprovalPolicy:
         """The policy the settings describe: the user's and the project's rules, the mode."""
         from tui_assist.paths import claude_home, config_file
-        from tui_assist.session.rule_files import load_permissions
+        from tui_assist.session.rule_files import TomlRulesFiles, load_permissions
 
         permissions = load_permissions(
             settings.workdir,
@@ -186,6 +186,7 @@ class SessionParts:
             snapshot=self._project_snapshot(settings.workdir),
         )
         self.notes.extend(permissions.warnings)
+        permissions.files = TomlRulesFiles(after_edit=self._rules_file_edited)
         return ApprovalPolicy(
             settings.approval.default,
             settings.approval.rules,
@@ -203,6 +204,28 @@ class SessionParts:
         if snapshot is None or snapshot.workdir != workdir.resolve():
             snapshot = self._project_files = ProjectFiles(workdir)
         return snapshot
+
+    def _rules_file_edited(self, path: Path, before: bytes | None) -> None:
+        """Keep a trusted project trusted when the user's own answer edits one of its rules files.
+
+        `p` in a dialog or `/permissions remove` changes the file; the digest takes in the new
+        bytes, but never a change someone else made since the session read the file.
+        """
+        from tui_assist.paths import data_dir
+        from tui_assist.session.trust import ProjectTrust
+
+        found, snapshot = self.extensions, self._project_files
+        if found is None or snapshot is None or not found.trusted:
+            return
+        if not path.resolve().is_relative_to(found.workdir.resolve()):
+            return  # the user's own file: never part of a project's trust
+        if snapshot.as_read(path) != before:
+            return  # changed since the session read it: not the user's to vouch for
+        snapshot.reread(path)
+        if path not in found.project_files:
+            found.project_files.append(path)
+        found.digest = snapshot.digest(found.project_files)
+        ProjectTrust(data_dir(self.settings.data_dir)).save(found.workdir, found.digest)
 
     def _adopt_trust(self) -> None:
         """Let the project's allow rules take effect once (and only while) it is trusted."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -144,14 +144,24 @@ def _add_claude_rules(permissions: Permissions, path: Path, text: str, source: R
 class TomlRulesFiles:
     """The core's `RulesFiles` port over the TOML files (`edit_rules_file`)."""
 
+    def __init__(self, after_edit: Callable[[Path, bytes | None], None] | None = None) -> None:
+        """Edit the rules files; `after_edit(path, bytes_before)` is called after each edit."""
+        self.after_edit = after_edit
+
     def edit(
         self, path: Path, effect: RuleEffect, *, add: Sequence[str] = (), remove: str | None = None
     ) -> None:
         """See `edit_rules_file` (`edit_claude_settings` for a Claude Code `settings.json`)."""
+        try:
+            before: bytes | None = path.read_bytes()
+        except OSError:
+            before = None
         if path.suffix == ".json":
             edit_claude_settings(path, effect, add=add, remove=remove)
         else:
             edit_rules_file(path, effect, add=add, remove=remove)
+        if self.after_edit is not None:
+            self.after_edit(path, before)
 
 
 def read_rules_file(path: Path, snapshot: ProjectFiles | None = None) -> Mapping[str, Any]:

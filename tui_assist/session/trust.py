@@ -75,6 +75,15 @@ class ProjectFiles:
         """
         return self.data(file).decode("utf-8")
 
+    def as_read(self, file: Path) -> bytes | None:
+        """The file's bytes as read so far, without reading it (None: missing, unreadable, unread)."""
+        data = self._read.get(self._path(file))
+        return data if isinstance(data, bytes) else None
+
+    def reread(self, file: Path) -> None:
+        """Forget the file's bytes, so they are read again (after the session's own edit)."""
+        self._read.pop(self._path(file), None)
+
     def is_file(self, file: Path) -> bool:
         """Whether the file could be read (it is then kept as read)."""
         try:
