@@ -137,7 +137,7 @@ def load_extensions(
     hooks, warnings, settings_file = project_hooks(workdir, files)
     found.hooks += hooks
     found.warnings += warnings
-    agents, warnings = load_agents(agent_folders(workdir, config_dir))
+    agents, warnings = load_agents(agent_folders(workdir, config_dir), files)
     found.agents = agents
     found.warnings += warnings
     covered = [*([settings_file] if settings_file else []), *project_agent_files(workdir, config_dir)]
