@@ -392,7 +392,7 @@ def test_claude_code_rules_translate(entry: str, effect: str, ours: str | None) 
 
 
 @pytest.mark.parametrize(
-    "entry", ["Edit(src/**)", "Read(./.env)", "WebFetch(https://x)", "Frobnicate", "Bash(ls"]
+    "entry", ["Edit(src/**)", "Read(./.env)", "WebFetch(https://x)", "Frobnicate", "Bash(ls", "Bash()"]
 )
 def test_claude_code_rules_without_an_equivalent_say_so(entry: str) -> None:
     from tui_assist.core.permissions import claude_rule

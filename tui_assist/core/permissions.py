@@ -249,8 +249,10 @@ def claude_rule(entry: str, effect: RuleEffect) -> str | None:
     ours = _CLAUDE_TOOLS.get(name)
     if ours is None:
         raise RuleError(f"cannot use Claude Code rule {entry!r} here: no such rule for {name!r}")
-    if spec in ("", "*"):
+    if not paren or spec == "*":
         return ours
+    if not spec:
+        raise RuleError(f"invalid rule {entry!r}: the pattern in `()` is empty")
     if name == "Bash":
         spec = spec[:-2].rstrip() + " *" if spec.endswith(":*") else spec
         return f"{BASH_TOOL}({spec})"
