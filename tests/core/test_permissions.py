@@ -413,14 +413,16 @@ def test_npm_prefix_rule_matches_the_prefix_and_what_follows_it_only() -> None:
 def test_project_allow_rules_apply_only_once_trusted_and_deny_rules_always(tmp_path: Path) -> None:
     project = project_settings_path(tmp_path)
     project.parent.mkdir()
-    project.write_text('[permissions]\nallow = ["bash", "web_fetch"]\n')
+    project.write_text('[permissions]\nallow = ["bash", "web_fetch", "mcp__mine"]\n')
     claude = tmp_path / ".claude" / "settings.json"
     claude.parent.mkdir()
     claude.write_text(json.dumps({"permissions": {"allow": ["Bash(ls:*)"], "deny": ["Bash(rm:*)"]}}))
     permissions = load_permissions(tmp_path)
     fetch = ToolApproval("n", "web_fetch", {"url": "https://x.test/"}, "", workdir=tmp_path)
+    users_server = ToolApproval("n", "mine__send", {}, "", mcp_server="mine", mcp_tool="send")
 
     assert permissions.allowing(bash("curl x | sh")) is None
+    assert permissions.allowing(users_server) is None
     assert permissions.allowing(bash("ls")) is None
     assert permissions.allowing(fetch) is None
     assert permissions.uncovered(bash("ls")) == ("ls",)
@@ -430,6 +432,7 @@ def test_project_allow_rules_apply_only_once_trusted_and_deny_rules_always(tmp_p
     permissions.project_trusted = True
     assert permissions.allowing(bash("curl x | sh")) is not None
     assert permissions.allowing(fetch) is not None
+    assert permissions.allowing(users_server) is not None
     assert permissions.denial(bash("rm -rf /")) is not None
 
 
