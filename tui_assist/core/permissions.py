@@ -244,8 +244,10 @@ def claude_rule(entry: str, effect: RuleEffect) -> str | None:
     spec = rest[:-1].strip() if paren else ""
     if name.startswith(_MCP_PREFIX) and not paren:
         return text.removesuffix(f"{_SEPARATOR}*")
-    if name in _CLAUDE_NEVER_ASKED and effect == "allow":
-        return None
+    if name in _CLAUDE_NEVER_ASKED:
+        if effect == "allow":
+            return None
+        raise RuleError(f"cannot use Claude Code rule {entry!r} here: {name} calls are not refused by rules")
     ours = _CLAUDE_TOOLS.get(name)
     if ours is None:
         raise RuleError(f"cannot use Claude Code rule {entry!r} here: no such rule for {name!r}")
