@@ -38,7 +38,8 @@ class Extensions:
     """User and project hooks, in that order."""
     agents: list[AgentDefinition] = field(default_factory=lambda: list[AgentDefinition]())
     project_files: list[Path] = field(default_factory=lambda: list[Path]())
-    """The project files trusting covers (its settings.toml when it has hooks, its agent files)."""
+    """The project files trusting covers: its settings files with hooks, servers or allow rules,
+    `.mcp.json`, its agent files, and `trusted_scripts`."""
     mcp_servers: list[str] = field(default_factory=lambda: list[str]())
     """The project's `.mcp.json` servers, one line each (`NAME: command args` or `NAME: url`)."""
     project_mcp: ProjectMcpServers | None = None
@@ -80,12 +81,8 @@ class Extensions:
         lines += [f"agent {a.spec.name}: {a.path}" for a in self.agents if a.project]
         lines += [f"MCP server {line}" for line in self.mcp_servers]
         lines += [f"allow rule {line}" for line in self.allow_rules]
-        lines += [f"script {self._shown(path)}" for path in self.trusted_scripts]
+        lines += [f"script {_shown(self.workdir, path)}" for path in self.trusted_scripts]
         return lines
-
-    def _shown(self, path: Path) -> str:
-        root = self.workdir.resolve()
-        return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
 
     def hook_lines(self, user_file: Path) -> list[str]:
         """`/hooks`: each hook, where it came from, and whether it waits for trust."""
@@ -149,7 +146,7 @@ def load_extensions(
     # The allow rules of its settings files (their warnings are the approval policy's to give).
     for rule in project_permissions(workdir, files).rules:
         if rule.effect == "allow" and rule.source.path is not None:
-            found.allow_rules.append(f"{rule.text} ({found._shown(rule.source.path)})")
+            found.allow_rules.append(f"{rule.text} ({_shown(workdir, rule.source.path)})")
             covered.append(rule.source.path)
     found.trusted_scripts = named_scripts(
         workdir,
@@ -171,6 +168,14 @@ def load_extensions(
             )
         found.trust = "trusted"
     return found
+
+
+def _shown(workdir: Path, path: Path) -> str:
+    """A project file as listed: relative to the workdir when inside it."""
+    for root, file in ((workdir, path), (workdir.resolve(), path.resolve())):
+        if file.is_relative_to(root):
+            return file.relative_to(root).as_posix()
+    return str(path)
 
 
 def hooks_markdown(found: Extensions | None) -> str:
