@@ -25,6 +25,12 @@ def test_named_scripts_are_the_files_inside_the_workdir_a_command_runs(tmp_path:
     found = named_scripts(work, commands)
     root = work.resolve()
     assert found == [root / "scripts/hook.sh", root / "scripts/payload", root / "scripts/server.py"]
+    # From a server's own folder; `$CLAUDE_PROJECT_DIR` is still the workdir.
+    from_scripts = named_scripts(
+        work, [["node", "server.py", "$CLAUDE_PROJECT_DIR/scripts/hook.sh"]], Path("scripts")
+    )
+    assert from_scripts == [root / "scripts/server.py", root / "scripts/hook.sh"]
+    assert named_scripts(work, [["sh", "../outside.sh"]], Path("scripts")) == []
 
 
 def test_a_changed_mcp_server_script_changes_the_trust(tmp_path: Path) -> None:

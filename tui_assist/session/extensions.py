@@ -148,13 +148,11 @@ def load_extensions(
         if rule.effect == "allow" and rule.source.path is not None:
             found.allow_rules.append(f"{rule.text} ({_shown(workdir, rule.source.path)})")
             covered.append(rule.source.path)
-    found.trusted_scripts = named_scripts(
-        workdir,
-        [
-            *(h.command for h in found.hooks if h.source == "project"),
-            *([c.command, *c.args] for c in project_mcp.servers.values() if c.command is not None),
-        ],
-    )
+    scripts = named_scripts(workdir, [h.command for h in found.hooks if h.source == "project"])
+    for server in project_mcp.servers.values():
+        if server.command is not None:
+            scripts += named_scripts(workdir, [[server.command, *server.args]], server.cwd)
+    found.trusted_scripts = list(dict.fromkeys(scripts))
     covered += found.trusted_scripts
     found.project_files = list(dict.fromkeys(covered))
     found.digest = files.digest(found.project_files)

@@ -134,7 +134,9 @@ SCRIPT_SUFFIXES = frozenset(
 """File name endings that mark a word as a script wherever it stands."""
 
 
-def named_scripts(workdir: Path, commands: Iterable[str | Sequence[str]]) -> list[Path]:
+def named_scripts(
+    workdir: Path, commands: Iterable[str | Sequence[str]], cwd: Path | None = None
+) -> list[Path]:
     """The files inside `workdir` that shell commands or argument lists run: what trust lets run.
 
     A word names a script when, taken from the workdir (after `$CLAUDE_PROJECT_DIR/` or `./`), it
@@ -148,6 +150,8 @@ def named_scripts(workdir: Path, commands: Iterable[str | Sequence[str]]) -> lis
         workdir: The project folder.
         commands: Shell commands (a hook's `command`) or argument lists (an MCP server's
             `[command, *args]`).
+        cwd: Where the commands start (relative to the workdir), when not the workdir: relative
+            words are taken from there (the scripts found must still be inside the workdir).
 
     Returns:
         The scripts, resolved, each once, in the order first named.
@@ -155,6 +159,7 @@ def named_scripts(workdir: Path, commands: Iterable[str | Sequence[str]]) -> lis
     from tui_assist.core.shell_words import analyse_command
 
     root = workdir.resolve()
+    base = (root / cwd).resolve() if cwd is not None else root
     word_lists: list[Sequence[str]] = []
     for command in commands:
         if not isinstance(command, str):
@@ -170,7 +175,7 @@ def named_scripts(workdir: Path, commands: Iterable[str | Sequence[str]]) -> lis
         runs_next = True  # the program itself, then an interpreter's first argument
         for word in words:
             value = word.rpartition("=")[2] if word.startswith("-") else word
-            script = _script_in(root, value)
+            script = _script_in(root, base, value)
             if script is not None and (runs_next or _looks_like_script(script)):
                 found[script] = None
             if runs_next and not word.startswith("-"):
@@ -182,15 +187,15 @@ def _looks_like_script(path: Path) -> bool:
     return path.suffix in SCRIPT_SUFFIXES or os.access(path, os.X_OK)
 
 
-def _script_in(root: Path, word: str) -> Path | None:
+def _script_in(root: Path, base: Path, word: str) -> Path | None:
     for variable in PROJECT_DIR_VARIABLES:
         for spelled in (f"${variable}", f"${{{variable}}}"):
             if word.startswith(spelled):
-                word = "./" + word[len(spelled) :].lstrip("/")
+                word, base = "./" + word[len(spelled) :].lstrip("/"), root
     if not word or "$" in word:
         return None
     try:
-        path = (root / word).resolve()
+        path = (base / word).resolve()
         inside = path.is_relative_to(root) and path != root and path.is_file()
     except (OSError, RuntimeError, ValueError):
         return None
