@@ -31,6 +31,13 @@ def data_dir(override: str | Path | None = None) -> Path:
     return Path(user_data_dir(APP_NAME, appauthor=False))
 
 
+def claude_home() -> Path:
+    """Claude Code's user folder: `$CLAUDE_CONFIG_DIR` when set, else `~/.claude`."""
+    if configured := os.environ.get("CLAUDE_CONFIG_DIR"):
+        return Path(configured).expanduser()
+    return Path.home() / ".claude"
+
+
 def themes_dir() -> Path:
     """The shipped themes: inside the package in a wheel, beside it in a source checkout."""
     package = Path(__file__).resolve().parent

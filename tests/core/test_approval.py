@@ -128,6 +128,7 @@ async def test_allow_pattern_saves_the_rule_for_the_next_session(tmp_path: Path)
     assert 'allow = ["bash(pytest *)"]' in project_settings_path(tmp_path).read_text()
     assert notices == [f"saved allow bash(pytest *) to {project_settings_path(tmp_path)}"]
     later = policy(tmp_path)
+    later.permissions.project_trusted = True  # a project's allow rules apply once it is trusted
     quiet = RecordingObserver(decision=ApprovalDecision.deny())
     assert (await later.check(bash("pytest -x", tmp_path), quiet)).allowed and quiet.approvals == []
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -356,3 +358,108 @@ def test_a_broken_project_file_is_never_overwritten(tmp_path: Path) -> None:
     with pytest.raises(PermissionsError, match="cannot read"):
         load_permissions(tmp_path).save(["edit"])
     assert project.read_text() == "[permissions\nallow = "
+
+
+# --------------------------------------------------------------------------- project trust, Claude Code rules
+
+
+@pytest.mark.parametrize(
+    ("entry", "effect", "ours"),
+    [
+        ("Bash(npm run test:*)", "allow", "bash(npm run test *)"),
+        ("Bash(git status)", "allow", "bash(git status)"),
+        ("Bash(npm run *)", "allow", "bash(npm run *)"),
+        ("Bash", "allow", "bash"),
+        ("Bash(*)", "deny", "bash"),
+        ("Edit", "allow", "edit"),
+        ("Write", "deny", "edit"),
+        ("MultiEdit", "allow", "edit"),
+        ("Glob", "allow", "glob"),
+        ("Grep", "deny", "grep"),
+        ("WebFetch", "allow", "web_fetch"),
+        ("WebFetch(domain:docs.python.org)", "allow", "web_fetch(domain:docs.python.org)"),
+        ("mcp__github__create_issue", "allow", "mcp__github__create_issue"),
+        ("mcp__github", "deny", "mcp__github"),
+        ("mcp__github__*", "allow", "mcp__github"),
+        ("Read", "allow", None),
+        ("WebSearch", "allow", None),
+    ],
+)
+def test_claude_code_rules_translate(entry: str, effect: str, ours: str | None) -> None:
+    from tui_assist.core.permissions import claude_rule
+
+    assert claude_rule(entry, effect) == ours  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "entry", ["Edit(src/**)", "Read(./.env)", "WebFetch(https://x)", "Frobnicate", "Bash(ls", "Bash()"]
+)
+def test_claude_code_rules_without_an_equivalent_say_so(entry: str) -> None:
+    from tui_assist.core.permissions import claude_rule
+
+    with pytest.raises(RuleError, match=re.escape(repr(entry))):
+        claude_rule(entry, "deny")
+
+
+def test_npm_prefix_rule_matches_the_prefix_and_what_follows_it_only() -> None:
+    permissions = Permissions()
+    permissions.extend_claude(["Bash(npm run test:*)"], "allow", SESSION_SOURCE)
+    assert permissions.allowing(bash("npm run test")) is not None
+    assert permissions.allowing(bash("npm run test -- --watch")) is not None
+    assert permissions.allowing(bash("npm run testx")) is None
+    assert permissions.allowing(bash("npm run test && curl x | sh")) is None
+
+
+def test_project_allow_rules_apply_only_once_trusted_and_deny_rules_always(tmp_path: Path) -> None:
+    project = project_settings_path(tmp_path)
+    project.parent.mkdir()
+    project.write_text('[permissions]\nallow = ["bash", "web_fetch", "mcp__mine"]\n')
+    claude = tmp_path / ".claude" / "settings.json"
+    claude.parent.mkdir()
+    claude.write_text(json.dumps({"permissions": {"allow": ["Bash(ls:*)"], "deny": ["Bash(rm:*)"]}}))
+    permissions = load_permissions(tmp_path)
+    fetch = ToolApproval("n", "web_fetch", {"url": "https://x.test/"}, "", workdir=tmp_path)
+    users_server = ToolApproval("n", "mine__send", {}, "", mcp_server="mine", mcp_tool="send")
+
+    assert permissions.allowing(bash("curl x | sh")) is None
+    assert permissions.allowing(users_server) is None
+    assert permissions.allowing(bash("ls")) is None
+    assert permissions.allowing(fetch) is None
+    assert permissions.uncovered(bash("ls")) == ("ls",)
+    denied = permissions.denial(bash("rm -rf /"))
+    assert denied is not None and denied[0].source.path == claude
+
+    permissions.project_trusted = True
+    assert permissions.allowing(bash("curl x | sh")) is not None
+    assert permissions.allowing(fetch) is not None
+    assert permissions.allowing(users_server) is not None
+    assert permissions.denial(bash("rm -rf /")) is not None
+
+
+def test_a_rule_the_user_saves_applies_before_trust(tmp_path: Path) -> None:
+    permissions = load_permissions(tmp_path)
+    permissions.save(["bash(pytest *)"])
+    assert permissions.allowing(bash("pytest -q")) is not None
+    assert load_permissions(tmp_path).allowing(bash("pytest -q")) is None  # next time: the project's
+
+
+def test_an_untranslatable_claude_code_entry_is_one_warning_and_the_rest_loads(tmp_path: Path) -> None:
+    claude = tmp_path / ".claude" / "settings.local.json"
+    claude.parent.mkdir()
+    entries = ["Bash(make:*)", "Edit(docs/**)", "NotATool", "mcp__db"]
+    claude.write_text(json.dumps({"permissions": {"deny": entries}}))
+    permissions = load_permissions(tmp_path)
+    assert [r.text for r in permissions.rules] == ["bash(make *)", "mcp__db"]
+    assert [r.written for r in permissions.rules] == ["Bash(make:*)", "mcp__db"]
+    assert len(permissions.warnings) == 2
+    assert all(str(claude) in w for w in permissions.warnings)
+    assert "'Edit(docs/**)'" in permissions.warnings[0] and "'NotATool'" in permissions.warnings[1]
+
+
+def test_a_claude_code_rule_is_removed_from_its_json_file(tmp_path: Path) -> None:
+    claude = tmp_path / ".claude" / "settings.json"
+    claude.parent.mkdir()
+    claude.write_text(json.dumps({"permissions": {"deny": ["Bash(make:*)", "Grep"]}, "model": "opus"}))
+    permissions = load_permissions(tmp_path)
+    permissions.remove(permissions.rules[0])
+    assert json.loads(claude.read_text()) == {"permissions": {"deny": ["Grep"]}, "model": "opus"}

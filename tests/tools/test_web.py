@@ -356,7 +356,7 @@ def test_ask_without_yes_denies_a_fetch_that_no_domain_rule_allows(site: Site, t
     (work / ".tui-assist" / "settings.toml").write_text(
         '[permissions]\nallow = ["web_fetch(domain:127.0.0.1)"]\n'
     )
-    data = ask_fetch(site, work, tmp_path)
+    data = ask_fetch(site, work, tmp_path, "--trust-project")  # a project's allow rule needs its trust
     assert (data["answer"], data["denied_calls"]) == ("done", [])
     assert site.seen == [("/page", f"127.0.0.1:{site.port}")]
 

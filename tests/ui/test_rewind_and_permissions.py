@@ -87,12 +87,21 @@ async def test_permissions_lists_rules_with_their_source_and_removes_one(
         workdir, permissions=PermissionSettings(allow=["bash(git status)"], deny=["bash(rm -rf *)"])
     )
     async with app.run_test(size=(110, 32)) as pilot:
+        from tui_assist.ui.screens.trust import TrustScreen
+
+        # The project's allow rule waits for its trust: the dialog asks first.
+        await wait_until(pilot, lambda: isinstance(app.screen, TrustScreen), timeout=15)
+        await pilot.press("n")
         await settle(app, pilot)
         await pilot.press(*"/permissions", "enter")
         await pilot.pause()
         shown = screen_text(app)
         assert "bash(git status)" in shown and "bash(rm -rf *)" in shown and "bash(pytest *)" in shown
         assert "project" in shown and "user" in shown
+        from tui_assist.ui.widgets.turn_parts import Notice
+
+        listed = app.query(Notice).last().source
+        assert "allow `bash(pytest *)` · project" in listed and "waits for you to trust the project" in listed
         rules = app.session.approvals.permissions.rules
         index = next(i for i, r in enumerate(rules, 1) if r.text == "bash(pytest *)")
         await pilot.press(*f"/permissions remove {index}", "enter")

@@ -155,6 +155,8 @@ def test_trust_dialog_snapshot(snap_compare, fixed_clock) -> None:
             "hook PreToolUse [bash]: ./scripts/guard.sh",
             "agent reviewer: /work/project/.claude/agents/reviewer.md",
             "MCP server github: https://api.githubcopilot.com/mcp/",
+            "allow rule bash(npm run test *) (.claude/settings.json)",
+            "script scripts/guard.sh",
         ]
         app.push_screen(TrustScreen("/work/project", items, changed=True))
         await pilot.pause(0.1)
@@ -180,3 +182,45 @@ async def test_a_refused_prompt_shows_the_hooks_words_and_comes_back(tmp_path: P
         assert "a UserPromptSubmit hook refused the prompt: not on a Friday" in screen_text(app)
         assert app.query_one(Prompt).text == "deploy it"  # given back, to edit or send again
     assert provider.requests == []
+
+
+async def test_a_file_changed_while_the_dialog_is_open_is_asked_about_again(
+    project: Path, tmp_path: Path
+) -> None:
+    app = app_for(project, tmp_path)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await wait_until(pilot, lambda: dialog_shown(app), timeout=15)
+        settings_file = project / ".tui-assist" / "settings.toml"
+        settings_file.write_text(
+            settings_file.read_text() + '\n[[hooks.SessionStart]]\ncommand = "touch sneaked"\n'
+        )
+        await pilot.press("t")
+        await wait_until(pilot, lambda: not isinstance(app.screen, TrustScreen))
+        await send(app, pilot, "hi")
+        assert (project / "ran").exists()  # what the dialog showed runs
+    assert not (project / "sneaked").exists()
+    # What was trusted is what was shown: the next start sees a changed file and asks again.
+    again = app_for(project, tmp_path)
+    async with again.run_test(size=(110, 32)) as pilot:
+        await wait_until(pilot, lambda: dialog_shown(again), timeout=15)
+        dialog = again.screen
+        assert isinstance(dialog, TrustScreen) and dialog.changed
+        assert "hook SessionStart: touch sneaked" in dialog.items
+        await pilot.press("n")
+    assert not (project / "sneaked").exists()
+
+
+async def test_a_repositorys_allow_rule_waits_for_the_dialog(tmp_path: Path) -> None:
+    work = tmp_path / "repo"
+    (work / ".claude").mkdir(parents=True)
+    (work / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"allow": ["Bash(touch:*)"]}}))
+    app = app_for(work, tmp_path)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await wait_until(pilot, lambda: dialog_shown(app), timeout=15)
+        dialog = app.screen
+        assert isinstance(dialog, TrustScreen)
+        assert dialog.items == ["allow rule bash(touch *) (.claude/settings.json)"]
+        assert not app.session.approvals.permissions.project_trusted
+        await pilot.press("t")
+        await wait_until(pilot, lambda: not isinstance(app.screen, TrustScreen))
+        assert app.session.approvals.permissions.project_trusted

@@ -15,6 +15,11 @@ the files through the `RulesFiles` port; `tui_assist.session.rule_files` reads a
   Claude Code's `WebFetch(domain:HOST)` is read the same way). Plain `web_fetch` allows every host.
 - any other tool name: every call of that tool.
 
+Claude Code's rules (`Bash(npm run test:*)`, `Edit`, `WebFetch(domain:x)`, `mcp__server__tool`,
+from its `settings.json` files) are translated into these by `claude_rule`. A project's allow
+rules take effect only once the project is trusted (`Permissions.project_trusted`); its deny
+rules always do.
+
 Deny beats allow. A shell command is parsed with a real parser (`bashlex`, in
 `core/shell_words.py`), never split with a regex: `a && b`, `a; b`, `a | b`, `$(...)`, backticks,
 subshells, loops, process substitutions and the commands inside `sudo`/`env`/`timeout`/`bash -c`/
@@ -26,6 +31,7 @@ patterns are then matched on its whole text.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 import re
@@ -63,6 +69,7 @@ __all__ = [
     "analyse_command",
     "WEB_FETCH_TOOL",
     "canonical_rule",
+    "claude_rule",
     "project_settings_path",
     "propose_bash_rule",
     "url_host",
@@ -90,6 +97,20 @@ _SUBCOMMAND_PROGRAMS = frozenset(
     }
 )  # fmt: skip
 """Programs whose second word names what they do: the proposed rule keeps it (`git status *`)."""
+_CLAUDE_TOOLS = {
+    "Bash": BASH_TOOL,
+    "Edit": "edit",
+    "Write": "edit",
+    "MultiEdit": "edit",
+    "NotebookEdit": "edit",
+    "WebFetch": WEB_FETCH_TOOL,
+    "Glob": "glob",
+    "Grep": "grep",
+    "Task": "agent",
+}
+"""Claude Code's tool names in a rule -> this program's rule for all of that tool's calls."""
+_CLAUDE_NEVER_ASKED = frozenset({"Read", "WebSearch", "TodoWrite"})
+"""Claude Code tools whose calls never ask here: allowing them changes nothing."""
 _MODULE_RUNNERS = frozenset({"python", "python3", "npx", "uvx", "pnpx", "bunx"})
 """`python -m X`, `npx X`: the proposed rule keeps the module or package too."""
 
@@ -132,6 +153,8 @@ class Rule:
     """For `mcp__SERVER__TOOL`: the tool's name on its server."""
     written: str = ""
     """The string exactly as written in its file (what removal looks for)."""
+    vouched: bool = False
+    """Saved to the project's file by the user's own answer this session: in effect before trust."""
 
     @classmethod
     def parse(cls, text: str, effect: RuleEffect, source: RuleSource) -> Rule:
@@ -192,6 +215,52 @@ def canonical_rule(text: str) -> str:
         RuleError: when the string is not a rule.
     """
     return Rule.parse(text, "allow", SESSION_SOURCE).text
+
+
+def claude_rule(entry: str, effect: RuleEffect) -> str | None:
+    """A Claude Code permission rule (from its `settings.json`) in this program's rule syntax.
+
+    `Bash(npm run test:*)` becomes `bash(npm run test *)` (`:*`: the prefix, alone or followed by
+    more words), `Bash(git status)` `bash(git status)`, `Bash` `bash`; `Edit`, `Write` and
+    `MultiEdit` become `edit`; `WebFetch(domain:x)` `web_fetch(domain:x)`; `Glob`, `Grep` and
+    `Task` the `glob`, `grep` and `agent` tools; `mcp__server__*` is `mcp__server`.
+
+    Args:
+        entry: The rule as written, e.g. `Bash(npm run test:*)`.
+        effect: `allow` or `deny` (an allow of a tool that never asks here needs nothing).
+
+    Returns:
+        The rule string, or None when the entry needs nothing here (allowing `Read`: reading
+        never asks).
+
+    Raises:
+        RuleError: when the entry has no equivalent here (a path pattern such as `Edit(src/**)`,
+            an unknown tool); the message names the entry.
+    """
+    text = entry.strip()
+    name, paren, rest = text.partition("(")
+    if paren and not rest.endswith(")"):
+        raise RuleError(f"invalid rule {entry!r}: `(` needs a closing `)`")
+    spec = rest[:-1].strip() if paren else ""
+    if name.startswith(_MCP_PREFIX) and not paren:
+        return text.removesuffix(f"{_SEPARATOR}*")
+    if name in _CLAUDE_NEVER_ASKED:
+        if effect == "allow":
+            return None
+        raise RuleError(f"cannot use Claude Code rule {entry!r} here: {name} calls are not refused by rules")
+    ours = _CLAUDE_TOOLS.get(name)
+    if ours is None:
+        raise RuleError(f"cannot use Claude Code rule {entry!r} here: no such rule for {name!r}")
+    if not paren or spec == "*":
+        return ours
+    if not spec:
+        raise RuleError(f"invalid rule {entry!r}: the pattern in `()` is empty")
+    if name == "Bash":
+        spec = spec[:-2].rstrip() + " *" if spec.endswith(":*") else spec
+        return f"{BASH_TOOL}({spec})"
+    if name == "WebFetch" and spec.startswith("domain:"):
+        return f"{WEB_FETCH_TOOL}({spec})"
+    raise RuleError(f"cannot use Claude Code rule {entry!r} here: no rule here matches {name} by {spec!r}")
 
 
 def propose_bash_rule(simple: str) -> str:
@@ -262,6 +331,8 @@ class Permissions:
     """One line per rule or file that could not be read (it was skipped)."""
     files: RulesFiles | None = None
     """What edits the rules files (None: rules live in memory only)."""
+    project_trusted: bool = False
+    """Whether the project's allow rules take effect (its deny rules always do)."""
 
     def extend(self, texts: Iterable[str], effect: RuleEffect, source: RuleSource) -> None:
         """Add rules from one source; invalid ones are skipped with a warning."""
@@ -270,6 +341,29 @@ class Permissions:
                 self.rules.append(Rule.parse(text, effect, source))
             except RuleError as exc:
                 self.warnings.append(f"{source}: {exc}; skipped")
+
+    def extend_claude(self, entries: Iterable[str], effect: RuleEffect, source: RuleSource) -> None:
+        """Add Claude Code rules from one source (`claude_rule`); one warning per entry not used."""
+        for entry in entries:
+            try:
+                text = claude_rule(entry, effect)
+                if text is not None:
+                    rule = Rule.parse(text, effect, source)
+                    self.rules.append(dataclasses.replace(rule, written=entry))
+            except RuleError as exc:
+                self.warnings.append(f"{source}: {exc}; skipped")
+
+    def in_effect(self, rule: Rule) -> bool:
+        """Whether a rule applies now: a project's allow rule only once the project is trusted."""
+        return (
+            rule.effect == "deny"
+            or self.project_trusted
+            or rule.source.label != PROJECT_SOURCE
+            or rule.vouched
+        )
+
+    def _allows(self) -> list[Rule]:
+        return [rule for rule in self.rules if rule.effect == "allow" and self.in_effect(rule)]
 
     # ----------------------------------------------------------------- matching
 
@@ -298,7 +392,7 @@ class Permissions:
         A shell command is covered only when it parses, writes no file by redirection, and
         every simple command in it matches an allow rule; the rule returned is the first one.
         """
-        allows = [rule for rule in self.rules if rule.effect == "allow"]
+        allows = self._allows()
         analysis = bash_analysis(request)
         for rule in allows:
             if rule.kind == "tool" and rule.target == request.tool and (analysis is None or analysis.parsed):
@@ -324,7 +418,7 @@ class Permissions:
         analysis = bash_analysis(request)
         if analysis is None or not analysis.parsed:
             return ()
-        allows = [rule for rule in self.rules if rule.effect == "allow" and rule.kind == "bash"]
+        allows = [rule for rule in self._allows() if rule.kind == "bash"]
         return tuple(s for s in analysis.commands if not any(rule.matches_command(s) for rule in allows))
 
     @staticmethod
@@ -398,9 +492,10 @@ class Permissions:
         if self.project_file is None or self.files is None:
             raise PermissionsError("there is no project folder to save rules in")
         source = RuleSource(PROJECT_SOURCE, self.project_file)
-        added = [Rule.parse(text, effect, source) for text in texts]
+        # The user's own answer: in effect at once, trusted project or not.
+        added = [dataclasses.replace(Rule.parse(text, effect, source), vouched=True) for text in texts]
         self.files.edit(self.project_file, effect, add=[rule.text for rule in added])
-        self.rules.extend(rule for rule in added if not self._has(rule))
+        self.rules = [r for r in self.rules if not any(_same(r, rule) for rule in added)] + added
         return added
 
     def remove(self, rule: Rule) -> None:
@@ -416,9 +511,11 @@ class Permissions:
         self.rules = [r for r in self.rules if r != rule]
 
     def _has(self, rule: Rule) -> bool:
-        return any(
-            r.text == rule.text and r.effect == rule.effect and r.source == rule.source for r in self.rules
-        )
+        return any(_same(r, rule) for r in self.rules)
+
+
+def _same(one: Rule, other: Rule) -> bool:
+    return one.text == other.text and one.effect == other.effect and one.source == other.source
 
 
 def bash_analysis(request: ToolApproval) -> CommandAnalysis | None:

@@ -24,10 +24,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from tui_assist.core.rule_files import PROJECT_DIR
 from tui_assist.core.tooling import SubagentSpec
+
+if TYPE_CHECKING:
+    from tui_assist.session.trust import ProjectFiles
 
 AGENTS_DIR: Final = "agents"
 CLAUDE_AGENTS_DIR: Final = Path(".claude") / "agents"
@@ -106,8 +109,14 @@ def parse_agent_file(text: str, fallback_name: str) -> SubagentSpec:
     )
 
 
-def load_agents(folders: list[tuple[Path, bool]]) -> tuple[list[AgentDefinition], list[str]]:
-    """The agents in `folders` (later folders win a name), and one warning per file that is not valid."""
+def load_agents(
+    folders: list[tuple[Path, bool]], snapshot: ProjectFiles | None = None
+) -> tuple[list[AgentDefinition], list[str]]:
+    """The agents in `folders` (later folders win a name), and one warning per file that is not valid.
+
+    `snapshot`: the project's files as the trust digest reads them (a project folder's agent
+    files are read through it, so what is parsed is what is digested).
+    """
     by_name: dict[str, AgentDefinition] = {}
     warnings: list[str] = []
     for folder, project in folders:
@@ -117,12 +126,17 @@ def load_agents(folders: list[tuple[Path, bool]]) -> tuple[list[AgentDefinition]
             try:
                 if path.stat().st_size > MAX_FILE_BYTES:
                     raise ValueError(f"it is larger than {MAX_FILE_BYTES // 1000} KB")
-                spec = parse_agent_file(path.read_text(encoding="utf-8"), path.stem)
+                read = snapshot.text if project and snapshot is not None else _read_text
+                spec = parse_agent_file(read(path), path.stem)
             except (OSError, UnicodeDecodeError, ValueError) as exc:
                 warnings.append(f"agent file {path} is ignored: {exc}")
                 continue
             by_name[spec.name] = AgentDefinition(spec, path, project)
     return sorted(by_name.values(), key=lambda a: a.spec.name), warnings
+
+
+def _read_text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
 
 
 def project_agent_files(workdir: Path, config_dir: Path) -> list[Path]:

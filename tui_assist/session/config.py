@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ApprovalSettings",
     "BashToolSettings",
+    "ClaudeSettings",
     "ConfigError",
     "HookEvent",
     "HookSettings",
@@ -137,6 +138,14 @@ class PermissionSettings(_Section):
         return rules
 
 
+class ClaudeSettings(_Section):
+    """`[claude]`: what is read from Claude Code's own files."""
+
+    import_user: bool = True
+    """Read the user-level `~/.claude/` files (`paths.claude_home()`): settings, commands, agents,
+    skills. The project's `.claude/` files are read either way (gated by the project's trust)."""
+
+
 class Price(_Section):
     """USD per million tokens, for the cost meter."""
 
@@ -194,6 +203,7 @@ class Settings(_Section):
     sandbox_network: bool = False
     """Whether sandboxed commands may use the network."""
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
+    claude: ClaudeSettings = Field(default_factory=ClaudeSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     hooks: dict[HookEvent, list[HookSettings]] = Field(default_factory=dict)
     """The user's hooks by event (`[[hooks.PreToolUse]]`); a project's are in its settings.toml."""

@@ -1,8 +1,10 @@
 """What the user and the project add to a session: hooks and custom sub-agents, and the trust gate.
 
 The user's own (config file, config dir) always apply. The project's (its settings.toml hooks,
-its agent files) apply only while `ProjectTrust` says the project is trusted with those files as
-they are; until then they are listed as *pending*, for the trust dialog or the headless warning.
+its allow rules, its MCP servers, its agent files, the scripts its hooks and servers name) apply
+only while `ProjectTrust` says the project is trusted with those files as they are; until then
+they are listed as *pending*, for the trust dialog, `--trust-project` and the headless warning.
+Every project file is read once (`ProjectFiles`): the digest is of the bytes that were parsed.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from typing import TYPE_CHECKING
 
 from tui_assist.session.agents import AgentDefinition, agent_folders, load_agents, project_agent_files
 from tui_assist.session.hooks import HookDefinition, parse_hooks, project_hooks
-from tui_assist.session.mcp_config import project_mcp_servers
-from tui_assist.session.trust import ProjectTrust, TrustStatus
+from tui_assist.session.mcp_config import ProjectMcpServers, project_mcp_servers
+from tui_assist.session.rule_files import project_permissions
+from tui_assist.session.trust import ProjectFiles, ProjectTrust, TrustStatus, named_scripts
 
 if TYPE_CHECKING:
     from tui_assist.core.tooling import SubagentSpec
@@ -35,9 +38,19 @@ class Extensions:
     """User and project hooks, in that order."""
     agents: list[AgentDefinition] = field(default_factory=lambda: list[AgentDefinition]())
     project_files: list[Path] = field(default_factory=lambda: list[Path]())
-    """The project files trusting covers (its settings.toml when it has hooks, its agent files)."""
+    """The project files trusting covers: its settings files with hooks, servers or allow rules,
+    `.mcp.json`, its agent files, and `trusted_scripts`."""
     mcp_servers: list[str] = field(default_factory=lambda: list[str]())
     """The project's `.mcp.json` servers, one line each (`NAME: command args` or `NAME: url`)."""
+    project_mcp: ProjectMcpServers | None = None
+    """The project's MCP servers as parsed from the digested bytes (started once trusted)."""
+    allow_rules: list[str] = field(default_factory=lambda: list[str]())
+    """The project's allow rules, one line each (`RULE (FILE)`): in effect once trusted."""
+    trusted_scripts: list[Path] = field(default_factory=lambda: list[Path]())
+    """The scripts inside the workdir that the project's hooks and MCP servers run (resolved):
+    digested with the rest, and to be kept read-only in the sandbox."""
+    digest: str = ""
+    """The digest of `project_files` as read (and shown): what trusting saves."""
     trust: TrustStatus = "trusted"
     warnings: list[str] = field(default_factory=lambda: list[str]())
 
@@ -60,9 +73,15 @@ class Extensions:
         """What the project would run once trusted, one line each (empty when nothing waits)."""
         if self.trusted:
             return []
+        return self.gated()
+
+    def gated(self) -> list[str]:
+        """Everything the project's trust lets run or take effect, one line each."""
         lines = [f"hook {h.describe()}" for h in self.hooks if h.source == "project"]
         lines += [f"agent {a.spec.name}: {a.path}" for a in self.agents if a.project]
         lines += [f"MCP server {line}" for line in self.mcp_servers]
+        lines += [f"allow rule {line}" for line in self.allow_rules]
+        lines += [f"script {_shown(self.workdir, path)}" for path in self.trusted_scripts]
         return lines
 
     def hook_lines(self, user_file: Path) -> list[str]:
@@ -85,44 +104,76 @@ class Extensions:
         if self.trusted or not self.project_files:
             return None
         why = "its files changed since you trusted it" if self.trust == "changed" else "it is not trusted"
-        return f"this project's hooks, MCP servers and agents did not run: {why} ({TRUST_HINT})"
+        return (
+            f"this project's hooks, MCP servers and agents did not run: {why} ({TRUST_HINT}); "
+            f"waiting: {'; '.join(self.pending())}"
+        )
 
 
-def load_extensions(settings: Settings, config_dir: Path, data_dir: Path) -> Extensions:
+def load_extensions(
+    settings: Settings, config_dir: Path, data_dir: Path, snapshot: ProjectFiles | None = None
+) -> Extensions:
     """The hooks and agents of the user and of the project in `settings.workdir`, and its trust.
 
     `settings.trust_project` (`--trust-project`) trusts the project with its files as they are now.
+
+    Args:
+        settings: The session's settings.
+        config_dir: The user config dir (its `agents/`).
+        data_dir: Where the trust state is kept.
+        snapshot: The project's files as read by the rest of the session (read now when omitted):
+            what is parsed here is what is digested.
     """
     workdir = settings.workdir
+    files = snapshot or ProjectFiles(workdir)
     found = Extensions(workdir)
     user_table = {event: [h.model_dump() for h in hooks] for event, hooks in settings.hooks.items()}
     hooks, warnings = parse_hooks(user_table, "user", None)
     found.hooks += hooks
     found.warnings += warnings
-    hooks, warnings, settings_file = project_hooks(workdir)
+    hooks, warnings, settings_file = project_hooks(workdir, files)
     found.hooks += hooks
     found.warnings += warnings
-    agents, warnings = load_agents(agent_folders(workdir, config_dir))
+    agents, warnings = load_agents(agent_folders(workdir, config_dir), files)
     found.agents = agents
     found.warnings += warnings
-    found.project_files = [
-        *([settings_file] if settings_file else []),
-        *project_agent_files(workdir, config_dir),
-    ]
+    covered = [*([settings_file] if settings_file else []), *project_agent_files(workdir, config_dir)]
     # `.mcp.json` (workdir and git root) and `[mcpServers]` of settings.toml: what the MCP layer
     # starts once the project is trusted, so the digest covers the files it reads.
-    project_mcp = project_mcp_servers(workdir)
-    found.project_files += [f for f in project_mcp.files if f not in found.project_files]
+    found.project_mcp = project_mcp = project_mcp_servers(workdir, files)
+    covered += project_mcp.files
     found.mcp_servers = project_mcp.describe()
+    # The allow rules of its settings files (their warnings are the approval policy's to give).
+    for rule in project_permissions(workdir, files).rules:
+        if rule.effect == "allow" and rule.source.path is not None:
+            found.allow_rules.append(f"{rule.text} ({_shown(workdir, rule.source.path)})")
+            covered.append(rule.source.path)
+    scripts = named_scripts(workdir, [h.command for h in found.hooks if h.source == "project"])
+    for server in project_mcp.servers.values():
+        if server.command is not None:
+            scripts += named_scripts(workdir, [[server.command, *server.args]], server.cwd)
+    found.trusted_scripts = list(dict.fromkeys(scripts))
+    covered += found.trusted_scripts
+    found.project_files = list(dict.fromkeys(covered))
+    found.digest = files.digest(found.project_files)
     trust = ProjectTrust(data_dir)
-    found.trust = trust.status(workdir, found.project_files)
+    found.trust = trust.status_of(workdir, found.digest) if found.project_files else "trusted"
     if found.trust != "trusted" and settings.trust_project:
-        if not trust.trust(workdir, found.project_files):
+        found.warnings.append(f"trusting the project: {'; '.join(found.gated())}")
+        if not trust.save(workdir, found.digest):
             found.warnings.append(
                 f"the project trust could not be saved in {trust.path}: trusted for this run"
             )
         found.trust = "trusted"
     return found
+
+
+def _shown(workdir: Path, path: Path) -> str:
+    """A project file as listed: relative to the workdir when inside it."""
+    for root, file in ((workdir, path), (workdir.resolve(), path.resolve())):
+        if file.is_relative_to(root):
+            return file.relative_to(root).as_posix()
+    return str(path)
 
 
 def hooks_markdown(found: Extensions | None) -> str:

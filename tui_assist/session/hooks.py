@@ -38,6 +38,7 @@ from tui_assist.session.factory import SetupError
 
 if TYPE_CHECKING:
     from tui_assist.core.observer import TurnObserver
+    from tui_assist.session.trust import ProjectFiles
 
 log = logging.getLogger(__name__)
 
@@ -158,16 +159,23 @@ def parse_hooks(
     return hooks, warnings
 
 
-def project_hooks(workdir: Path) -> tuple[list[HookDefinition], list[str], Path | None]:
-    """The hooks of the project's `.tui-assist/settings.toml`, its warnings, and the file (None: none)."""
+def project_hooks(
+    workdir: Path, snapshot: ProjectFiles | None = None
+) -> tuple[list[HookDefinition], list[str], Path | None]:
+    """The hooks of the project's `.tui-assist/settings.toml`, its warnings, and the file (None: none).
+
+    `snapshot`: the project's files as the trust digest reads them (read now when omitted).
+    """
     from tui_assist.core.rule_files import PermissionsError, project_settings_path
     from tui_assist.session.rule_files import read_rules_file
+    from tui_assist.session.trust import ProjectFiles
 
     path = project_settings_path(workdir)
-    if not path.is_file():
+    files = snapshot or ProjectFiles(workdir)
+    if not files.is_file(path):
         return [], [], None
     try:
-        data = read_rules_file(path)
+        data = read_rules_file(path, files)
     except PermissionsError as exc:
         return [], [str(exc)], None
     if "hooks" not in data:

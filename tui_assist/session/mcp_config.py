@@ -33,6 +33,7 @@ from tui_assist.tools.mcp.config import McpServerConfig, env_references
 
 if TYPE_CHECKING:
     from tui_assist.session.config import Settings
+    from tui_assist.session.trust import ProjectFiles
 
 __all__ = ["MCP_JSON", "ProjectMcpServers", "project_mcp_servers", "session_mcp_servers"]
 
@@ -62,7 +63,7 @@ class ProjectMcpServers:
         return lines
 
 
-def project_mcp_servers(workdir: Path) -> ProjectMcpServers:
+def project_mcp_servers(workdir: Path, snapshot: ProjectFiles | None = None) -> ProjectMcpServers:
     """The servers declared by the project folder of `workdir` (read now; nothing is started).
 
     Reads `<git root>/.mcp.json` (when the git root is above the workdir), `<workdir>/.mcp.json`,
@@ -70,11 +71,15 @@ def project_mcp_servers(workdir: Path) -> ProjectMcpServers:
 
     Args:
         workdir: The session's workdir.
+        snapshot: The project's files as the trust digest reads them (read now when omitted).
 
     Returns:
         The servers, the files that declared them, and what could not be read.
     """
+    from tui_assist.session.trust import ProjectFiles
+
     workdir = workdir.resolve()
+    files_read = snapshot or ProjectFiles(workdir)
     candidates: list[Path] = []
     root = git_root(workdir)
     if root is not None and root != workdir:
@@ -84,17 +89,17 @@ def project_mcp_servers(workdir: Path) -> ProjectMcpServers:
     files: list[Path] = []
     warnings: list[str] = []
     for path in candidates:
-        if path.is_file():
-            entries = _read_mcp_json(path, warnings)
+        if files_read.is_file(path):
+            entries = _read_mcp_json(path, files_read, warnings)
             _add(servers, files, warnings, path, entries, translate=True)
     settings_file = project_settings_path(workdir)
-    if settings_file.is_file():
+    if files_read.is_file(settings_file):
         _add(
             servers,
             files,
             warnings,
             settings_file,
-            _read_settings_toml(settings_file, warnings),
+            _read_settings_toml(settings_file, files_read, warnings),
             translate=False,
         )
     return ProjectMcpServers(servers, tuple(files), tuple(warnings))
@@ -157,9 +162,9 @@ def _add(
             )
 
 
-def _read_mcp_json(path: Path, warnings: list[str]) -> Mapping[str, Any]:
+def _read_mcp_json(path: Path, files: ProjectFiles, warnings: list[str]) -> Mapping[str, Any]:
     try:
-        data: object = json.loads(path.read_text(encoding="utf-8"))
+        data: object = json.loads(files.text(path))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         warnings.append(f"{path}: cannot read it ({exc}); its MCP servers are ignored")
         return {}
@@ -172,9 +177,9 @@ def _read_mcp_json(path: Path, warnings: list[str]) -> Mapping[str, Any]:
     return cast(Mapping[str, Any], servers)
 
 
-def _read_settings_toml(path: Path, warnings: list[str]) -> Mapping[str, Any]:
+def _read_settings_toml(path: Path, files: ProjectFiles, warnings: list[str]) -> Mapping[str, Any]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(files.text(path))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         warnings.append(f"{path}: cannot read it ({exc}); its MCP servers are ignored")
         return {}

@@ -13,6 +13,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
 from tui_assist.core.approval import ApprovalMode, ApprovalPolicy
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from tui_assist.session.hooks import SessionHooks
     from tui_assist.session.mcp_config import ProjectMcpServers
     from tui_assist.session.rewind import TurnCheckpoints
+    from tui_assist.session.trust import ProjectFiles
     from tui_assist.store.db import Store
     from tui_assist.tools.mcp import McpManager
     from tui_assist.tools.sandbox import Sandbox
@@ -89,6 +91,10 @@ class SessionParts:
         self.model = self.preview.model
         self.notes: list[str] = []
         """Things the user should know about what was loaded (shown once)."""
+        self._project_files: ProjectFiles | None = None
+        """The project's files as read for this session (`_project_snapshot`)."""
+        self.extensions: Extensions | None = None
+        """The user's and the project's hooks and custom sub-agents, and the project's trust."""
         self._fixed_approvals = approvals is not None
         self._mode: ApprovalMode | None = mode
         self._trust_sandbox = trust_sandbox
@@ -117,8 +123,6 @@ class SessionParts:
         self._ready = asyncio.Event()
         self.checkpoints: TurnCheckpoints | None = None
         """Snapshots of the workdir around each turn (None without a store of the session's own)."""
-        self.extensions: Extensions | None = None
-        """The user's and the project's hooks and custom sub-agents, and the project's trust."""
         self.hooks: SessionHooks | None = None
         """The hooks that run (None when there are none)."""
         self._init_own()
@@ -166,19 +170,23 @@ class SessionParts:
         self.model = settings.resolved_model
         if not self._fixed_approvals:
             self.approvals = self._approval_policy(settings)
+            self._adopt_trust()
 
     def _approval_policy(self, settings: Settings) -> ApprovalPolicy:
         """The policy the settings describe: the user's and the project's rules, the mode."""
-        from tui_assist.paths import config_file
-        from tui_assist.session.rule_files import load_permissions
+        from tui_assist.paths import claude_home, config_file
+        from tui_assist.session.rule_files import TomlRulesFiles, load_permissions
 
         permissions = load_permissions(
             settings.workdir,
             user_allow=settings.permissions.allow,
             user_deny=settings.permissions.deny,
             user_file=config_file(),
+            claude_user_file=claude_home() / "settings.json" if settings.claude.import_user else None,
+            snapshot=self._project_snapshot(settings.workdir),
         )
         self.notes.extend(permissions.warnings)
+        permissions.files = TomlRulesFiles(after_edit=self._rules_file_edited)
         return ApprovalPolicy(
             settings.approval.default,
             settings.approval.rules,
@@ -187,6 +195,42 @@ class SessionParts:
             notify=self.notes.append,
             trust_sandbox=self._trust_sandbox,
         )
+
+    def _project_snapshot(self, workdir: Path) -> ProjectFiles:
+        """The project's files, each read once: the rules, hooks, servers and digest see the same bytes."""
+        from tui_assist.session.trust import ProjectFiles
+
+        snapshot = self._project_files
+        if snapshot is None or snapshot.workdir != workdir.resolve():
+            snapshot = self._project_files = ProjectFiles(workdir)
+        return snapshot
+
+    def _rules_file_edited(self, path: Path, before: bytes | None) -> None:
+        """Keep a trusted project trusted when the user's own answer edits one of its rules files.
+
+        `p` in a dialog or `/permissions remove` changes the file; the digest takes in the new
+        bytes, but never a change someone else made since the session read the file.
+        """
+        from tui_assist.paths import data_dir
+        from tui_assist.session.trust import ProjectTrust
+
+        found, snapshot = self.extensions, self._project_files
+        if found is None or snapshot is None or not found.trusted:
+            return
+        if not path.resolve().is_relative_to(found.workdir.resolve()):
+            return  # the user's own file: never part of a project's trust
+        if snapshot.as_read(path) != before:
+            return  # changed since the session read it: not the user's to vouch for
+        snapshot.reread(path)
+        if path not in found.project_files:
+            found.project_files.append(path)
+        found.digest = snapshot.digest(found.project_files)
+        ProjectTrust(data_dir(self.settings.data_dir)).save(found.workdir, found.digest)
+
+    def _adopt_trust(self) -> None:
+        """Let the project's allow rules take effect once (and only while) it is trusted."""
+        found = self.extensions
+        self.approvals.permissions.project_trusted = found is not None and found.trusted
 
     # -- loading -------------------------------------------------------------------------------
 
@@ -284,7 +328,12 @@ class SessionParts:
         from tui_assist.session.extensions import load_extensions
 
         try:
-            found = load_extensions(self.settings, config_dir(), data_dir(self.settings.data_dir))
+            found = load_extensions(
+                self.settings,
+                config_dir(),
+                data_dir(self.settings.data_dir),
+                self._project_snapshot(self.settings.workdir),
+            )
         except Exception as exc:  # a broken agent file or hook table must not keep the session from opening
             log.exception("hooks and agents unavailable")
             self.notes.append(f"hooks and custom agents are off: {exc}")
@@ -295,6 +344,7 @@ class SessionParts:
         if warning is not None:
             self.notes.append(warning)
         self._adopt_hooks()
+        self._adopt_trust()
 
     def _adopt_hooks(self) -> None:
         from tui_assist.session.hooks import SessionHooks
@@ -307,10 +357,16 @@ class SessionParts:
     def _custom_agents(self) -> Sequence[SubagentSpec]:
         return self.extensions.active_agents() if self.extensions is not None else ()
 
-    def trust_project(self) -> bool:
-        """Trust the workdir's project with its files as they are (the TUI's dialog).
+    def trust_project(self, digest: str | None = None) -> bool:
+        """Trust the workdir's project with its files as they were read and shown (the TUI's dialog).
 
-        Its hooks and agents run from the next turn on; `start_project_mcp` starts its MCP servers.
+        The digest saved is the one taken when the files were read, so a file changed since (while
+        the dialog was open) is asked about again next time. Its hooks, agents and allow rules
+        apply from the next turn on; `start_project_mcp` starts its MCP servers.
+
+        Args:
+            digest: The digest of what the user was shown (`Extensions.digest` when shown);
+                None: the one taken when the files were read.
 
         Returns:
             Whether the trust was saved (else it holds for this session only).
@@ -321,24 +377,27 @@ class SessionParts:
         found = self.extensions
         if found is None:
             return True
-        saved = ProjectTrust(data_dir(self.settings.data_dir)).trust(found.workdir, found.project_files)
+        saved = ProjectTrust(data_dir(self.settings.data_dir)).save(found.workdir, digest or found.digest)
         found.trust = "trusted"
         self._adopt_hooks()
+        self._adopt_trust()
         return saved
 
     async def _start_mcp(self) -> None:
         """Start the user's MCP servers (and the project's, when trusted); `_mcp_tools` offers their tools."""
         from tui_assist.session.factory import make_mcp
-        from tui_assist.session.mcp_config import project_mcp_servers, session_mcp_servers
+        from tui_assist.session.mcp_config import session_mcp_servers
 
         try:
-            project = await asyncio.to_thread(project_mcp_servers, self.settings.workdir)
-            self.notes.extend(project.warnings)
-            # The trust gate (`extensions`) digests the files `project_mcp_servers` read; an
-            # untrusted project's servers are named in its warning and its dialog, and start when
-            # the user trusts it (`start_project_mcp`).
+            # The servers the trust gate (`extensions`) parsed from the bytes it digested, never
+            # read again; an untrusted project's are named in its warning and its dialog, and
+            # start when the user trusts it (`start_project_mcp`).
+            found = self.extensions
+            project = found.project_mcp if found is not None else None
+            if project is not None:
+                self.notes.extend(project.warnings)
             self._project_mcp = project
-            trusted = self.extensions is not None and self.extensions.trusted
+            trusted = found is not None and found.trusted
             servers, clashes = session_mcp_servers(self.settings, project if trusted else None)
             self.notes.extend(clashes)
             self._mcp = manager = make_mcp(self.settings, servers)

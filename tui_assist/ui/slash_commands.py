@@ -359,7 +359,9 @@ def _permissions(screen: MainScreen, args: str) -> None:
         f"- **Bash:** {screen.session.sandbox_description}",
         "",
     ]
-    lines += [f"{i}. {rule.effect} `{rule.text}` · {rule.source}" for i, rule in enumerate(rules, 1)]
+    for i, rule in enumerate(rules, 1):
+        waits = "" if policy.permissions.in_effect(rule) else " · waits for you to trust the project"
+        lines.append(f"{i}. {rule.effect} `{rule.text}` · {rule.source}{waits}")
     if not rules:
         lines.append("No rules yet: `p` in an approval dialog saves one to this project.")
     else:

@@ -1,9 +1,10 @@
 """The project trust dialog: what a project folder would run, and the user's answer.
 
 Shown once the session is loaded, before anything of the project runs, when the project has
-hooks, MCP servers or agents the user has not trusted (or that changed since). Keys: `t` trust
-(remembered with the files' digest), `n` or `escape` not now (nothing of the project runs this
-session). The safe choice has the focus.
+hooks, MCP servers, agents, allow rules or scripts the user has not trusted (or that changed
+since). Keys: `t` trust (remembered with the digest of the files as they were read and shown:
+one changed while the dialog is open is asked about again), `n` or `escape` not now (nothing of
+the project runs or takes effect this session). The safe choice has the focus.
 """
 
 from __future__ import annotations
@@ -54,9 +55,9 @@ class TrustScreen(WarningDialog[bool]):
 
     def compose(self) -> ComposeResult:
         why = (
-            "Its files changed since you trusted it. Once trusted, this runs on your machine:"
+            "Its files changed since you trusted it. Once trusted, this runs or applies on your machine:"
             if self.changed
-            else "This folder brings its own code. Once trusted, this runs on your machine:"
+            else "This folder brings its own code. Once trusted, this runs or applies on your machine:"
         )
         with Vertical(id="dialog"):
             yield Static(Content.assemble("Trust the project ", (self.workdir, "bold"), "?"), id="title")
@@ -88,12 +89,13 @@ async def ask_project_trust(app: App[object], session: ChatSession) -> bool | No
     found = session.extensions
     if found is None or not found.pending():
         return None
+    shown = found.digest  # of the files as read for the items shown, never read again
     screen = TrustScreen(str(found.workdir), found.pending(), changed=found.trust == "changed")
     trusted = await app.push_screen_wait(screen)
     if trusted:
-        saved = session.trust_project()
+        saved = session.trust_project(shown)
         app.notify(
-            "Project trusted: its hooks, agents and MCP servers run from now on."
+            "Project trusted: its hooks, agents, MCP servers and allow rules apply from now on."
             if saved
             else "Project trusted for this session (the choice could not be saved).",
             timeout=4,
