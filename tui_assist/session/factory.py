@@ -149,7 +149,12 @@ def make_mcp(settings: Settings, servers: Mapping[str, McpServerConfig] | None =
         return None
     from tui_assist.tools.mcp import McpManager
 
-    return McpManager(servers, cwd=settings.workdir, log_dir=data_dir(settings.data_dir) / "logs")
+    return McpManager(
+        servers,
+        cwd=settings.workdir,
+        log_dir=data_dir(settings.data_dir) / "logs",
+        pass_env=settings.mcp.pass_env,
+    )
 
 
 class DataDirError(SetupError):
