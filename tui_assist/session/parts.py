@@ -327,19 +327,24 @@ class SessionParts:
         return saved
 
     async def _start_mcp(self) -> None:
-        """Start the user's MCP servers (and the project's, when trusted); `_mcp_tools` offers their tools."""
+        """Start the user's and the enabled plugins' MCP servers, and the project's when trusted.
+
+        `_mcp_tools` offers their tools.
+        """
         from tui_assist.session.factory import make_mcp
         from tui_assist.session.mcp_config import project_mcp_servers, session_mcp_servers
 
         try:
             project = await asyncio.to_thread(project_mcp_servers, self.settings.workdir)
             self.notes.extend(project.warnings)
+            plugins = await asyncio.to_thread(self._plugin_mcp_servers)
+            self.notes.extend(plugins.warnings)
             # The trust gate (`extensions`) digests the files `project_mcp_servers` read; an
             # untrusted project's servers are named in its warning and its dialog, and start when
             # the user trusts it (`start_project_mcp`).
             self._project_mcp = project
             trusted = self.extensions is not None and self.extensions.trusted
-            servers, clashes = session_mcp_servers(self.settings, project if trusted else None)
+            servers, clashes = session_mcp_servers(self.settings, project if trusted else None, plugins)
             self.notes.extend(clashes)
             self._mcp = manager = make_mcp(self.settings, servers)
             if manager is not None:
@@ -379,6 +384,16 @@ class SessionParts:
             log.exception("project MCP servers failed to start")
             return [f"the project's MCP servers are unavailable: {exc}"]
         return [*clashes, *self._mcp_failures(added)] if added else []
+
+    def _plugin_mcp_servers(self) -> ProjectMcpServers:
+        """The enabled plugins' MCP servers (installed by the user: no project trust needed)."""
+        from tui_assist.paths import data_dir
+        from tui_assist.session.mcp_config import ProjectMcpServers, plugin_mcp_servers
+        from tui_assist.session.plugins import load_plugins
+
+        found = load_plugins(data_dir(self.settings.data_dir))
+        servers = plugin_mcp_servers(found.plugins)
+        return ProjectMcpServers(servers.servers, servers.files, (*found.warnings, *servers.warnings))
 
     def _mcp_tools(self) -> Sequence[Tool]:
         """The tools of the session's MCP servers as they are now (a project's trusted since included)."""
