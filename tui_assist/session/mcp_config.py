@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
@@ -69,6 +69,8 @@ class ProjectMcpServers:
     """The project files that declare servers, in reading order (what a trust digest covers)."""
     warnings: tuple[str, ...] = ()
     """One line per file or entry that could not be used (it was skipped)."""
+    origins: Mapping[str, Path] = field(default_factory=lambda: dict[str, Path]())
+    """Name -> the file that declared the server (for `doctor`)."""
 
     def describe(self) -> list[str]:
         """One line per server for a trust dialog: `NAME: TARGET`, and the variables it would get."""
@@ -101,10 +103,11 @@ def project_mcp_servers(workdir: Path) -> ProjectMcpServers:
     servers: dict[str, McpServerConfig] = {}
     files: list[Path] = []
     warnings: list[str] = []
+    origins: dict[str, Path] = {}
     for path in candidates:
         if path.is_file():
             entries = _read_mcp_json(path, warnings)
-            _add(servers, files, warnings, path, entries, translate=True)
+            _add(servers, files, warnings, path, entries, translate=True, origins=origins)
     settings_file = project_settings_path(workdir)
     if settings_file.is_file():
         _add(
@@ -114,8 +117,9 @@ def project_mcp_servers(workdir: Path) -> ProjectMcpServers:
             settings_file,
             _read_settings_toml(settings_file, warnings),
             translate=False,
+            origins=origins,
         )
-    return ProjectMcpServers(servers, tuple(files), tuple(warnings))
+    return ProjectMcpServers(servers, tuple(files), tuple(warnings), origins)
 
 
 def plugin_mcp_servers(plugins: Sequence[Plugin]) -> ProjectMcpServers:
@@ -128,6 +132,7 @@ def plugin_mcp_servers(plugins: Sequence[Plugin]) -> ProjectMcpServers:
     servers: dict[str, McpServerConfig] = {}
     files: list[Path] = []
     warnings: list[str] = []
+    origins: dict[str, Path] = {}
     for plugin in plugins:
         if not plugin.enabled or plugin.mcp_file is None:
             continue
@@ -137,8 +142,17 @@ def plugin_mcp_servers(plugins: Sequence[Plugin]) -> ProjectMcpServers:
             f"plugin_{plugin.name}_{name}": _replace_text(raw, "${CLAUDE_PLUGIN_ROOT}", root)
             for name, raw in entries.items()
         }
-        _add(servers, files, warnings, plugin.mcp_file, entries, translate=True, origin="plugin")
-    return ProjectMcpServers(servers, tuple(files), tuple(warnings))
+        _add(
+            servers,
+            files,
+            warnings,
+            plugin.mcp_file,
+            entries,
+            translate=True,
+            origin="plugin",
+            origins=origins,
+        )
+    return ProjectMcpServers(servers, tuple(files), tuple(warnings), origins)
 
 
 def session_mcp_servers(
@@ -200,6 +214,7 @@ def _add(
     *,
     translate: bool,
     origin: Origin = "project",
+    origins: dict[str, Path],
 ) -> None:
     if not entries:
         return
@@ -221,6 +236,7 @@ def _add(
         entry.update(origin=origin, trusted=False)
         try:
             servers[name] = McpServerConfig.model_validate(entry)
+            origins[name] = path
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])

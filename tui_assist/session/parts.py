@@ -393,7 +393,9 @@ class SessionParts:
 
         found = load_plugins(data_dir(self.settings.data_dir))
         servers = plugin_mcp_servers(found.plugins)
-        return ProjectMcpServers(servers.servers, servers.files, (*found.warnings, *servers.warnings))
+        return ProjectMcpServers(
+            servers.servers, servers.files, (*found.warnings, *servers.warnings), servers.origins
+        )
 
     def _mcp_tools(self) -> Sequence[Tool]:
         """The tools of the session's MCP servers as they are now (a project's trusted since included)."""
