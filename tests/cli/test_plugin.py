@@ -247,3 +247,30 @@ def test_a_broken_manifest_and_a_missing_copy_are_warnings_naming_the_file(
     shutil.rmtree(data / "plugins" / "installed" / "greet")
     [warning] = load_plugins(data).warnings
     assert warning.startswith(f"{data / 'plugins' / 'state.json'}: plugin 'greet' is recorded but")
+
+
+class Terminal(io.StringIO):
+    """Typed answers on a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    ("answer", "code", "installed"), [("n\n", 1, False), ("", 1, False), ("y\n", 0, True)]
+)
+def test_on_a_terminal_the_install_asks_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    answer: str, code: int, installed: bool,
+) -> None:  # fmt: skip
+    monkeypatch.setattr(sys, "stdin", Terminal(answer))
+    data = tmp_path / "data"
+    result, out, _ = run(
+        capsys, "plugin", "install", str(make_plugin(tmp_path / "greet")), "--data-dir", str(data)
+    )
+    assert result == code
+    assert "  command /greet:hello" in out and "Install greet? [y/N] " in out
+    assert (installed_plugins(data) != []) is installed
+    assert sorted(p.name for p in (data / "plugins").iterdir()) == (
+        ["installed", "state.json"] if installed else ["installed"]
+    )
