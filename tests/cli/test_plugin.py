@@ -274,3 +274,22 @@ def test_on_a_terminal_the_install_asks_first(
     assert sorted(p.name for p in (data / "plugins").iterdir()) == (
         ["installed", "state.json"] if installed else ["installed"]
     )
+
+
+def test_a_link_out_of_the_plugin_is_not_copied(
+    tmp_path: Path, data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = make_plugin(tmp_path / "greet")
+    secret = write(tmp_path / "secret.txt", "private key")
+    (source / "commands" / "leak.md").symlink_to(secret)
+    (source / "commands" / "same.md").symlink_to(source / "commands" / "hello.md")
+    code, out, err = run(capsys, "plugin", "install", str(source), "--yes", "--data-dir", str(data))
+    assert code == 0
+    copied = data / "plugins" / "installed" / "greet" / "commands"
+    assert not (copied / "leak.md").exists() and not (copied / "same.md").is_symlink()
+    assert (copied / "same.md").read_text() == (source / "commands" / "hello.md").read_text()
+    assert "/greet:leak" not in out
+    assert err == (
+        f"tui-assist: plugin install: warning: {source / 'commands' / 'leak.md'}: a link to {secret}, "
+        "outside the plugin; not copied\n"
+    )

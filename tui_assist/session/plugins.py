@@ -279,8 +279,7 @@ def prepare_install(data_dir: Path, spec: str) -> PendingInstall:
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=plugins_dir))
     pending: PendingInstall | None = None
     try:
-        _fetch(source, staging / "plugin")
-        warnings: list[str] = []
+        warnings = _fetch(source, staging / "plugin")
         plugin = read_plugin(staging / "plugin", warnings, fallback_name=listed.name if listed else None)
         if listed is not None:
             plugin = _with(
@@ -528,11 +527,29 @@ def _resolve(data_dir: Path, spec: str) -> tuple[str, str | None, MarketplaceEnt
     return str(path), market_name, entry
 
 
-def _fetch(source: str, target: Path) -> None:
-    """Copy a local folder (without its `.git`) or shallow-clone a git URL into `target`."""
+def _fetch(source: str, target: Path) -> list[str]:
+    """Copy a local folder or shallow-clone a git URL into `target`; one line per thing left out.
+
+    A copy leaves out `.git` and every symlink that points out of the folder (a plugin's command
+    file linked to `~/.ssh/id_rsa` would put that key in a prompt); a clone makes no symlinks
+    (`core.symlinks=false`).
+    """
     if not _is_git_url(source):
-        shutil.copytree(source, target, symlinks=True, ignore=shutil.ignore_patterns(".git"))
-        return
+        root = Path(source).resolve()
+        left_out: list[str] = []
+
+        def ignore(folder: str, names: list[str]) -> set[str]:
+            skipped = {".git"} & set(names)
+            for name in names:
+                path = Path(folder) / name
+                if path.is_symlink() and not path.resolve().is_relative_to(root):
+                    left_out.append(f"{path}: a link to {path.resolve()}, outside the plugin; not copied")
+                    skipped.add(name)
+            return skipped
+
+        # Links inside the folder are copied as the files they name: the copy stands on its own.
+        shutil.copytree(source, target, ignore=ignore, ignore_dangling_symlinks=True)
+        return left_out
     command = ["git"]
     for setting in _GIT_CONFIG:
         command += ["-c", setting]
@@ -558,6 +575,7 @@ def _fetch(source: str, target: Path) -> None:
         why = " ".join(done.stderr.split()) or f"exit status {done.returncode}"
         raise PluginError(f"git clone {source} failed: {why}")
     shutil.rmtree(target / ".git", ignore_errors=True)  # a snapshot: no repository config stays
+    return []
 
 
 # -- state
