@@ -153,10 +153,12 @@ def load_plugins(data_dir: Path) -> PluginsFound:
             warnings.append(f"{state.path}: plugin {name!r} is recorded but {root} is missing; skipped")
             continue
         plugin = read_plugin(root, warnings, fallback_name=name)
+        recorded = entry.get("version")
         plugins.append(
             _with(
                 plugin,
                 name=name,
+                version=plugin.version or (str(recorded) if recorded is not None else None),
                 enabled=bool(entry.get("enabled", True)),
                 source=str(entry.get("source", "")),
                 marketplace=cast(str | None, entry.get("marketplace")),
@@ -548,7 +550,10 @@ def _fetch(source: str, target: Path) -> list[str]:
             return skipped
 
         # Links inside the folder are copied as the files they name: the copy stands on its own.
-        shutil.copytree(source, target, ignore=ignore, ignore_dangling_symlinks=True)
+        try:
+            shutil.copytree(source, target, ignore=ignore, ignore_dangling_symlinks=True)
+        except OSError as exc:  # shutil.Error too: it lists the files that failed
+            raise PluginError(f"cannot copy {source}: {exc}") from None
         return left_out
     command = ["git"]
     for setting in _GIT_CONFIG:
