@@ -235,7 +235,7 @@ class PendingInstall:
         target = _installed_dir(self.data_dir) / self.plugin.name
         if target.exists():
             shutil.rmtree(target)
-        os.replace(self._staging_plugin, target)
+        self._staging_plugin.rename(target)  # a folder moved within the data dir
         self.discard()
         state = _State.read(self.data_dir)
         state.plugins[self.plugin.name] = {
@@ -350,7 +350,7 @@ def add_marketplace(data_dir: Path, source: str) -> Marketplace:
         target = folder / market.name
         if target.exists():
             shutil.rmtree(target)
-        os.replace(staging / "copy", target)
+        (staging / "copy").rename(target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     state = _State.read(data_dir)
