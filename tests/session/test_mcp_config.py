@@ -265,12 +265,14 @@ def test_a_projects_secret_variable_is_not_expanded_and_its_server_not_started(t
                 "token": {"command": "srv", "args": ["--token=${GITHUB_TOKEN:-none}"]},
                 "plain": {"command": "srv", "args": ["${HOME}/x", "${CLAUDE_PROJECT_DIR}", "${LEVEL:-3}"]},
                 "allowed": {"command": "srv", "env": {"T": "${MY_SERVICE_TOKEN}"}},
+                "provider": {"command": "srv", "env": {"C": "${LLM_CREDS}"}},
             }
         },
     )
     settings = Settings.model_validate(
         {"workdir": tmp_path, "mcp": {"pass_env": ["MY_SERVICE_TOKEN"]}, "mcpServers": {"mine": {
-            "url": "https://mine.test", "headers": {"X": "${ANTHROPIC_API_KEY}"}}}}
+            "url": "https://mine.test", "headers": {"X": "${ANTHROPIC_API_KEY}"}}},
+         "profiles": {"corp": {"base_url": "https://llm.corp/v1", "api_key_env": "LLM_CREDS"}}}
     )  # fmt: skip
     servers, notes = session_mcp_servers(settings, project_mcp_servers(tmp_path))
     assert list(servers) == ["mine", "plain", "allowed"]  # the user's own may read any variable
@@ -279,4 +281,7 @@ def test_a_projects_secret_variable_is_not_expanded_and_its_server_not_started(t
         'project\'s config may not read (allow it with `[mcp] pass_env = ["ANTHROPIC_API_KEY"]` in config.toml)',
         "the project's MCP server token is not started: its config names ${GITHUB_TOKEN}, which a "
         'project\'s config may not read (allow it with `[mcp] pass_env = ["GITHUB_TOKEN"]` in config.toml)',
+        # A provider's key variable holds a secret whatever its name.
+        "the project's MCP server provider is not started: its config names ${LLM_CREDS}, which a "
+        'project\'s config may not read (allow it with `[mcp] pass_env = ["LLM_CREDS"]` in config.toml)',
     ]

@@ -144,12 +144,14 @@ def _claude_settings(found: Findings) -> list[Source]:
 
 
 def _mcp_json(found: Findings) -> list[Source]:
+    from tui_assist.session.mcp_config import provider_key_variables
     from tui_assist.tools.mcp.config import blocked_message, blocked_references
 
     workdir = found.workdir
     root = git_root(workdir)
     paths = [*([root / ".mcp.json"] if root is not None and root != workdir else []), workdir / ".mcp.json"]
     pass_env = found.settings.mcp.pass_env
+    secrets = provider_key_variables(found.settings)
     sources: list[Source] = []
     for path in paths:
         loaded: list[str] = []
@@ -158,7 +160,7 @@ def _mcp_json(found: Findings) -> list[Source]:
             if origin != path:
                 continue
             config = found.project_mcp.servers[name]
-            blocked = blocked_references(config, pass_env)
+            blocked = blocked_references(config, pass_env, secrets)
             if name in found.settings.mcp_servers:
                 skipped.append(f"MCP server {name}: your config.toml has one of that name")
             elif blocked:
@@ -199,8 +201,10 @@ def _skill_folders(found: Findings) -> list[Source]:
 
 
 def _plugins(found: Findings) -> list[Source]:
+    from tui_assist.session.mcp_config import provider_key_variables
     from tui_assist.tools.mcp.config import blocked_message, blocked_references
 
+    secrets = provider_key_variables(found.settings)
     state = found.plugins.state_file or found.data_dir / "plugins" / "state.json"
     names = [f"{p.name}{' (disabled)' if not p.enabled else ''}" for p in found.plugins.plugins]
     sources = [Source("plugins state", state, state.is_file(), tuple(_counted("plugin", names)))]
@@ -215,7 +219,7 @@ def _plugins(found: Findings) -> list[Source]:
             (loaded if used else skipped).append(line if used else f"{line}: not read by this build")
         for name, origin in found.plugin_mcp.origins.items():
             config = found.plugin_mcp.servers[name]
-            blocked = blocked_references(config, found.settings.mcp.pass_env)
+            blocked = blocked_references(config, found.settings.mcp.pass_env, secrets)
             if origin.is_relative_to(plugin.root) and blocked:
                 skipped.append(blocked_message(name, config, blocked))
         sources.append(Source("plugin", plugin.root, True, tuple(loaded), tuple(skipped)))

@@ -51,6 +51,7 @@ __all__ = [
     "ProjectMcpServers",
     "plugin_mcp_servers",
     "project_mcp_servers",
+    "provider_key_variables",
     "session_mcp_servers",
 ]
 
@@ -186,12 +187,23 @@ def session_mcp_servers(
                 f"{'your config.toml' if name in settings.mcp_servers else 'a plugin'} has one of that name"
             )
             continue
-        blocked = blocked_references(config, settings.mcp.pass_env)
+        blocked = blocked_references(config, settings.mcp.pass_env, provider_key_variables(settings))
         if blocked:
             notes.append(blocked_message(name, config, blocked))
             continue
         servers[name] = config
     return servers, notes
+
+
+def provider_key_variables(settings: Settings) -> frozenset[str]:
+    """The variables the configured OpenAI-compatible profiles read their keys from (`api_key_env`).
+
+    They hold secrets whatever their names, so a project's or a plugin's MCP config never reads them
+    (unless `[mcp] pass_env` lists them).
+    """
+    from tui_assist.providers.profiles import merged_profiles
+
+    return frozenset(p.api_key_env for p in merged_profiles(settings.profiles).values() if p.api_key_env)
 
 
 def _replace_text(value: object, old: str, new: str) -> object:

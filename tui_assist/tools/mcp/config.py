@@ -172,28 +172,33 @@ PROVIDED_VARIABLES: Final = ("CLAUDE_PROJECT_DIR",)
 """Set by the program for every server's config (the workdir), as Claude Code does."""
 
 
-def variable_allowed(name: str, pass_env: Collection[str]) -> bool:
+def variable_allowed(name: str, pass_env: Collection[str], secrets: Collection[str] = ()) -> bool:
     """Whether a project's or a plugin's MCP config may read `name` from the environment.
 
     Args:
         name: The variable `${NAME}` names.
         pass_env: `[mcp] pass_env`: the variables the user allows although they look secret.
+        secrets: More variables that hold secrets whatever their names (a provider's key variable).
 
     Returns:
-        True for a name that does not look like a secret (`is_secret_variable`), one the program
-        sets itself, or one the user listed.
+        True for a name that does not look like a secret (`is_secret_variable`, `secrets`), one the
+        program sets itself, or one the user listed.
     """
-    return name in pass_env or name in PROVIDED_VARIABLES or not is_secret_variable(name)
+    if name in pass_env or name in PROVIDED_VARIABLES:
+        return True
+    return name not in secrets and not is_secret_variable(name)
 
 
-def blocked_references(config: McpServerConfig, pass_env: Collection[str]) -> list[str]:
+def blocked_references(
+    config: McpServerConfig, pass_env: Collection[str], secrets: Collection[str] = ()
+) -> list[str]:
     """The variables a project's or a plugin's server names and may not read (none for the user's).
 
     Such a server is not started: expanding would send the secret where the file says.
     """
     if config.expands_any_variable:
         return []
-    return [name for name in env_references(config) if not variable_allowed(name, pass_env)]
+    return [name for name in env_references(config) if not variable_allowed(name, pass_env, secrets)]
 
 
 def blocked_message(name: str, config: McpServerConfig, blocked: Iterable[str]) -> str:

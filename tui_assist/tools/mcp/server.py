@@ -51,6 +51,7 @@ class McpServer:
         max_restarts: int,
         max_output_chars: int,
         pass_env: frozenset[str] = frozenset(),
+        secret_env: frozenset[str] = frozenset(),
     ) -> None:
         self.name = name
         self.config = config
@@ -60,6 +61,8 @@ class McpServer:
         self._workdir = cwd
         self._pass_env = pass_env
         """`[mcp] pass_env`: secret-looking variables a project's or plugin's config may read."""
+        self._secret_env = secret_env
+        """Variables holding secrets whatever their names (a provider's key variable)."""
         self._log_dir = log_dir
         self._max_restarts = max_restarts
         self._max_output_chars = max_output_chars
@@ -346,7 +349,9 @@ class McpServer:
         provided = {"CLAUDE_PROJECT_DIR": str(self._workdir)} if self._workdir is not None else {}
         if self.config.expands_any_variable:
             return {**os.environ, **provided}
-        allowed = {k: v for k, v in os.environ.items() if variable_allowed(k, self._pass_env)}
+        allowed = {
+            k: v for k, v in os.environ.items() if variable_allowed(k, self._pass_env, self._secret_env)
+        }
         return {**allowed, **provided}
 
     def _start_folder(self, environ: Mapping[str, str]) -> Path | None:
