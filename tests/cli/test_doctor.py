@@ -68,6 +68,10 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
         "claude local settings": write(work / ".claude" / "settings.local.json", "{}"),
         "claude user settings": write(home / ".claude" / "settings.json", "{}"),
         "project skill": write(work / ".claude" / "skills" / "lint" / "SKILL.md", "---\nname: lint\n---\n"),
+        "claude project command": write(work / ".claude" / "commands" / "ship.md", "Ship it\n"),
+        "claude user agent": write(
+            home / ".claude" / "agents" / "helper.md", "---\ndescription: H\n---\nHelp.\n"
+        ),
     }
     plugin_source = make_plugin(tmp_path / "plugin-src")
     other = make_plugin(tmp_path / "other-src", name="other", version="2.0")
@@ -128,6 +132,10 @@ def test_doctor_accounts_for_every_file_of_the_setup(
     for unread in (work / ".claude" / "settings.json", setup["home"] / ".claude" / "settings.json"):
         assert by_path[unread]["skipped"] == ["not read by this build"]
     assert by_path[work / ".claude" / "skills"]["skipped"] == ["not read by this build"]
+    # Claude Code's folders that no loader here reads yet are listed as such, once.
+    assert by_path[work / ".claude" / "commands"]["skipped"] == ["not read by this build"]
+    assert by_path[setup["home"] / ".claude" / "agents"]["skipped"] == ["not read by this build"]
+    assert [s["path"] for s in report["sources"]].count(str(work / ".claude" / "agents")) == 1
 
     installed = setup["data"] / "plugins" / "installed"
     assert by_path[setup["data"] / "plugins" / "state.json"]["loaded"] == [

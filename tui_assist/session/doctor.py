@@ -173,31 +173,38 @@ def _mcp_json(found: Findings) -> list[Source]:
 
 def _command_folders(found: Findings) -> list[Source]:
     sources: list[Source] = []
+    folders = [folder for folder, _ in found.command_loader.folders]
     for folder, origin in found.command_loader.folders:
         names = [f"/{name}" for name, c in found.commands.commands.items() if c.path.is_relative_to(folder)]
         kind = f"{origin} commands folder"
         sources.append(Source(kind, folder, folder.is_dir(), tuple(_counted("command", names))))
-    return sources
+    return sources + _claude_folders(found, "commands", folders)
 
 
 def _agent_folders(found: Findings) -> list[Source]:
     from tui_assist.session.agents import agent_folders
 
     sources: list[Source] = []
-    for folder, project in agent_folders(found.workdir, found.config_dir):
+    places = agent_folders(found.workdir, found.config_dir)
+    for folder, project in places:
         names = [a.spec.name for a in found.extensions.agents if a.path.is_relative_to(folder)]
         kind = f"{'project' if project else 'user'} agents folder"
         sources.append(Source(kind, folder, folder.is_dir(), tuple(_counted("agent", names)), gated=project))
-    return sources
+    return sources + _claude_folders(found, "agents", [folder for folder, _ in places])
+
+
+def _claude_folders(found: Findings, part: str, read: Sequence[Path]) -> list[Source]:
+    """Claude Code's project and user folders of `part` that no loader here reads (yet)."""
+    places = [
+        (f"Claude Code project {part} folder", found.workdir / ".claude" / part, True),
+        (f"Claude Code user {part} folder", Path.home() / ".claude" / part, False),
+    ]
+    return [_unread(kind, path, gated) for kind, path, gated in places if path not in read]
 
 
 def _skill_folders(found: Findings) -> list[Source]:
-    places = [
-        ("project skills folder", found.workdir / ".claude" / "skills", True),
-        ("Claude Code user skills folder", Path.home() / ".claude" / "skills", False),
-        ("user skills folder", found.config_dir / "skills", False),
-    ]
-    return [_unread(kind, path, gated) for kind, path, gated in places]
+    user = _unread("user skills folder", found.config_dir / "skills", False)
+    return [*_claude_folders(found, "skills", []), user]
 
 
 def _plugins(found: Findings) -> list[Source]:
