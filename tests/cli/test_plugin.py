@@ -155,27 +155,30 @@ def test_marketplace_add_list_and_install_name_at_marketplace(
     market = tmp_path / "market"
     make_plugin(market / "plugins" / "greet")
     remote = git_repo(make_plugin(tmp_path / "remote-plugin", name="remote", version="0.1.0"))
+    git("tag", "v0.1.0", cwd=remote)
+    manifest = remote / ".claude-plugin" / "plugin.json"
+    manifest.write_text(manifest.read_text().replace("0.1.0", "0.2.0-dev"))
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "next", cwd=remote)
     listing = {
         "name": "team-tools",
         "owner": {"name": "Team"},
+        "metadata": {"pluginRoot": "./plugins"},
         "plugins": [
-            {"name": "greet", "source": "./plugins/greet", "description": "Says hello", "version": "1.2.0"},
-            {"name": "remote", "source": {"source": "url", "url": f"file://{remote}"}, "description": "Far"},
+            {"name": "greet", "source": "greet", "description": "Says hello", "version": "1.2.0"},
+            {"name": "remote", "source": {"source": "url", "url": f"file://{remote}", "ref": "v0.1.0"}},
             {"name": "escape", "source": "../remote-plugin"},
+            {"name": "packaged", "source": {"source": "npm", "package": "@team/packaged"}},
         ],
     }
     write(market / ".claude-plugin" / "marketplace.json", json.dumps(listing))
 
     code, out, err = run(capsys, "plugin", "marketplace", "add", str(market), "--data-dir", str(data))
     assert code == 0, err
-    assert out.splitlines()[0] == "added marketplace team-tools (3 plugins)"
+    assert out.splitlines()[0] == "added marketplace team-tools (4 plugins)"
     code, out, _ = run(capsys, "--data-dir", str(data), "plugin", "marketplace", "list", "--json")
     [row] = json.loads(out)
-    assert row["name"] == "team-tools" and [p["name"] for p in row["plugins"]] == [
-        "greet",
-        "remote",
-        "escape",
-    ]
+    assert row["name"] == "team-tools"
+    assert [p["name"] for p in row["plugins"]] == ["greet", "remote", "escape", "packaged"]
 
     code, out, err = run(capsys, "plugin", "install", "greet@team-tools", "--yes", "--data-dir", str(data))
     assert code == 0, err
@@ -184,12 +187,16 @@ def test_marketplace_add_list_and_install_name_at_marketplace(
     assert code == 0, err
     found = {p.name: p for p in installed_plugins(data)}
     assert (found["greet"].marketplace, found["greet"].source) == ("team-tools", "greet@team-tools")
-    assert found["remote"].version == "0.1.0"
+    assert found["remote"].version == "0.1.0"  # the tag the entry names, not the branch's tip
 
     for spec, why in (
         (
             "nope@team-tools",
-            "marketplace team-tools lists no plugin 'nope' (it lists: greet, remote, escape)",
+            "marketplace team-tools lists no plugin 'nope' (it lists: greet, remote, escape, packaged)",
+        ),
+        (
+            "packaged@team-tools",
+            "marketplace team-tools: plugin packaged: its source (npm) is not supported here",
         ),
         (
             "greet@elsewhere",

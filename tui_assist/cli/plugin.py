@@ -133,7 +133,9 @@ def _marketplace(args: argparse.Namespace, folder: Path) -> int:
         print("no marketplaces added (tui-assist plugin marketplace add PATH|GIT_URL)")
     for m in [] if args.json else markets:
         print(f"{m.name}  {m.source}")
-        print("\n".join(f"  {e.name}{' ' + e.version if e.version else ''}" for e in m.plugins))
+        for e in m.plugins:
+            note = f" (not installable: {e.unsupported})" if e.unsupported else ""
+            print(f"  {e.name}{' ' + e.version if e.version else ''}{note}")
     _warn("plugin marketplace list", warnings)
     return EXIT_OK
 

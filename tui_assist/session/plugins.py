@@ -118,9 +118,13 @@ class MarketplaceEntry:
 
     name: str
     source: str
-    """A path inside the marketplace's folder, or a git URL."""
+    """A path inside the marketplace's folder, or a git URL ("" when `unsupported`)."""
     description: str = ""
     version: str | None = None
+    ref: str | None = None
+    """The branch or tag to clone (a git source's `ref`)."""
+    unsupported: str | None = None
+    """Why the entry's source cannot be fetched here (an `npm` source, say)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,7 +285,7 @@ def prepare_install(data_dir: Path, spec: str) -> PendingInstall:
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=plugins_dir))
     pending: PendingInstall | None = None
     try:
-        warnings = _fetch(source, staging / "plugin")
+        warnings = _fetch(source, staging / "plugin", listed.ref if listed else None)
         plugin = read_plugin(staging / "plugin", warnings, fallback_name=listed.name if listed else None)
         if listed is not None:
             plugin = _with(
@@ -454,36 +458,51 @@ def _read_marketplace(root: Path, source: str) -> Marketplace:
     if not isinstance(name, str):
         raise PluginError(f"{path}: no name")
     _check_name(name, "marketplace")
+    metadata = data.get("metadata")
+    plugin_root = (
+        cast(Mapping[str, Any], metadata).get("pluginRoot") if isinstance(metadata, Mapping) else None
+    )
     entries: list[MarketplaceEntry] = []
     for raw in cast(list[Any], data.get("plugins") or []):
-        if not isinstance(raw, Mapping):
+        if not isinstance(raw, Mapping) or not isinstance(cast(Mapping[str, Any], raw).get("name"), str):
             continue
         raw = cast(Mapping[str, Any], raw)
-        plugin_source = _entry_source(raw.get("source"))
-        if isinstance(raw.get("name"), str) and plugin_source is not None:
-            version = raw.get("version")
-            entries.append(
-                MarketplaceEntry(
-                    raw["name"],
-                    plugin_source,
-                    str(raw.get("description") or ""),
-                    str(version) if version is not None else None,
-                )
+        version = raw.get("version")
+        where, ref, unsupported = _entry_source(
+            raw.get("source"), plugin_root if isinstance(plugin_root, str) else None
+        )
+        entries.append(
+            MarketplaceEntry(
+                raw["name"],
+                where,
+                description=str(raw.get("description") or ""),
+                version=str(version) if version is not None else None,
+                ref=ref,
+                unsupported=unsupported,
             )
+        )
     return Marketplace(name, root, source, tuple(entries))
 
 
-def _entry_source(value: object) -> str | None:
-    """A marketplace entry's `source`: a path or URL, or `{"source": "github", "repo"}` / `{"url"}`."""
+def _entry_source(value: object, plugin_root: str | None) -> tuple[str, str | None, str | None]:
+    """A marketplace entry's `source` as (path or URL, ref, why it is unsupported).
+
+    Claude Code's shapes: a path relative to the marketplace (a bare name is under
+    `metadata.pluginRoot`), `{"source": "github", "repo", "ref"?}`, `{"source": "url", "url", "ref"?}`.
+    """
     if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping):
-        value = cast(Mapping[str, Any], value)
-        if value.get("source") == "github" and isinstance(value.get("repo"), str):
-            return f"https://github.com/{value['repo']}.git"
-        if isinstance(value.get("url"), str):
-            return value["url"]
-    return None
+        bare = plugin_root is not None and not value.startswith(".") and "/" not in value
+        return (f"{plugin_root.rstrip('/')}/{value}" if bare and plugin_root else value), None, None
+    if not isinstance(value, Mapping):
+        return "", None, f"its source {value!r} is not a path or an object"
+    value = cast(Mapping[str, Any], value)
+    kind = value.get("source")
+    ref = value.get("ref") if isinstance(value.get("ref"), str) else None
+    if kind == "github" and isinstance(value.get("repo"), str):
+        return f"https://github.com/{value['repo']}.git", ref, None
+    if kind in ("url", "git", None) and isinstance(value.get("url"), str):
+        return value["url"], ref, None
+    return "", None, f"its source ({kind}) is not supported here"
 
 
 # -- fetching
@@ -504,7 +523,7 @@ def _normal_source(source: str) -> str:
 
 
 def _resolve(data_dir: Path, spec: str) -> tuple[str, str | None, MarketplaceEntry | None]:
-    """Where to fetch `spec` from, the marketplace it names, and its marketplace entry."""
+    """Where to fetch `spec` from, the marketplace it names, and its marketplace entry (its `ref`)."""
     name, at, market_name = spec.rpartition("@")
     if not at or _is_git_url(spec) or "/" in market_name or not name or Path(spec).is_dir():
         return _normal_source(spec), None, None
@@ -519,6 +538,8 @@ def _resolve(data_dir: Path, spec: str) -> tuple[str, str | None, MarketplaceEnt
     if entry is None:
         listed = ", ".join(e.name for e in market.plugins) or "none"
         raise PluginError(f"marketplace {market_name} lists no plugin {name!r} (it lists: {listed})")
+    if entry.unsupported is not None:
+        raise PluginError(f"marketplace {market_name}: plugin {name}: {entry.unsupported}")
     if _is_git_url(entry.source):
         return entry.source, market_name, entry
     path = (market.root / entry.source).resolve()
@@ -529,12 +550,12 @@ def _resolve(data_dir: Path, spec: str) -> tuple[str, str | None, MarketplaceEnt
     return str(path), market_name, entry
 
 
-def _fetch(source: str, target: Path) -> list[str]:
+def _fetch(source: str, target: Path, ref: str | None = None) -> list[str]:
     """Copy a local folder or shallow-clone a git URL into `target`; one line per thing left out.
 
     A copy leaves out `.git` and every symlink that points out of the folder (a plugin's command
     file linked to `~/.ssh/id_rsa` would put that key in a prompt); a clone makes no symlinks
-    (`core.symlinks=false`).
+    (`core.symlinks=false`), of the branch or tag `ref` when given.
     """
     if not _is_git_url(source):
         root = Path(source).resolve()
@@ -558,7 +579,8 @@ def _fetch(source: str, target: Path) -> list[str]:
     command = ["git"]
     for setting in _GIT_CONFIG:
         command += ["-c", setting]
-    command += ["clone", "--quiet", "--depth", "1", "--no-recurse-submodules", "--", source, str(target)]
+    command += ["clone", "--quiet", "--depth", "1", "--no-recurse-submodules"]
+    command += [*(["--branch", ref] if ref else []), "--", source, str(target)]
     env = {
         "PATH": os.environ.get("PATH", os.defpath),
         "HOME": str(target.parent),
