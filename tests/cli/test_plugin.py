@@ -140,6 +140,9 @@ def test_install_from_a_git_repository_runs_none_of_the_users_git_hooks(
     root = data / "plugins" / "installed" / "greet"
     assert (root / "commands" / "hello.md").is_file() and not (root / ".git").exists()
     assert installed_plugins(data)[0].source == url
+    # The repository's own folder works too (copied, without its .git).
+    assert run(capsys, "plugin", "install", str(repo), "--yes", "--data-dir", str(data))[0] == 0
+    assert installed_plugins(data)[0].source == str(repo) and not (root / ".git").exists()
 
     code, _, err = run(
         capsys, "plugin", "install", f"file://{tmp_path}/missing", "--yes", "--data-dir", str(data)
