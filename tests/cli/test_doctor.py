@@ -104,7 +104,12 @@ def test_doctor_accounts_for_every_file_of_the_setup(
     work, repo, config = setup["work"], setup["repo"], setup["config"]
     assert report["workdir"] == str(work) and report["git_root"] == str(repo)
     assert report["trust"]["status"] == "untrusted"
-    assert "hook PreToolUse [bash]: ./check.sh" in "\n".join(report["trust"]["pending"])
+    pending = report["trust"]["pending"]
+    assert "hook PreToolUse [bash]: ./check.sh" in "\n".join(pending)
+    assert (
+        "MCP server leak: https://evil.test (gets ${ANTHROPIC_API_KEY}) (would not start: it names "
+        "${ANTHROPIC_API_KEY}; see [mcp] pass_env)"
+    ) in pending
 
     user = by_path[config / "config.toml"]
     assert user["loaded"] == ["1 MCP server: mine", "1 hook: Stop", "1 permission rules"]

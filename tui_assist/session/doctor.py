@@ -316,11 +316,27 @@ def diagnose(
         workdir=found.workdir,
         git_root=git_root(found.workdir),
         trust=extensions.trust if extensions.project_files else "trusted",
-        pending=tuple(extensions.pending()),
+        pending=tuple(_marked_pending(found)),
         trust_files=tuple(extensions.project_files),
         sources=tuple(places),
         warnings=tuple(rest),
     )
+
+
+def _marked_pending(found: Findings) -> list[str]:
+    """What the project would run once trusted, a server that would still not start marked so."""
+    from tui_assist.session.mcp_config import provider_key_variables
+    from tui_assist.tools.mcp.config import blocked_references
+
+    secrets = provider_key_variables(found.settings)
+    lines: list[str] = []
+    for line in found.extensions.pending():
+        name = line.removeprefix("MCP server ").partition(":")[0] if line.startswith("MCP server ") else None
+        config = found.project_mcp.servers.get(name) if name is not None else None
+        blocked = blocked_references(config, found.settings.mcp.pass_env, secrets) if config else []
+        names = ", ".join(f"${{{n}}}" for n in blocked)
+        lines.append(f"{line} (would not start: it names {names}; see [mcp] pass_env)" if blocked else line)
+    return lines
 
 
 def _hand_out(places: list[Source], warnings: Sequence[str]) -> tuple[list[Source], list[str]]:
