@@ -28,6 +28,7 @@ class Home:
     suite: Path
     conversation_id: str
     turn_id: str
+    plugin: Path
 
     def globals(self) -> list[str]:
         """Every global flag, each with a value that works where the flag is used."""
@@ -55,7 +56,10 @@ def home(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Home:
     out = capsys.readouterr().out
     assert code == 0, out
     answer = json.loads(out)
-    return Home(tmp_path, data, work, script, suite, answer["conversation_id"], answer["turn_id"])
+    plugin = tmp_path / "plugin"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / ".claude-plugin" / "plugin.json").write_text('{"name": "flagged"}')
+    return Home(tmp_path, data, work, script, suite, answer["conversation_id"], answer["turn_id"], plugin)
 
 
 def test_the_flag_list_covers_every_global_flag(home: Home) -> None:
@@ -97,12 +101,27 @@ def commands(home: Home) -> dict[str, tuple[list[str], int, str]]:
             '"task": "tiny"',
         ),  # fmt: skip
         "rewind": (["rewind", home.turn_id, "--json"], 0, home.turn_id),
+        "plugin install": (["plugin", "install", str(home.plugin), "--yes"], 0, "installed flagged"),
+        "plugin list": (["plugin", "list", "--json"], 0, "[]"),
+        # No such plugin: the command's own error, not one about a flag.
+        "plugin remove": (["plugin", "remove", "nope"], 2, "no plugin 'nope'"),
+        "plugin enable": (["plugin", "enable", "nope"], 2, "no plugin 'nope'"),
+        "plugin disable": (["plugin", "disable", "nope"], 2, "no plugin 'nope'"),
+        "plugin marketplace add": (
+            ["plugin", "marketplace", "add", str(home.plugin)],
+            2,
+            "is not a marketplace",
+        ),
+        "plugin marketplace list": (["plugin", "marketplace", "list", "--json"], 0, "[]"),
+        "doctor": (["doctor", "--json"], 0, '"sources"'),
     }
 
 
 COMMAND_NAMES = [
     "ask", "history list", "history show", "history search", "history export", "stats",
     "flow grounded", "flow approve", "bench docs", "bench helpdesk", "bench strategies", "rewind",
+    "plugin install", "plugin list", "plugin remove", "plugin enable", "plugin disable",
+    "plugin marketplace add", "plugin marketplace list", "doctor",
 ]  # fmt: skip
 
 
@@ -154,7 +173,9 @@ def run(home: Home, *argv: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("name", ["history list", "stats", "rewind", "bench strategies"])
+@pytest.mark.parametrize(
+    "name", ["history list", "stats", "rewind", "bench strategies", "plugin marketplace list", "doctor"]
+)
 def test_an_alias_with_global_flags_runs_every_command(home: Home, name: str) -> None:
     """`alias ta='tui-assist --data-dir ~/work-ai --workdir .'`, then the command, then more flags."""
     words, code, proof = commands(home)[name]

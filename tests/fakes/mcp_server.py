@@ -9,7 +9,7 @@
 
 Tools: `echo`, `add`, `pid` (which process answers: tells a restart apart), `crash` (kills the
 process in the middle of the call), `slow` (sleeps, then answers), `fail` (raises), `shout.loud`
-(a name that needs sanitizing), `counter` (state that lives as long as the process).
+(a name that needs sanitizing), `counter` (state that lives as long as the process), `where` (its cwd and arguments).
 """
 
 from __future__ import annotations
@@ -68,6 +68,12 @@ def fail() -> str:
 def shout(text: str) -> str:
     """Upper-case the text."""
     return text.upper()
+
+
+@server.tool()
+def where() -> str:
+    """The folder the server runs in, and its argv after the script."""
+    return f"{os.getcwd()} {' '.join(sys.argv[1:])}".strip()
 
 
 @server.tool()

@@ -260,7 +260,7 @@ async def test_status_lines_and_input_checks(manager: McpManager) -> None:
     lines = format_status(manager.status())
     add = tool(manager, "testsrv__add")
 
-    assert lines[0] == "testsrv: ready (stdio), 8 tools"
+    assert lines[0] == "testsrv: ready (stdio), 9 tools"
     assert lines[1].endswith("mcp_server.py")
     assert "  - testsrv__shout_loud" in lines
     assert format_status([]) == ["no MCP servers configured"]
@@ -413,3 +413,62 @@ async def test_cancelling_a_turn_while_a_server_starts_leaves_it_startable(tmp_p
         await manager.start()
 
         assert manager.status()[0].state == "ready"
+
+
+# --------------------------------------------------------------------------- cwd, ${VAR}, headersHelper
+
+
+async def test_a_stdio_server_starts_in_its_cwd_with_variables_in_command_and_args(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TA_PYTHON", sys.executable)
+    monkeypatch.setenv("TA_MODE", "verbose")
+    (tmp_path / "srv").mkdir()
+    config = McpServerConfig(
+        command="${TA_PYTHON}", args=[SERVER, "--mode=${TA_MODE}", "--level=${TA_LEVEL:-3}"], cwd=Path("srv")
+    )
+    async with McpManager({"placed": config}, cwd=tmp_path) as manager:
+        await manager.start()
+        assert manager.status()[0].state == "ready", manager.status()[0].error
+        out, is_error = await call(manager, "placed__where", tmp_path)
+    assert not is_error
+    assert out == f"{tmp_path / 'srv'} --mode=verbose --level=3"
+
+
+async def test_a_projects_server_cannot_read_a_secret_variable_even_when_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defence in depth: the manager itself expands only allowed variables for a project's config."""
+    monkeypatch.setenv("TA_API_KEY", "s3cret")
+    config = stdio("--key=${TA_API_KEY}", origin="project")
+    async with McpManager({"proj": config}, cwd=tmp_path) as manager:
+        await manager.start()
+        status = manager.status()[0]
+    assert status.state == "failed"
+    assert "names ${TA_API_KEY}, which this config may not read" in (status.error or "")
+    assert '[mcp] pass_env = ["TA_API_KEY"]' in (status.error or "")
+    allowed = McpManager({"proj": config}, cwd=tmp_path, pass_env=["TA_API_KEY"])
+    async with allowed:
+        await allowed.start()
+        assert allowed.status()[0].state == "ready", allowed.status()[0].error
+        assert (await call(allowed, "proj__where", tmp_path))[0].endswith("--key=s3cret")
+
+
+async def test_headers_helper_output_is_sent_as_headers(tmp_path: Path) -> None:
+    helper = tmp_path / "token.sh"
+    helper.write_text('#!/bin/sh\necho "{\\"Authorization\\": \\"Bearer $(cat token.txt)\\"}"\n')
+    helper.chmod(0o755)
+    (tmp_path / "token.txt").write_text("fresh-token")
+    with serving("http", token="fresh-token") as url:
+        good = McpServerConfig.model_validate({"url": url, "headersHelper": "./token.sh", "trusted": True})
+        failing = good.model_copy(update={"headers_helper": "echo oops >&2; exit 4"})
+        not_json = good.model_copy(update={"headers_helper": "echo not json"})
+        servers = {"helped": good, "failing": failing, "not_json": not_json}
+        async with McpManager(servers, cwd=tmp_path) as manager:
+            await manager.start()
+            states = {s.name: s for s in manager.status()}
+            assert states["helped"].state == "ready", states["helped"].error
+            assert await call(manager, "helped__echo", tmp_path, text="hi") == ("echo: hi", False)
+    assert states["failing"].state == "failed"
+    assert "its headersHelper failed: oops" in (states["failing"].error or "")
+    assert "must print a JSON object" in (states["not_json"].error or "")

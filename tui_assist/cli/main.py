@@ -161,6 +161,14 @@ def _run(args: argparse.Namespace) -> int:
             from tui_assist.cli.rewind import rewind
 
             return asyncio.run(rewind(args, settings))
+        case "plugin":
+            from tui_assist.cli.plugin import plugin
+
+            return plugin(args, settings)
+        case "doctor":
+            from tui_assist.cli.doctor import doctor
+
+            return doctor(args, settings)
         case _:
             from tui_assist.cli.commands import flow
 

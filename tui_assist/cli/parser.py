@@ -93,10 +93,19 @@ USES: dict[str, tuple[str, ...]] = {
     "bench helpdesk": _MODEL,
     # Each run has its own copy of the task's repo and a throwaway data dir; scripts come per task.
     "bench strategies": ("rounds", "provider", "base_url", "model"),
+    "plugin install": ("data_dir",),
+    "plugin list": ("data_dir",),
+    "plugin remove": ("data_dir",),
+    "plugin enable": ("data_dir",),
+    "plugin disable": ("data_dir",),
+    "plugin marketplace add": ("data_dir",),
+    "plugin marketplace list": ("data_dir",),
+    # Reports what a session in that workdir would load; it trusts nothing itself.
+    "doctor": ("workdir", "data_dir"),
 }
 """The global flags each command uses; it accepts and ignores the others."""
 
-COMMANDS = ("ask", "acp", "explore", "history", "stats", "flow", "bench", "rewind")
+COMMANDS = ("ask", "acp", "explore", "history", "stats", "flow", "bench", "rewind", "plugin", "doctor")
 
 
 def _add_globals(parser: argparse.ArgumentParser, uses: Sequence[str]) -> None:
@@ -261,13 +270,57 @@ def build_parser() -> argparse.ArgumentParser:
         "--concurrency", type=int, default=1, metavar="N", help="runs at once (default 1)"
     )
     strategies.add_argument("--json", action="store_true", help="print JSON rows")
+
+    _add_plugin_commands(sub)
+    doctor = _sub(
+        sub,
+        "doctor",
+        USES["doctor"],
+        help="every place settings, commands, agents, skills, hooks and MCP servers are read from",
+        description="List each file and folder a session in the workdir reads, what loaded from it, "
+        "what was skipped and why, and the project's trust.",
+    )
+    doctor.add_argument("--json", action="store_true", help="print JSON")
     return parser
+
+
+def _add_plugin_commands(sub: Any) -> None:
+    """`plugin install|list|remove|enable|disable` and `plugin marketplace add|list`."""
+    plugin = _sub(sub, "plugin", _union("plugin"), help="install and manage Claude Code plugins")
+    psub = plugin.add_subparsers(dest="plugin_command", metavar="ACTION", required=True)
+    install = _sub(
+        psub,
+        "install",
+        USES["plugin install"],
+        help="install a plugin from a folder, a git URL or NAME@MARKETPLACE",
+        description="Fetch the plugin, list what it brings (commands, agents, skills, hooks, MCP "
+        "servers) and ask before installing it into the data dir.",
+    )
+    install.add_argument("source", metavar="PATH|GIT_URL|NAME@MARKETPLACE", help="where the plugin is")
+    install.add_argument("--yes", action="store_true", help="install without asking")
+    listing = _sub(
+        psub, "list", USES["plugin list"], help="installed plugins: name, version, source, enabled"
+    )
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    for action, what in (("remove", "uninstall"), ("enable", "enable"), ("disable", "disable")):
+        command = _sub(psub, action, USES[f"plugin {action}"], help=f"{what} an installed plugin")
+        command.add_argument("name", metavar="NAME", help="the plugin's name (see plugin list)")
+    market = _sub(psub, "marketplace", _union("plugin marketplace"), help="add and list plugin marketplaces")
+    msub = market.add_subparsers(dest="marketplace_command", metavar="ACTION", required=True)
+    add = _sub(
+        msub, "add", USES["plugin marketplace add"], help="add a marketplace from a folder or a git URL"
+    )
+    add.add_argument("source", metavar="PATH|GIT_URL", help="holds .claude-plugin/marketplace.json")
+    mlist = _sub(msub, "list", USES["plugin marketplace list"], help="added marketplaces and their plugins")
+    mlist.add_argument("--json", action="store_true", help="print JSON")
 
 
 def command_name(args: argparse.Namespace) -> str:
     """The command the namespace holds: `chat`, `ask`, `history list`, `flow grounded`, ..."""
     command = args.command or "chat"
-    for group in ("history", "flow", "bench"):
+    if command == "plugin" and args.plugin_command == "marketplace":
+        return f"plugin marketplace {args.marketplace_command}"
+    for group in ("history", "flow", "bench", "plugin"):
         if command == group:
             return f"{group} {getattr(args, f'{group}_command')}"
     return command

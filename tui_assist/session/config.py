@@ -38,6 +38,7 @@ __all__ = [
     "ConfigError",
     "HookEvent",
     "HookSettings",
+    "McpSettings",
     "ModelSettings",
     "PermissionSettings",
     "Price",
@@ -89,6 +90,14 @@ class ToolsSettings(_Section):
 
     bash: BashToolSettings = Field(default_factory=BashToolSettings)
     web: WebToolSettings = Field(default_factory=WebToolSettings)
+
+
+class McpSettings(_Section):
+    """The `[mcp]` table."""
+
+    pass_env: list[str] = Field(default_factory=list)
+    """Variables a project's or a plugin's MCP config may name in `${VAR}` (and a `headersHelper`
+    gets) although their names look like secrets; the user's own servers read any variable."""
 
 
 HookEvent = Literal["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "PreCompact"]
@@ -175,6 +184,7 @@ class Settings(_Section):
     """Named OpenAI-compatible endpoints, beside the built-in `ollama`, `vllm` and `llamacpp`."""
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict, alias="mcpServers")
     """MCP servers whose tools are offered to the model, in the usual `mcpServers` shape."""
+    mcp: McpSettings = Field(default_factory=McpSettings)
     refine: bool = False
     rounds: int = Field(default=DEFAULT_ROUNDS, ge=1, le=MAX_ROUNDS)
     """Refine round budget."""

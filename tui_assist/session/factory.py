@@ -147,9 +147,16 @@ def make_mcp(settings: Settings, servers: Mapping[str, McpServerConfig] | None =
     servers = settings.mcp_servers if servers is None else servers
     if not servers:
         return None
+    from tui_assist.session.mcp_config import provider_key_variables
     from tui_assist.tools.mcp import McpManager
 
-    return McpManager(servers, cwd=settings.workdir, log_dir=data_dir(settings.data_dir) / "logs")
+    return McpManager(
+        servers,
+        cwd=settings.workdir,
+        log_dir=data_dir(settings.data_dir) / "logs",
+        pass_env=settings.mcp.pass_env,
+        secret_env=provider_key_variables(settings),
+    )
 
 
 class DataDirError(SetupError):

@@ -384,7 +384,10 @@ class SessionParts:
         return saved
 
     async def _start_mcp(self) -> None:
-        """Start the user's MCP servers (and the project's, when trusted); `_mcp_tools` offers their tools."""
+        """Start the user's and the enabled plugins' MCP servers, and the project's when trusted.
+
+        `_mcp_tools` offers their tools.
+        """
         from tui_assist.session.factory import make_mcp
         from tui_assist.session.mcp_config import session_mcp_servers
 
@@ -397,8 +400,10 @@ class SessionParts:
             if project is not None:
                 self.notes.extend(project.warnings)
             self._project_mcp = project
+            plugins = await asyncio.to_thread(self._plugin_mcp_servers)
+            self.notes.extend(plugins.warnings)
             trusted = found is not None and found.trusted
-            servers, clashes = session_mcp_servers(self.settings, project if trusted else None)
+            servers, clashes = session_mcp_servers(self.settings, project if trusted else None, plugins)
             self.notes.extend(clashes)
             self._mcp = manager = make_mcp(self.settings, servers)
             if manager is not None:
@@ -438,6 +443,18 @@ class SessionParts:
             log.exception("project MCP servers failed to start")
             return [f"the project's MCP servers are unavailable: {exc}"]
         return [*clashes, *self._mcp_failures(added)] if added else []
+
+    def _plugin_mcp_servers(self) -> ProjectMcpServers:
+        """The enabled plugins' MCP servers (installed by the user: no project trust needed)."""
+        from tui_assist.paths import data_dir
+        from tui_assist.session.mcp_config import ProjectMcpServers, plugin_mcp_servers
+        from tui_assist.session.plugins import load_plugins
+
+        found = load_plugins(data_dir(self.settings.data_dir))
+        servers = plugin_mcp_servers(found.plugins)
+        return ProjectMcpServers(
+            servers.servers, servers.files, (*found.warnings, *servers.warnings), servers.origins
+        )
 
     def _mcp_tools(self) -> Sequence[Tool]:
         """The tools of the session's MCP servers as they are now (a project's trusted since included)."""

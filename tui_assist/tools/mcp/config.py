@@ -6,17 +6,20 @@ import hashlib
 import os
 import re
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tui_assist.tools.shell import is_secret_variable
+
 Transport = Literal["stdio", "http", "sse"]
 """How a server is reached: a child process, streamable HTTP, or the older HTTP+SSE transport."""
-Origin = Literal["user", "project"]
-"""Where a server was declared: the user's config, or a file in the project (which needs trust)."""
+Origin = Literal["user", "project", "plugin"]
+"""Where a server was declared: the user's config, a file in the project (which needs trust), or
+an installed plugin (the user's choice, but written by someone else)."""
 
 _HTTP_TYPES: Final = {"http": "http", "streamable-http": "http", "streamableHttp": "http", "sse": "sse"}
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -35,7 +38,7 @@ UNSAFE_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 class McpServerConfig(BaseModel):
     """One entry of `mcpServers`: a stdio command, or a URL spoken to over streamable HTTP or SSE."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     command: str | None = None
     """The executable of a stdio server."""
@@ -49,6 +52,9 @@ class McpServerConfig(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     """Sent with every HTTP request (e.g. `Authorization = "Bearer ${TOKEN}"`); `${VAR}` and
     `${VAR:-default}` are expanded from the environment when the server connects, never stored."""
+    headers_helper: str | None = Field(default=None, alias="headersHelper")
+    """A shell command run each time the server connects; its stdout is a JSON object of headers
+    (a short-lived token), sent over `headers`."""
     type: Literal["stdio", "http", "streamable-http", "streamableHttp", "sse"] | None = None
     """Optional, as other clients write it (`.mcp.json`); must agree with `command` / `url`."""
     transport: Transport = "stdio"
@@ -95,6 +101,11 @@ class McpServerConfig(BaseModel):
         return self
 
     @property
+    def expands_any_variable(self) -> bool:
+        """Whether `${VAR}` may name any variable: only in the user's own config."""
+        return self.origin == "user"
+
+    @property
     def target(self) -> str:
         """The command line or URL, for status lines."""
         if self.command is not None:
@@ -102,7 +113,11 @@ class McpServerConfig(BaseModel):
         return self.url or ""
 
 
-class UnsetVariable(ValueError):
+class McpStartError(ValueError):
+    """What a server's config needs before it can start is missing; the message says what."""
+
+
+class UnsetVariable(McpStartError):
     """A `${VAR}` reference names a variable that is not set (and gives no default)."""
 
     def __init__(self, message: str, name: str) -> None:
@@ -138,12 +153,63 @@ def expand_env(text: str, environ: Mapping[str, str] | None = None) -> str:
 
 
 def env_references(config: McpServerConfig) -> list[str]:
-    """The environment variables a server's `url`, `headers` and `env` name (`${VAR}`), in order.
+    """The environment variables a server's config names (`${VAR}`), in order.
 
     What a trust dialog should show: trusting the server sends these values to it.
     """
-    texts = [config.url or "", *config.headers.values(), *config.env.values()]
+    texts = [
+        config.command or "",
+        *config.args,
+        str(config.cwd or ""),
+        config.url or "",
+        *config.headers.values(),
+        *config.env.values(),
+    ]
     return list(dict.fromkeys(m.group(1) for text in texts for m in _ENV_REFERENCE.finditer(text)))
+
+
+PROVIDED_VARIABLES: Final = ("CLAUDE_PROJECT_DIR",)
+"""Set by the program for every server's config (the workdir), as Claude Code does."""
+
+
+def variable_allowed(name: str, pass_env: Collection[str], secrets: Collection[str] = ()) -> bool:
+    """Whether a project's or a plugin's MCP config may read `name` from the environment.
+
+    Args:
+        name: The variable `${NAME}` names.
+        pass_env: `[mcp] pass_env`: the variables the user allows although they look secret.
+        secrets: More variables that hold secrets whatever their names (a provider's key variable).
+
+    Returns:
+        True for a name that does not look like a secret (`is_secret_variable`, `secrets`), one the
+        program sets itself, or one the user listed.
+    """
+    if name in pass_env or name in PROVIDED_VARIABLES:
+        return True
+    return name not in secrets and not is_secret_variable(name)
+
+
+def blocked_references(
+    config: McpServerConfig, pass_env: Collection[str], secrets: Collection[str] = ()
+) -> list[str]:
+    """The variables a project's or a plugin's server names and may not read (none for the user's).
+
+    Such a server is not started: expanding would send the secret where the file says.
+    """
+    if config.expands_any_variable:
+        return []
+    return [name for name in env_references(config) if not variable_allowed(name, pass_env, secrets)]
+
+
+def blocked_message(name: str, config: McpServerConfig, blocked: Iterable[str]) -> str:
+    """One line: the server is not started, which variables it names, and how to allow them."""
+    names = list(blocked)
+    listed = ", ".join(f"${{{n}}}" for n in names)
+    allow = ", ".join(f'"{n}"' for n in names)
+    return (
+        f"the {config.origin}'s MCP server {name} is not started: its config names {listed}, which "
+        f"a {config.origin}'s config may not read (allow it with `[mcp] pass_env = [{allow}]` in config.toml)"
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from tui_assist.core.tooling import Tool
@@ -25,6 +25,10 @@ class McpManager:
             Its last line explains a failed start.
         max_restarts: How many times a server that died is started again.
         max_output_chars: Longer tool output is truncated with a marker.
+        pass_env: `[mcp] pass_env`: secret-looking variables a project's or a plugin's config may
+            name in `${VAR}` (and its `headersHelper` gets).
+        secret_env: Variables that hold secrets whatever their names (a provider's key variable):
+            a project's or a plugin's config never reads them unless `pass_env` lists them.
     """
 
     def __init__(
@@ -35,9 +39,17 @@ class McpManager:
         log_dir: Path | None = None,
         max_restarts: int = 1,
         max_output_chars: int = 30_000,
+        pass_env: Iterable[str] = (),
+        secret_env: Iterable[str] = (),
     ) -> None:
         self._new_server = functools.partial(
-            McpServer, cwd=cwd, log_dir=log_dir, max_restarts=max_restarts, max_output_chars=max_output_chars
+            McpServer,
+            cwd=cwd,
+            log_dir=log_dir,
+            max_restarts=max_restarts,
+            max_output_chars=max_output_chars,
+            pass_env=frozenset(pass_env),
+            secret_env=frozenset(secret_env),
         )
         self._servers = {name: self._new_server(name, config) for name, config in servers.items()}
         self._started = False

@@ -12,7 +12,7 @@ from typing import IO, TYPE_CHECKING, Final, cast
 
 from tui_assist.core.text import clip, exc_text, truncate_middle
 from tui_assist.core.tooling import ToolOutput
-from tui_assist.tools.mcp.config import UnsetVariable
+from tui_assist.tools.mcp.config import McpStartError
 from tui_assist.tools.mcp.tool import RemoteTool
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ def startup_error(error: BaseException, *, http_refusal: str | None = None) -> s
         return f"command not found: {exc.filename or exc}"
     if isinstance(exc, MCPError) and exc.message == "Connection closed":
         return "the server exited before the MCP handshake"
-    if isinstance(exc, UnsetVariable):
+    if isinstance(exc, McpStartError):
         return str(exc)
     if (known := _http_error(exc)) is not None:
         return known

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import os
+import signal
 import tempfile
+from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TextIO, cast
@@ -19,10 +23,12 @@ from tui_assist.tools.mcp.config import (
     UNSAFE_NAME_CHARS,
     McpServerConfig,
     McpServerStatus,
+    McpStartError,
     ServerState,
     UnsetVariable,
     expand_env,
     qualified_name,
+    variable_allowed,
 )
 from tui_assist.tools.mcp.sdk import list_tools, startup_error, stderr_tail, to_output, watched
 from tui_assist.tools.mcp.tool import McpTool, RemoteTool
@@ -44,13 +50,19 @@ class McpServer:
         log_dir: Path | None,
         max_restarts: int,
         max_output_chars: int,
+        pass_env: frozenset[str] = frozenset(),
+        secret_env: frozenset[str] = frozenset(),
     ) -> None:
         self.name = name
         self.config = config
         self.state: ServerState = "disabled" if config.disabled else "idle"
         self.error: str | None = None
         self.restarts = 0
-        self._cwd = config.cwd or cwd
+        self._workdir = cwd
+        self._pass_env = pass_env
+        """`[mcp] pass_env`: secret-looking variables a project's or plugin's config may read."""
+        self._secret_env = secret_env
+        """Variables holding secrets whatever their names (a provider's key variable)."""
         self._log_dir = log_dir
         self._max_restarts = max_restarts
         self._max_output_chars = max_output_chars
@@ -301,13 +313,17 @@ class McpServer:
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         config = self.config
+        environ = self._expansion_environ()
         if config.command is not None:
-            env = {key: _expanded(value, f"its env {key}") for key, value in config.env.items()}
+            env = {key: _expanded(value, f"its env {key}", environ) for key, value in config.env.items()}
             params = StdioServerParameters(
-                command=config.command, args=list(config.args), env=env or None, cwd=self._cwd
+                command=_expanded(config.command, "its command", environ),
+                args=[_expanded(arg, "its args", environ) for arg in config.args],
+                env=env or None,
+                cwd=self._start_folder(environ),
             )
             return stdio_client(params, errlog=cast(TextIO, self._open_errlog()))
-        url, headers = self._http_target()
+        url, headers = await self._http_target(environ)
         if config.transport == "sse":
             from mcp.client.sse import sse_client
 
@@ -328,12 +344,68 @@ class McpServer:
         await stack.enter_async_context(http)
         return streamable_http_client(url, http_client=http)
 
-    def _http_target(self) -> tuple[str, dict[str, str]]:
+    def _expansion_environ(self) -> dict[str, str]:
+        """The variables `${VAR}` reads: all for the user's own config, the allowed ones otherwise."""
+        provided = {"CLAUDE_PROJECT_DIR": str(self._workdir)} if self._workdir is not None else {}
+        if self.config.expands_any_variable:
+            return {**os.environ, **provided}
+        allowed = {
+            k: v for k, v in os.environ.items() if variable_allowed(k, self._pass_env, self._secret_env)
+        }
+        return {**allowed, **provided}
+
+    def _start_folder(self, environ: Mapping[str, str]) -> Path | None:
+        """Where the server starts: its `cwd` (relative to the workdir), else the workdir."""
+        if self.config.cwd is None:
+            return self._workdir
+        folder = Path(_expanded(str(self.config.cwd), "its cwd", environ)).expanduser()
+        return folder if folder.is_absolute() or self._workdir is None else self._workdir / folder
+
+    async def _http_target(self, environ: Mapping[str, str]) -> tuple[str, dict[str, str]]:
         """The URL and headers with `${VAR}` expanded, now: the values never enter the config."""
         assert self.config.url is not None
-        url = _expanded(self.config.url, "its url")
-        headers = {key: _expanded(value, f"its header {key}") for key, value in self.config.headers.items()}
+        url = _expanded(self.config.url, "its url", environ)
+        headers = {
+            key: _expanded(value, f"its header {key}", environ) for key, value in self.config.headers.items()
+        }
+        if self.config.headers_helper is not None:
+            headers |= await self._helper_headers(environ)
         return url, headers
+
+    async def _helper_headers(self, environ: Mapping[str, str]) -> dict[str, str]:
+        """Run `headersHelper` (as a hook runs: `sh -c`, secrets filtered) and read its JSON headers."""
+        from tui_assist.tools.shell import shell_env
+
+        command = self.config.headers_helper
+        assert command is not None
+        folder = self._start_folder(environ) or Path.cwd()
+        process = await asyncio.create_subprocess_exec(
+            "sh", "-c", command,
+            cwd=folder, env=shell_env(folder, self._pass_env), start_new_session=True,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        try:
+            async with asyncio.timeout(self.config.startup_timeout):
+                out, err = await process.communicate()
+        except (TimeoutError, asyncio.CancelledError):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            await process.wait()
+            raise McpStartError(
+                f"its headersHelper did not finish within {self.config.startup_timeout:g} s"
+            ) from None
+        if process.returncode != 0:
+            why = one_line(err.decode(errors="replace")) or f"exit status {process.returncode}"
+            raise McpStartError(f"its headersHelper failed: {why}")
+        try:
+            data: object = json.loads(out)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            data = None
+        if not isinstance(data, dict) or not all(
+            isinstance(v, str) for v in cast(dict[str, object], data).values()
+        ):
+            raise McpStartError("its headersHelper must print a JSON object of header names to strings")
+        return cast(dict[str, str], data)
 
     def _open_errlog(self) -> IO[str]:
         if self._errlog is None:
@@ -346,10 +418,15 @@ class McpServer:
         return self._errlog
 
 
-def _expanded(value: str, what: str) -> str:
+def _expanded(value: str, what: str, environ: Mapping[str, str]) -> str:
     """`value` with `${VAR}` expanded; an unset one fails the start, naming `what` refers to it."""
     try:
-        return expand_env(value)
+        return expand_env(value, environ)
     except UnsetVariable as exc:
         message = f"{what} names ${{{exc.name}}}, which is not set (set it, or change the config)"
+        if exc.name in os.environ:
+            message = (
+                f"{what} names ${{{exc.name}}}, which this config may not read "
+                f'(allow it with `[mcp] pass_env = ["{exc.name}"]` in config.toml)'
+            )
         raise UnsetVariable(message, exc.name) from None
