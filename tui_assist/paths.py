@@ -20,6 +20,13 @@ def config_file() -> Path:
     return config_dir() / "config.toml"
 
 
+def claude_home() -> Path:
+    """Claude Code's user dir: `$CLAUDE_CONFIG_DIR`, else `~/.claude`."""
+    if configured := os.environ.get("CLAUDE_CONFIG_DIR"):
+        return Path(configured).expanduser()
+    return Path.home() / ".claude"
+
+
 def data_dir(override: str | Path | None = None) -> Path:
     """The data dir: `--data-dir`, else `$TUI_ASSIST_HOME`, else the platform's user data dir."""
     if override:

@@ -113,7 +113,7 @@ async def test_pre_tool_use_exit_2_blocks_rm_rf_and_the_model_sees_stderr(
     assert len(runs) == 2
     payload = runs[0]["payload"]
     assert payload["hook_event_name"] == "PreToolUse"
-    assert payload["tool_name"] == "bash"
+    assert payload["tool_name"] == "Bash"  # Claude Code's vocabulary
     assert payload["tool_input"] == {"command": "rm -rf victim"}
     assert payload["session_id"] == outcome.conversation_id and payload["session_id"]
     assert payload["turn_id"] == outcome.result.turn_id
@@ -140,7 +140,7 @@ async def test_pre_tool_use_exit_2_blocks_rm_rf_and_the_model_sees_stderr(
 FORMATTER = """#!/usr/bin/env python3
 import json, sys
 data = json.load(sys.stdin)
-path = data["tool_input"]["path"]
+path = data["tool_input"]["file_path"]
 with open(path) as f:
     text = f.read()
 with open(path, "w") as f:

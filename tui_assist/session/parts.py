@@ -422,7 +422,14 @@ class SessionParts:
             self.checkpoints = TurnCheckpoints(self.store, data_dir(s.data_dir), s.workdir)
 
     async def aclose(self) -> None:
-        """Release what `load` opened: MCP servers, the provider's connections, the store."""
+        """Run the `SessionEnd` hooks, then release what `load` opened: MCP servers, provider, store."""
+        if self.hooks is not None and self.hooks.of("SessionEnd"):
+            from tui_assist.core.observer import NullObserver
+
+            try:
+                await self.hooks.session_end(NullObserver(), "other")
+            except Exception:  # a hook must not keep the session from closing
+                log.exception("SessionEnd hooks failed")
         for closer in (
             self.checkpoints.aclose if self.checkpoints is not None else None,
             self._mcp.aclose if self._mcp is not None else None,
