@@ -379,3 +379,53 @@ async def test_a_cancelled_turn_kills_the_running_hook(
         await asyncio.sleep(0.05)
     else:
         raise AssertionError("the hook outlived its cancelled turn")
+
+
+def json_hook(folder: Path, name: str, reply: dict[str, object]) -> Path:
+    """A hook script that prints `reply` as its JSON output."""
+    return script(folder, name, f"#!/bin/sh\ncat > /dev/null\necho '{json.dumps(reply)}'\n")
+
+
+async def test_continue_false_stops_the_turn_after_the_call_and_says_why(
+    fake: FakeAnthropic, work: Path, tmp_path: Path, opened: list[ChatSession]
+) -> None:
+    stop = json_hook(tmp_path, "stop.sh", {"continue": False, "stopReason": "the build is broken"})
+    write_config(tmp_path, hook("PreToolUse", stop, matcher="Bash"))
+    fake.add(Reply([ToolUse("bash", {"command": "touch made"})]), Reply("never sent"))
+    session = await open_session(work, tmp_path, opened)
+    outcome = await session.run_turn("go", RecordingObserver())
+    assert [r for r in fake.requests if r.path == "/v1/messages"][1:] == []
+    assert not (work / "made").exists()
+    assert "a PreToolUse hook stopped the turn: the build is broken" in outcome.warnings
+
+
+async def test_prompt_and_post_tool_json_output(
+    fake: FakeAnthropic, work: Path, tmp_path: Path, opened: list[ChatSession]
+) -> None:
+    context = {
+        "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "ticket ABC-1"}
+    }
+    after = {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "3 files changed"}}
+    write_config(
+        tmp_path,
+        # Claude Code's nested shape, written in TOML.
+        "[[hooks.UserPromptSubmit]]\n"
+        f'hooks = [{{ type = "command", command = {json.dumps(str(json_hook(tmp_path, "ctx.sh", context)))} }}]\n'
+        '[[hooks.PostToolUse]]\nmatcher = "Bash"\n'
+        f'hooks = [{{ type = "command", command = {json.dumps(str(json_hook(tmp_path, "after.sh", after)))} }}]\n',
+    )
+    fake.add(Reply([ToolUse("bash", {"command": "echo hi"})]), Reply("ok"))
+    session = await open_session(work, tmp_path, opened)
+    await session.prompt_hooks("what now?")
+    await session.run_turn("what now?", RecordingObserver())
+    first, second = (r for r in fake.requests if r.path == "/v1/messages")
+    assert "ticket ABC-1" in first.all_text() and "hookSpecificOutput" not in first.all_text()
+    assert "PostToolUse hook context: 3 files changed" in json.dumps(
+        second.messages[-1]["content"][0]["content"]
+    )
+
+    block = json_hook(tmp_path, "block.sh", {"decision": "block", "reason": "prompts need a ticket"})
+    write_config(tmp_path, hook("UserPromptSubmit", block))
+    refusing = await open_session(work, tmp_path, opened)
+    with pytest.raises(PromptRefused, match="prompts need a ticket"):
+        await refusing.prompt_hooks("hi")

@@ -589,6 +589,11 @@ class SessionHooks:
                 case _:
                     pass
 
+    def _stopped(self, event: str, reason: str) -> HookStop:
+        """The stop a hook asked for (`"continue": false`), its reason told to the user."""
+        self._warn(f"a {event} hook stopped the turn: {reason}")
+        return HookStop(reason)
+
     def _warn(self, line: str) -> None:
         self.warnings.append(line)
         if self.warn is not None:
@@ -611,7 +616,7 @@ class SessionHooks:
             return GO_ON
         reply = await self.run("PreToolUse", observer, call.node_id, call=call)
         if reply.stop is not None:
-            raise HookStop(reply.stop)
+            raise self._stopped("PreToolUse", reply.stop)
         if reply.blocked is not None:
             return ToolGate(refusal=f"Blocked by a PreToolUse hook: {reply.blocked}")
         updated = None
@@ -657,7 +662,7 @@ class SessionHooks:
             response = {"output": output, "is_error": is_error}
             reply = await self.run(event, observer, call.node_id, call=call, tool_response=response)
         if reply.stop is not None:
-            raise HookStop(reply.stop)
+            raise self._stopped(event, reply.stop)
         notes = [f"{event} hook: {reply.blocked}"] if reply.blocked is not None else []
         notes += [f"{event} hook context: {context}" for context in reply.context]
         return "\n".join(notes) or None
