@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -381,7 +381,7 @@ async def test_a_cancelled_turn_kills_the_running_hook(
         raise AssertionError("the hook outlived its cancelled turn")
 
 
-def json_hook(folder: Path, name: str, reply: dict[str, object]) -> Path:
+def json_hook(folder: Path, name: str, reply: Mapping[str, object]) -> Path:
     """A hook script that prints `reply` as its JSON output."""
     return script(folder, name, f"#!/bin/sh\ncat > /dev/null\necho '{json.dumps(reply)}'\n")
 
