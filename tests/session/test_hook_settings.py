@@ -232,3 +232,32 @@ async def test_json_output_decides_a_pre_tool_use_call(tmp_path: Path) -> None:
     # A matcher for another tool keeps the hook from running.
     other = SessionHooks([hook(specific(permissionDecision="deny"), matcher="Edit")], tmp_path)
     assert (await other.before_tool(call, observer)).refusal is None
+
+
+async def test_a_plugin_hook_gets_its_root_and_every_hook_the_project_dir(tmp_path: Path) -> None:
+    plugin = tmp_path / "plugins" / "fmt"
+    (plugin / "hooks").mkdir(parents=True)
+    (plugin / "hooks" / "hooks.json").write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "SessionStart": [
+                        {
+                            "matcher": "startup",
+                            "hooks": [
+                                {
+                                    "type": "command",
+                                    "command": 'echo "${CLAUDE_PLUGIN_ROOT}|$CLAUDE_PROJECT_DIR"',
+                                }
+                            ],
+                        }
+                    ]
+                }
+            }
+        )
+    )
+    hooks, warnings, _ = claude_settings_hooks(plugin / "hooks" / "hooks.json", "user", plugin_root=plugin)
+    assert warnings == [] and hooks[0].plugin_root == plugin
+    session = SessionHooks(hooks, tmp_path)
+    assert await session.session_start(RecordingObserver(), "startup") == f"{plugin}|{tmp_path}"
+    assert await session.session_start(RecordingObserver(), "resume") == ""  # the matcher is the source

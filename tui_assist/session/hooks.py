@@ -280,10 +280,13 @@ def _add_handler(
     )
 
 
-def claude_settings_hooks(path: Path, source: HookSource) -> tuple[list[HookDefinition], list[str], bool]:
+def claude_settings_hooks(
+    path: Path, source: HookSource, *, plugin_root: Path | None = None
+) -> tuple[list[HookDefinition], list[str], bool]:
     """The hooks of a Claude Code settings file (`{"hooks": {...}}`), its warnings, and whether it has any.
 
-    A missing file has none; one that cannot be read or is not JSON is one warning.
+    A missing file has none; one that cannot be read or is not JSON is one warning. A plugin's
+    `hooks/hooks.json` has the same shape: pass its folder as `plugin_root`.
     """
     try:
         text = path.read_text(encoding="utf-8")
@@ -301,7 +304,7 @@ def claude_settings_hooks(path: Path, source: HookSource) -> tuple[list[HookDefi
         return [], [f"{path}: not valid JSON (line {exc.lineno}: {exc.msg}); its hooks are ignored"], False
     if not isinstance(data, dict) or "hooks" not in data:
         return [], [], False
-    hooks, warnings = parse_hooks(data["hooks"], source, path)
+    hooks, warnings = parse_hooks(data["hooks"], source, path, plugin_root=plugin_root)
     return hooks, warnings, True
 
 
