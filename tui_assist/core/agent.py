@@ -320,7 +320,7 @@ class _AgentRun:
             args = tool.parse(use.input)
         except ToolInputError as exc:
             return ToolOutput(f"Invalid input for {use.name}: {exc}", is_error=True)
-        call = HookedCall(use.name, use.input, tool_node)
+        call = HookedCall(use.name, use.input, tool_node, call_id=use.id)
         if isinstance(tool, McpBackedTool):
             call = dataclasses.replace(call, mcp_server=tool.server, mcp_tool=tool.remote_name)
         gate = await self.rt.hooks.before_tool(call, self.rt.observer)

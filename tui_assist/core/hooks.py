@@ -30,6 +30,8 @@ class HookedCall:
     """For an MCP tool: its server (hooks call it `mcp__SERVER__TOOL`)."""
     mcp_tool: str | None = None
     """For an MCP tool: its name on the server."""
+    call_id: str = ""
+    """The model's id for the call (hooks get it as `tool_use_id`, to pair `PreToolUse` and `PostToolUse`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -512,6 +512,7 @@ class SessionHooks:
             subjects = (call.name, name, *claude_code_aliases(call.name, call.input))
             payload["tool_name"] = name
             payload["tool_input"] = tool_input_for_hooks(call.name, call.input, self.workdir)
+            payload["tool_use_id"] = call.call_id
         payload |= fields
         reply = HookReply()
         for hook in self.of(event):
