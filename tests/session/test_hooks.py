@@ -430,3 +430,25 @@ async def test_prompt_and_post_tool_json_output(
     refusing = await open_session(work, tmp_path, opened)
     with pytest.raises(PromptRefused, match="prompts need a ticket"):
         await refusing.prompt_hooks("hi")
+
+
+async def test_pre_tool_use_json_rewrites_the_input_and_ask_forces_the_dialog(
+    fake: FakeAnthropic, work: Path, tmp_path: Path, opened: list[ChatSession]
+) -> None:
+    rewrite = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "ask",
+            "permissionDecisionReason": "the hook wants you to see this",
+            "updatedInput": {"command": "touch rewritten"},
+        }
+    }
+    # `approval = { default = "allow" }` would run it unasked; the hook's `ask` asks anyway.
+    write_config(tmp_path, hook("PreToolUse", json_hook(tmp_path, "rewrite.sh", rewrite), matcher="Bash"))
+    fake.add(Reply([ToolUse("bash", {"command": "touch original"})]), Reply("done"))
+    session = await open_session(work, tmp_path, opened)
+    observer = RecordingObserver()
+    await session.run_turn("go", observer)
+    assert (work / "rewritten").exists() and not (work / "original").exists()
+    (asked,) = observer.approvals
+    assert asked.input == {"command": "touch rewritten"}
