@@ -159,58 +159,111 @@ def parse_hooks(
         origin: The file it was read from, named in warnings.
         plugin_root: For a plugin's hooks: its folder.
     """
-    hooks: list[HookDefinition] = []
-    warnings: list[str] = []
-    where = str(origin) if origin is not None else "config"
-    if table is None:
-        return hooks, warnings
-    if not isinstance(table, Mapping):
-        return hooks, [f"{where}: hooks must map each event to a list of entries; ignored"]
-    for event, entries in table.items():
-        if event not in HOOK_EVENTS:
-            warnings.append(
-                f"{where}: unknown hook event {event!r} (one of {', '.join(HOOK_EVENTS)}); ignored"
+    reader = _HookTableReader(source, origin, plugin_root)
+    reader.read(table)
+    return reader.hooks, reader.warnings
+
+
+@dataclass(slots=True)
+class _HookTableReader:
+    """Reads one file's `hooks` table, entry by entry, into hooks and one warning per entry."""
+
+    source: HookSource
+    origin: Path | None
+    plugin_root: Path | None
+    hooks: list[HookDefinition] = field(default_factory=lambda: list[HookDefinition]())
+    warnings: list[str] = field(default_factory=lambda: list[str]())
+
+    @property
+    def where(self) -> str:
+        return str(self.origin) if self.origin is not None else "config"
+
+    def read(self, table: object) -> None:
+        if table is None:
+            return
+        if not isinstance(table, Mapping):
+            self.warnings.append(f"{self.where}: hooks must map each event to a list of entries; ignored")
+            return
+        for event, entries in table.items():
+            if event not in HOOK_EVENTS:
+                self.warnings.append(
+                    f"{self.where}: unknown hook event {event!r} (one of {', '.join(HOOK_EVENTS)}); ignored"
+                )
+            elif not isinstance(entries, list):
+                self.warnings.append(f"{self.where}: hooks.{event} must be a list of entries; ignored")
+            else:
+                for index, entry in enumerate(entries):
+                    self._entry(str(event), f"hooks.{event}[{index}]", entry)
+
+    def _entry(self, event: str, label: str, entry: object) -> None:
+        if not isinstance(entry, Mapping):
+            self.warnings.append(f"{self.where}: {label} is not a table; ignored")
+            return
+        group: Mapping[str, Any] = entry
+        if "hooks" not in group:  # this program's flat shape: the entry is the handler
+            self._handler(event, label, group, None)
+            return
+        matcher, handlers = group.get("matcher", ""), group["hooks"]
+        problem = _matcher_problem(matcher)
+        if problem is None and not isinstance(handlers, list):
+            problem = "its hooks must be a list of handlers"
+        if problem is not None:
+            self.warnings.append(f"{self.where}: {label}: {problem}; ignored")
+            return
+        if extra := sorted(set(group) - {"matcher", "hooks"}):
+            self.warnings.append(f"{self.where}: {label}: unknown key {', '.join(map(repr, extra))} ignored")
+        for position, handler in enumerate(handlers):
+            self._handler(event, f"{label}.hooks[{position}]", handler, str(matcher))
+
+    def _handler(self, event: str, label: str, raw: object, group_matcher: str | None) -> None:
+        """Add one handler, or say in one warning why it is not loaded (or not honoured in full)."""
+        from pydantic import ValidationError
+
+        from tui_assist.session.config import HookSettings
+
+        if not isinstance(raw, Mapping):
+            self.warnings.append(f"{self.where}: {label} is not a table; ignored")
+            return
+        data: dict[str, Any] = {str(k): v for k, v in raw.items()}
+        command = data.get("command")
+        named = f"{self.where}: {label}"
+        if isinstance(command, str) and command:
+            named += f" ({clip(command, 60)})"
+        kind = data.get("type", "command")
+        if kind != "command":
+            self.warnings.append(
+                f'{named}: "type": {json.dumps(kind)} hooks are not supported here (only "command"); ignored'
             )
-            continue
-        if not isinstance(entries, list):
-            warnings.append(f"{where}: hooks.{event} must be a list of entries; ignored")
-            continue
-        for index, entry in enumerate(entries):
-            label = f"hooks.{event}[{index}]"
-            if not isinstance(entry, Mapping):
-                warnings.append(f"{where}: {label} is not a table; ignored")
-                continue
-            entry_map: Mapping[str, Any] = entry
-            if "hooks" not in entry_map:  # this program's flat shape: the entry is the handler
-                _add_handler(
-                    hooks, warnings, where, label, entry_map, None, event, source, origin, plugin_root
-                )
-                continue
-            matcher = entry_map.get("matcher", "")
-            handlers = entry_map["hooks"]
-            extra = sorted(set(entry_map) - {"matcher", "hooks"})
-            problem = _matcher_problem(matcher)
-            if problem is None and not isinstance(handlers, list):
-                problem = "its hooks must be a list of handlers"
-            if problem is not None:
-                warnings.append(f"{where}: {label}: {problem}; ignored")
-                continue
-            if extra:
-                warnings.append(f"{where}: {label}: unknown key {', '.join(map(repr, extra))} ignored")
-            for position, handler in enumerate(handlers):
-                _add_handler(
-                    hooks,
-                    warnings,
-                    where,
-                    f"{label}.hooks[{position}]",
-                    handler,
-                    str(matcher),
-                    event,
-                    source,
-                    origin,
-                    plugin_root,
-                )
-    return hooks, warnings
+            return
+        if "if" in data:  # running it unconditioned would run it where its author did not want it
+            self.warnings.append(f"{named}: `if` conditions are not supported here; ignored")
+            return
+        reasons = [
+            f"`{key}` is not supported: it runs in line" for key in sorted(SYNCHRONOUS_KEYS & set(data))
+        ]
+        allowed = HANDLER_KEYS | ({"matcher"} if group_matcher is None else set())
+        if unknown := sorted(set(data) - allowed - QUIET_KEYS - SYNCHRONOUS_KEYS):
+            reasons.append(f"unknown key {', '.join(map(repr, unknown))} ignored")
+        fields = {key: value for key, value in data.items() if key in allowed}
+        if group_matcher is not None:
+            fields["matcher"] = group_matcher
+        try:
+            valid = HookSettings.model_validate(fields)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            at = ".".join(str(part) for part in error["loc"])
+            message = error["msg"].removeprefix("Value error, ")
+            self.warnings.append(
+                f"{named}: {at + ': ' if at else ''}{message[:1].lower() + message[1:]}; ignored"
+            )
+            return
+        if reasons:
+            self.warnings.append(f"{named}: {'; '.join(reasons)}")
+        self.hooks.append(
+            HookDefinition(
+                event, valid.command, valid.matcher, valid.timeout, self.source, self.origin, self.plugin_root
+            )
+        )
 
 
 def _matcher_problem(matcher: object) -> str | None:
@@ -221,63 +274,6 @@ def _matcher_problem(matcher: object) -> str | None:
     except re.error as exc:
         return f"matcher {matcher!r} is not a regular expression ({exc})"
     return None
-
-
-def _add_handler(
-    hooks: list[HookDefinition],
-    warnings: list[str],
-    where: str,
-    label: str,
-    raw: object,
-    group_matcher: str | None,
-    event: str,
-    source: HookSource,
-    origin: Path | None,
-    plugin_root: Path | None,
-) -> None:
-    """Add one handler to `hooks`, or say in one warning why it is not loaded (or not honoured in full)."""
-    from pydantic import ValidationError
-
-    from tui_assist.session.config import HookSettings
-
-    if not isinstance(raw, Mapping):
-        warnings.append(f"{where}: {label} is not a table; ignored")
-        return
-    data: dict[str, Any] = {str(k): v for k, v in raw.items()}
-    command = data.get("command")
-    named = f"{where}: {label}" + (f" ({clip(command, 60)})" if isinstance(command, str) and command else "")
-    reasons: list[str] = []
-    kind = data.get("type", "command")
-    if kind != "command":
-        warnings.append(
-            f'{named}: "type": {json.dumps(kind)} hooks are not supported here (only "command"); ignored'
-        )
-        return
-    if "if" in data:
-        warnings.append(f"{named}: `if` conditions are not supported here; ignored")
-        return
-    for key in sorted(SYNCHRONOUS_KEYS & set(data)):
-        reasons.append(f"`{key}` is not supported: it runs in line")
-    allowed = HANDLER_KEYS | ({"matcher"} if group_matcher is None else set())
-    unknown = sorted(set(data) - allowed - QUIET_KEYS - SYNCHRONOUS_KEYS)
-    if unknown:
-        reasons.append(f"unknown key {', '.join(map(repr, unknown))} ignored")
-    fields = {key: value for key, value in data.items() if key in allowed}
-    if group_matcher is not None:
-        fields["matcher"] = group_matcher
-    try:
-        valid = HookSettings.model_validate(fields)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        at = ".".join(str(part) for part in error["loc"])
-        message = error["msg"].removeprefix("Value error, ")
-        warnings.append(f"{named}: {at + ': ' if at else ''}{message[:1].lower() + message[1:]}; ignored")
-        return
-    if reasons:
-        warnings.append(f"{named}: {'; '.join(reasons)}")
-    hooks.append(
-        HookDefinition(event, valid.command, valid.matcher, valid.timeout, source, origin, plugin_root)
-    )
 
 
 def claude_settings_hooks(
