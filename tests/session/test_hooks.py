@@ -115,6 +115,7 @@ async def test_pre_tool_use_exit_2_blocks_rm_rf_and_the_model_sees_stderr(
     assert payload["hook_event_name"] == "PreToolUse"
     assert payload["tool_name"] == "Bash"  # Claude Code's vocabulary
     assert payload["tool_input"] == {"command": "rm -rf victim"}
+    assert payload["permission_mode"] == "default"
     assert payload["tool_use_id"] == fake.requests[1].messages[-1]["content"][0]["tool_use_id"]
     assert payload["session_id"] == outcome.conversation_id and payload["session_id"]
     assert payload["turn_id"] == outcome.result.turn_id

@@ -46,6 +46,14 @@ OUR_NAMES: Final[Mapping[str, str]] = {
 READ_ONLY_CLAUDE_TOOLS: Final = frozenset({"Read", "Glob", "Grep"})
 """Claude Code tools that only read (the editor's `view` for `Read`)."""
 
+CLAUDE_CODE_MODES: Final[Mapping[str, str]] = {
+    "default": "default",
+    "accept-edits": "acceptEdits",
+    "plan": "plan",
+    "bypass": "bypassPermissions",
+}
+"""This program's approval mode -> Claude Code's `permission_mode`."""
+
 
 def claude_code_name(
     tool_name: str,

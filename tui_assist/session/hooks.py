@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from tui_assist.core.claude_names import (
+    CLAUDE_CODE_MODES,
     claude_code_aliases,
     claude_code_name,
     tool_input_for_hooks,
@@ -468,6 +469,8 @@ class SessionHooks:
     """One line per hook that failed or timed out, or said a `systemMessage`, for the host to show
     (drained per turn)."""
     warn: Callable[[str], None] | None = None
+    mode: Callable[[], str] | None = None
+    """The current approval mode (hooks get it as Claude Code's `permission_mode`)."""
 
     def of(self, event: str) -> list[HookDefinition]:
         """The hooks configured for `event`."""
@@ -502,6 +505,8 @@ class SessionHooks:
             "turn_id": self.turn_id,
             "cwd": str(self.workdir),
         }
+        if self.mode is not None:
+            payload["permission_mode"] = CLAUDE_CODE_MODES.get(self.mode(), self.mode())
         subjects: tuple[str, ...] = () if subject is None else (subject,)
         if call is not None:
             name = claude_code_name(call.name, call.input, mcp_server=call.mcp_server, mcp_tool=call.mcp_tool)

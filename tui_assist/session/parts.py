@@ -302,7 +302,11 @@ class SessionParts:
         found = self.extensions
         hooks = found.active_hooks() if found is not None else []
         s = self.settings
-        self.hooks = SessionHooks(hooks, s.workdir, frozenset(s.tools.bash.pass_env)) if hooks else None
+        self.hooks = (
+            SessionHooks(hooks, s.workdir, frozenset(s.tools.bash.pass_env), mode=lambda: self.approvals.mode)
+            if hooks
+            else None
+        )
 
     def _custom_agents(self) -> Sequence[SubagentSpec]:
         return self.extensions.active_agents() if self.extensions is not None else ()
