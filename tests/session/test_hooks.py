@@ -453,3 +453,21 @@ async def test_pre_tool_use_json_rewrites_the_input_and_ask_forces_the_dialog(
     assert (work / "rewritten").exists() and not (work / "original").exists()
     (asked,) = observer.approvals
     assert asked.input == {"command": "touch rewritten"}
+
+
+async def test_continue_false_in_a_sub_agent_ends_the_whole_turn(
+    fake: FakeAnthropic, work: Path, tmp_path: Path, opened: list[ChatSession]
+) -> None:
+    stop = json_hook(tmp_path, "stop.sh", {"continue": False, "stopReason": "quota reached"})
+    write_config(tmp_path, hook("PreToolUse", stop, matcher="Bash"))
+    fake.add(
+        Reply([ToolUse("agent", {"description": "build", "prompt": "run the build"})]),
+        Reply([ToolUse("bash", {"command": "touch built"})]),
+        Reply("never sent: the sub-agent's next request"),
+        Reply("never sent: the parent's next request"),
+    )
+    session = await open_session(work, tmp_path, opened)
+    outcome = await session.run_turn("go", RecordingObserver())
+    assert len([r for r in fake.requests if r.path == "/v1/messages"]) == 2
+    assert not (work / "built").exists()
+    assert "a PreToolUse hook stopped the turn: quota reached" in outcome.warnings

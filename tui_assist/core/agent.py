@@ -68,6 +68,8 @@ class AgentResult:
     usage: Usage
     detail: str = ""
     """Why the run stopped early, when it did."""
+    halted: bool = False
+    """A hook ended it (`"continue": false`; `detail` says why): the whole turn ends, not just this run."""
 
 
 @dataclass(slots=True)
@@ -241,7 +243,7 @@ class _AgentRun:
             if stop is not None:
                 return AgentResult(answer, "budget_exhausted", added, usage, stop)
             if self.halted is not None:
-                return AgentResult(answer, "answered", added, usage, self.halted)
+                return AgentResult(answer, "answered", added, usage, self.halted, halted=True)
 
     async def _complete(self, request: ModelRequest, sink: NodeSink) -> ModelResponse:
         """Send `request` as the context guard fits it; a prompt too long is compacted and retried once."""
@@ -424,6 +426,8 @@ class _AgentRun:
             depth=self.depth + 1,
             agent_type=agent_type,
         )
+        if result.halted:  # a sub-agent's hook ends its parent's run too, after this call
+            self.halted = result.detail
         if result.outcome != "answered":
             return f"[sub-agent stopped: {result.detail}] {result.answer}".strip()
         return result.answer
