@@ -471,3 +471,22 @@ async def test_continue_false_in_a_sub_agent_ends_the_whole_turn(
     assert len([r for r in fake.requests if r.path == "/v1/messages"]) == 2
     assert not (work / "built").exists()
     assert "a PreToolUse hook stopped the turn: quota reached" in outcome.warnings
+
+
+async def test_session_start_runs_again_after_a_compaction_with_source_compact(
+    fake: FakeAnthropic, work: Path, tmp_path: Path, opened: list[ChatSession]
+) -> None:
+    seen = tmp_path / "starts.jsonl"
+    write_config(
+        tmp_path,
+        '[[hooks.SessionStart]]\nmatcher = "startup|compact"\n'
+        f'hooks = [{{ type = "command", command = {json.dumps(f"cat >> {seen}; echo >> {seen}")} }}]\n',
+    )
+    fake.add(Reply("one"), Reply("two"), Reply("SUMMARY of the first turn"), Reply("three"))
+    session = await open_session(work, tmp_path, opened)
+    await session.run_turn("first", RecordingObserver())
+    await session.run_turn("second", RecordingObserver())
+    assert await session.compact() is not None
+    await session.run_turn("third", RecordingObserver())
+    sources = [json.loads(line)["source"] for line in seen.read_text().splitlines() if line.strip()]
+    assert sources == ["startup", "compact"]
