@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -113,8 +113,10 @@ async def test_pre_tool_use_exit_2_blocks_rm_rf_and_the_model_sees_stderr(
     assert len(runs) == 2
     payload = runs[0]["payload"]
     assert payload["hook_event_name"] == "PreToolUse"
-    assert payload["tool_name"] == "bash"
+    assert payload["tool_name"] == "Bash"  # Claude Code's vocabulary
     assert payload["tool_input"] == {"command": "rm -rf victim"}
+    assert payload["permission_mode"] == "default"
+    assert payload["tool_use_id"] == fake.requests[1].messages[-1]["content"][0]["tool_use_id"]
     assert payload["session_id"] == outcome.conversation_id and payload["session_id"]
     assert payload["turn_id"] == outcome.result.turn_id
     assert payload["cwd"] == str(work)
@@ -140,7 +142,7 @@ async def test_pre_tool_use_exit_2_blocks_rm_rf_and_the_model_sees_stderr(
 FORMATTER = """#!/usr/bin/env python3
 import json, sys
 data = json.load(sys.stdin)
-path = data["tool_input"]["path"]
+path = data["tool_input"]["file_path"]
 with open(path) as f:
     text = f.read()
 with open(path, "w") as f:
@@ -379,3 +381,112 @@ async def test_a_cancelled_turn_kills_the_running_hook(
         await asyncio.sleep(0.05)
     else:
         raise AssertionError("the hook outlived its cancelled turn")
+
+
+def json_hook(folder: Path, name: str, reply: Mapping[str, object]) -> Path:
+    """A hook script that prints `reply` as its JSON output."""
+    return script(folder, name, f"#!/bin/sh\ncat > /dev/null\necho '{json.dumps(reply)}'\n")
+
+
+async def test_continue_false_stops_the_turn_after_the_call_and_says_why(
+    fake: FakeAnthropic, work: Path, tmp_path: Path, opened: list[ChatSession]
+) -> None:
+    stop = json_hook(tmp_path, "stop.sh", {"continue": False, "stopReason": "the build is broken"})
+    write_config(tmp_path, hook("PreToolUse", stop, matcher="Bash"))
+    fake.add(Reply([ToolUse("bash", {"command": "touch made"})]), Reply("never sent"))
+    session = await open_session(work, tmp_path, opened)
+    outcome = await session.run_turn("go", RecordingObserver())
+    assert [r for r in fake.requests if r.path == "/v1/messages"][1:] == []
+    assert not (work / "made").exists()
+    assert "a PreToolUse hook stopped the turn: the build is broken" in outcome.warnings
+
+
+async def test_prompt_and_post_tool_json_output(
+    fake: FakeAnthropic, work: Path, tmp_path: Path, opened: list[ChatSession]
+) -> None:
+    context = {
+        "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "ticket ABC-1"}
+    }
+    after = {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "3 files changed"}}
+    write_config(
+        tmp_path,
+        # Claude Code's nested shape, written in TOML.
+        "[[hooks.UserPromptSubmit]]\n"
+        f'hooks = [{{ type = "command", command = {json.dumps(str(json_hook(tmp_path, "ctx.sh", context)))} }}]\n'
+        '[[hooks.PostToolUse]]\nmatcher = "Bash"\n'
+        f'hooks = [{{ type = "command", command = {json.dumps(str(json_hook(tmp_path, "after.sh", after)))} }}]\n',
+    )
+    fake.add(Reply([ToolUse("bash", {"command": "echo hi"})]), Reply("ok"))
+    session = await open_session(work, tmp_path, opened)
+    await session.prompt_hooks("what now?")
+    await session.run_turn("what now?", RecordingObserver())
+    first, second = (r for r in fake.requests if r.path == "/v1/messages")
+    assert "ticket ABC-1" in first.all_text() and "hookSpecificOutput" not in first.all_text()
+    assert "PostToolUse hook context: 3 files changed" in json.dumps(
+        second.messages[-1]["content"][0]["content"]
+    )
+
+    block = json_hook(tmp_path, "block.sh", {"decision": "block", "reason": "prompts need a ticket"})
+    write_config(tmp_path, hook("UserPromptSubmit", block))
+    refusing = await open_session(work, tmp_path, opened)
+    with pytest.raises(PromptRefused, match="prompts need a ticket"):
+        await refusing.prompt_hooks("hi")
+
+
+async def test_pre_tool_use_json_rewrites_the_input_and_ask_forces_the_dialog(
+    fake: FakeAnthropic, work: Path, tmp_path: Path, opened: list[ChatSession]
+) -> None:
+    rewrite = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "ask",
+            "permissionDecisionReason": "the hook wants you to see this",
+            "updatedInput": {"command": "touch rewritten"},
+        }
+    }
+    # `approval = { default = "allow" }` would run it unasked; the hook's `ask` asks anyway.
+    write_config(tmp_path, hook("PreToolUse", json_hook(tmp_path, "rewrite.sh", rewrite), matcher="Bash"))
+    fake.add(Reply([ToolUse("bash", {"command": "touch original"})]), Reply("done"))
+    session = await open_session(work, tmp_path, opened)
+    observer = RecordingObserver()
+    await session.run_turn("go", observer)
+    assert (work / "rewritten").exists() and not (work / "original").exists()
+    (asked,) = observer.approvals
+    assert asked.input == {"command": "touch rewritten"}
+
+
+async def test_continue_false_in_a_sub_agent_ends_the_whole_turn(
+    fake: FakeAnthropic, work: Path, tmp_path: Path, opened: list[ChatSession]
+) -> None:
+    stop = json_hook(tmp_path, "stop.sh", {"continue": False, "stopReason": "quota reached"})
+    write_config(tmp_path, hook("PreToolUse", stop, matcher="Bash"))
+    fake.add(
+        Reply([ToolUse("agent", {"description": "build", "prompt": "run the build"})]),
+        Reply([ToolUse("bash", {"command": "touch built"})]),
+        Reply("never sent: the sub-agent's next request"),
+        Reply("never sent: the parent's next request"),
+    )
+    session = await open_session(work, tmp_path, opened)
+    outcome = await session.run_turn("go", RecordingObserver())
+    assert len([r for r in fake.requests if r.path == "/v1/messages"]) == 2
+    assert not (work / "built").exists()
+    assert "a PreToolUse hook stopped the turn: quota reached" in outcome.warnings
+
+
+async def test_session_start_runs_again_after_a_compaction_with_source_compact(
+    fake: FakeAnthropic, work: Path, tmp_path: Path, opened: list[ChatSession]
+) -> None:
+    seen = tmp_path / "starts.jsonl"
+    write_config(
+        tmp_path,
+        '[[hooks.SessionStart]]\nmatcher = "startup|compact"\n'
+        f'hooks = [{{ type = "command", command = {json.dumps(f"cat >> {seen}; echo >> {seen}")} }}]\n',
+    )
+    fake.add(Reply("one"), Reply("two"), Reply("SUMMARY of the first turn"), Reply("three"))
+    session = await open_session(work, tmp_path, opened)
+    await session.run_turn("first", RecordingObserver())
+    await session.run_turn("second", RecordingObserver())
+    assert await session.compact() is not None
+    await session.run_turn("third", RecordingObserver())
+    sources = [json.loads(line)["source"] for line in seen.read_text().splitlines() if line.strip()]
+    assert sources == ["startup", "compact"]

@@ -23,12 +23,13 @@ calls never wait for it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, cast
 
-from tui_assist.core.approval import ApprovalPolicy, approval_request, may_change_files
+from tui_assist.core.approval import ApprovalPolicy, McpBackedTool, approval_request, may_change_files
 from tui_assist.core.budget import BudgetExhausted, BudgetTracker
 from tui_assist.core.context import ContextGuard
 from tui_assist.core.conversation import (
@@ -41,7 +42,7 @@ from tui_assist.core.conversation import (
 )
 from tui_assist.core.events import NodeKind, UsageRecorded
 from tui_assist.core.evidence import ToolCallRecord
-from tui_assist.core.hooks import MAX_STOP_CONTINUES, NO_HOOKS, HookedCall, ToolHooks
+from tui_assist.core.hooks import MAX_STOP_CONTINUES, NO_HOOKS, HookedCall, HookStop, ToolHooks, with_context
 from tui_assist.core.model import ContextOverflow, ModelRequest, ModelResponse, Provider, ProviderError
 from tui_assist.core.nodes import NodeScope, ToolCallScope
 from tui_assist.core.observer import NodeSink, TurnObserver
@@ -50,6 +51,8 @@ from tui_assist.core.server_tools import cited_sources, server_tool_calls, sourc
 from tui_assist.core.text import plural
 from tui_assist.core.tooling import SubagentSpec, Tool, Toolbox, ToolContext, ToolInputError, ToolOutput
 
+GENERAL_AGENT_TYPE: Final = "general-purpose"
+"""The type hooks see for a sub-agent that is not a custom one (Claude Code's name for it)."""
 EMPTY_REPLY_RETRIES: Final = 1
 """How often a reply with neither text nor a tool call is asked for again before the call fails."""
 
@@ -65,6 +68,8 @@ class AgentResult:
     usage: Usage
     detail: str = ""
     """Why the run stopped early, when it did."""
+    halted: bool = False
+    """A hook ended it (`"continue": false`; `detail` says why): the whole turn ends, not just this run."""
 
 
 @dataclass(slots=True)
@@ -102,6 +107,7 @@ async def run_agent(
     label: str = "agent",
     depth: int = 0,
     stable_prefix: int = 0,
+    agent_type: str | None = None,
 ) -> AgentResult:
     """Run the agent loop until the model stops asking for tools, under a node of its own.
 
@@ -113,6 +119,7 @@ async def run_agent(
         label: The node's label.
         depth: Sub-agent nesting depth of this run.
         stable_prefix: Leading messages that are stable history (cacheable).
+        agent_type: A sub-agent's type, for its `SubagentStop` hooks (None: the top-level agent).
 
     Returns:
         The answer and the messages added. A budget stop is an outcome, not an exception.
@@ -122,18 +129,21 @@ async def run_agent(
     """
     prompt = messages[-1].text if messages else ""
     with NodeScope(rt.observer, node_kind, label, parent_id, detail=prompt) as node:
-        result = await _AgentRun(rt, node.node_id, depth).run(list(messages), stable_prefix)
+        result = await _AgentRun(rt, node.node_id, depth, agent_type).run(list(messages), stable_prefix)
         node.finish(outcome=result.outcome, output=result.answer)
         return result
 
 
 class _AgentRun:
-    def __init__(self, rt: AgentRuntime, node_id: str, depth: int) -> None:
+    def __init__(self, rt: AgentRuntime, node_id: str, depth: int, agent_type: str | None) -> None:
         self.rt = rt
         self.node_id = node_id
         self.depth = depth
+        self.agent_type = agent_type
         self.stopped = False
         """The user chose "stop" in an approval: later calls of this run are not asked about."""
+        self.halted: str | None = None
+        """Why a hook ended the run (`"continue": false`): no later call runs, no request follows."""
         allowed = rt.tool_names
         offered = [t for t in rt.toolbox.tools if allowed is None or t.spec.name in allowed]
         self.tools: dict[str, Tool] = {t.spec.name: t for t in offered}
@@ -198,8 +208,14 @@ class _AgentRun:
                 continue  # a server tool paused a long turn: sending the reply back resumes it
             if not uses:
                 again = None
-                if self.depth == 0 and stop_continues < MAX_STOP_CONTINUES:
-                    again = await rt.hooks.before_answer(answer, self.node_id, rt.observer)
+                if stop_continues < MAX_STOP_CONTINUES:
+                    again = await rt.hooks.before_answer(
+                        answer,
+                        self.node_id,
+                        rt.observer,
+                        agent_type=self.agent_type,
+                        again=stop_continues > 0,
+                    )
                 if again is None:
                     return AgentResult(answer, "answered", added, usage)
                 # A Stop hook sends the model back to work, with its words as the next instruction.
@@ -216,8 +232,9 @@ class _AgentRun:
                         rt.budget.before_tool_call()
                     except BudgetExhausted as exc:
                         stop = str(exc)
-                if stop is not None:
-                    results.append(ToolResultBlock(use.id, f"Not run: {stop}.", is_error=True))
+                if stop is not None or self.halted is not None:
+                    why = stop if stop is not None else f"a hook stopped the turn ({self.halted})"
+                    results.append(ToolResultBlock(use.id, f"Not run: {why}.", is_error=True))
                 else:
                     results.append(await self._call(use, invalid.get(use.id)))
             tool_message = Message("user", tuple(results))
@@ -225,6 +242,8 @@ class _AgentRun:
             added.append(tool_message)
             if stop is not None:
                 return AgentResult(answer, "budget_exhausted", added, usage, stop)
+            if self.halted is not None:
+                return AgentResult(answer, "answered", added, usage, self.halted, halted=True)
 
     async def _complete(self, request: ModelRequest, sink: NodeSink) -> ModelResponse:
         """Send `request` as the context guard fits it; a prompt too long is compacted and retried once."""
@@ -268,7 +287,11 @@ class _AgentRun:
                         is_error=True,
                     )
                 else:
-                    output = await self._execute(use, scope.node_id)
+                    try:
+                        output = await self._execute(use, scope.node_id)
+                    except HookStop as stopped:
+                        self.halted = stopped.reason
+                        output = ToolOutput(f"A hook stopped the turn: {stopped.reason}", is_error=True)
                 scope.finish(output.content, is_error=output.is_error, diff=output.diff)
         finally:
             rt.evidence.append(
@@ -299,37 +322,63 @@ class _AgentRun:
             args = tool.parse(use.input)
         except ToolInputError as exc:
             return ToolOutput(f"Invalid input for {use.name}: {exc}", is_error=True)
-        call = HookedCall(use.name, use.input, tool_node)
-        refused = await self.rt.hooks.before_tool(call, self.rt.observer)
-        if refused is not None:
-            return ToolOutput(refused, is_error=True)
-        output = await self._approved_run(tool, args, use, tool_node)
-        note = await self.rt.hooks.after_tool(call, output.content, output.is_error, self.rt.observer)
+        call = HookedCall(use.name, use.input, tool_node, call_id=use.id)
+        if isinstance(tool, McpBackedTool):
+            call = dataclasses.replace(call, mcp_server=tool.server, mcp_tool=tool.remote_name)
+        gate = await self.rt.hooks.before_tool(call, self.rt.observer)
+        if gate.refusal is not None:
+            return ToolOutput(gate.refusal, is_error=True)
+        if gate.updated_input is not None:
+            try:
+                args = tool.parse(gate.updated_input)
+            except ToolInputError as exc:
+                return ToolOutput(
+                    f"Invalid input for {use.name} from a PreToolUse hook: {exc}", is_error=True
+                )
+            call = dataclasses.replace(call, input=gate.updated_input)
+        output = await self._approved_run(tool, args, call, gate.permission)
+        try:
+            note = await self.rt.hooks.after_tool(call, output.content, output.is_error, self.rt.observer)
+        except HookStop as stopped:  # the call ran: its result stays, and the run ends after it
+            self.halted = stopped.reason
+            note = f"A hook stopped the turn: {stopped.reason}"
         if note is None:
             return output
         return ToolOutput(f"{output.content}\n\n{note}", is_error=output.is_error)
 
-    async def _approved_run(self, tool: Tool, args: Any, use: ToolUseBlock, tool_node: str) -> ToolOutput:
-        """Run the parsed call once the approval policy lets it (a refusal is its output)."""
+    async def _approved_run(
+        self, tool: Tool, args: Any, call: HookedCall, hook_permission: Literal["allow", "ask"] | None
+    ) -> ToolOutput:
+        """Run the parsed call once the approval policy lets it (a refusal is its output).
+
+        `hook_permission` is what a `PreToolUse` hook said (`allow`, `ask`); `PermissionRequest`
+        hooks answer in the person's place when the policy would ask.
+        """
+        tool_node = call.node_id
         if tool.side_effecting(args):
             if self.stopped:
                 return ToolOutput("Not run: the user stopped the turn.", is_error=True)
             request = approval_request(
                 tool,
                 args,
-                name=use.name,
-                raw_input=use.input,
+                name=call.name,
+                raw_input=call.input,
                 node_id=tool_node,
                 workdir=Path(self.rt.toolbox.workdir),
             )
-            outcome = await self.rt.approvals.check(request, self.rt.observer)
+            outcome = await self.rt.approvals.check(
+                request,
+                self.rt.observer,
+                hook_permission=hook_permission,
+                before_asking=lambda: self.rt.hooks.permission_request(call, self.rt.observer),
+            )
             if not outcome.allowed:
                 # After "stop" the host ends the turn; until it does, ask nothing more.
                 self.stopped = self.stopped or outcome.stop_turn
                 return ToolOutput(outcome.message, is_error=True)
 
         async def run_subagent(description: str, prompt: str, agent: SubagentSpec | None = None) -> str:
-            return await self._subagent(description, prompt, tool_node, agent)
+            return await self._subagent(description, prompt, call, agent)
 
         if self.rt.before_side_effect is not None and may_change_files(tool, args):
             await self.rt.before_side_effect()
@@ -337,10 +386,15 @@ class _AgentRun:
         return await tool.run(args, ctx)
 
     async def _subagent(
-        self, description: str, prompt: str, tool_node: str, agent: SubagentSpec | None
+        self, description: str, prompt: str, call: HookedCall, agent: SubagentSpec | None
     ) -> str:
         if self.depth + 1 > self.rt.max_depth:
             raise RuntimeError(f"sub-agent depth limit of {self.rt.max_depth} reached; do the task yourself")
+        tool_node = call.node_id
+        agent_type = agent.name if agent is not None else GENERAL_AGENT_TYPE
+        context = await self.rt.hooks.subagent_start(call, agent_type, self.rt.observer)
+        if context:
+            prompt = with_context(prompt, context, "SubagentStart")
         system = self.rt.system + SUBAGENT_SYSTEM_SUFFIX
         if agent is not None:
             system = f"{agent.system_prompt}{SUBAGENT_SYSTEM_SUFFIX}"
@@ -365,8 +419,15 @@ class _AgentRun:
         )
         label = f"{agent.name}: {description}" if agent is not None else description
         result = await run_agent(
-            child, [Message.user(prompt)], parent_id=tool_node, label=label, depth=self.depth + 1
+            child,
+            [Message.user(prompt)],
+            parent_id=tool_node,
+            label=label,
+            depth=self.depth + 1,
+            agent_type=agent_type,
         )
+        if result.halted:  # a sub-agent's hook ends its parent's run too, after this call
+            self.halted = result.detail
         if result.outcome != "answered":
             return f"[sub-agent stopped: {result.detail}] {result.answer}".strip()
         return result.answer

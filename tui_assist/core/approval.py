@@ -18,6 +18,10 @@ call the first of these that applies decides:
    `deny`), which is `ask` unless set;
 9. otherwise the host is asked (`TurnObserver.approve`).
 
+A `PreToolUse` hook's `permissionDecision` joins in (`check(hook_permission=...)`): `allow` decides
+right after the deny rules and plan mode, `ask` skips steps 3-8; before the host is asked, the
+caller's `before_asking` (the `PermissionRequest` hooks) may answer in the person's place.
+
 The text the model gets for a refusal says what happened. When the person refused, the words are
 the host's (`ApprovalDecision.deny(reason)`), so the TUI never talks about headless flags.
 """
@@ -25,7 +29,7 @@ the host's (`ApprovalDecision.deny(reason)`), so the TUI never talks about headl
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -33,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 from tui_assist.core.observer import SandboxUse, ToolApproval, TurnObserver
 
 if TYPE_CHECKING:
+    from tui_assist.core.hooks import HookPermission
     from tui_assist.core.permissions import Permissions
     from tui_assist.core.tooling import Tool
 
@@ -234,7 +239,14 @@ class ApprovalPolicy:
         self.mode = self._cycle[(index + 1) % len(self._cycle)]
         return self.mode
 
-    async def check(self, request: ToolApproval, observer: TurnObserver) -> ApprovalOutcome:
+    async def check(
+        self,
+        request: ToolApproval,
+        observer: TurnObserver,
+        *,
+        hook_permission: Literal["allow", "ask"] | None = None,
+        before_asking: Callable[[], Awaitable[HookPermission | None]] | None = None,
+    ) -> ApprovalOutcome:
         """Decide whether the call runs, asking the host when nothing else decides.
 
         A refused call is also kept in `refused`.
@@ -242,18 +254,27 @@ class ApprovalPolicy:
         Args:
             request: The call (see `approval_request`).
             observer: The host, asked through `approve()` when needed.
+            hook_permission: A `PreToolUse` hook's decision: `allow` runs the call unless a deny
+                rule or plan mode refuses it; `ask` asks even when a rule or mode would allow it.
+            before_asking: Awaited when the host would be asked; its answer, if any, stands instead.
 
         Returns:
             Whether it runs, and if not, the tool result for the model.
         """
-        outcome = await self._check(request, observer)
+        outcome = await self._check(request, observer, hook_permission, before_asking)
         if not outcome.allowed:
             summary = request.summary.strip().splitlines()[0] if request.summary.strip() else request.tool
             why = "not approved" if outcome.asked else outcome.why
             self.refused.append(Refusal(request.tool, summary, why))
         return outcome
 
-    async def _check(self, request: ToolApproval, observer: TurnObserver) -> ApprovalOutcome:
+    async def _check(
+        self,
+        request: ToolApproval,
+        observer: TurnObserver,
+        hook_permission: Literal["allow", "ask"] | None,
+        before_asking: Callable[[], Awaitable[HookPermission | None]] | None,
+    ) -> ApprovalOutcome:
         tool = request.tool
         denial = self.permissions.denial(request)
         if denial is not None:
@@ -267,12 +288,24 @@ class ApprovalPolicy:
             )
         if self.mode == "plan" and not request.read_only:
             return ApprovalOutcome(False, "mode plan", PLAN_MESSAGE)
-        if self.mode == "bypass":
-            return ApprovalOutcome(True, "mode bypass")
-        if request.sandbox != "escape":
-            decided = self._decide_without_asking(request)
-            if decided is not None:
-                return decided
+        if hook_permission == "allow":
+            return ApprovalOutcome(True, "a PreToolUse hook")
+        if hook_permission != "ask":
+            if self.mode == "bypass":
+                return ApprovalOutcome(True, "mode bypass")
+            if request.sandbox != "escape":
+                decided = self._decide_without_asking(request)
+                if decided is not None:
+                    return decided
+        if before_asking is not None:
+            answered = await before_asking()
+            if answered is not None and answered.allowed:
+                return ApprovalOutcome(True, "a PermissionRequest hook")
+            if answered is not None:
+                why = answered.message.strip().rstrip(".") or f"this {tool} call was not approved"
+                return ApprovalOutcome(
+                    False, "a PermissionRequest hook", f"Denied by a PermissionRequest hook: {why}."
+                )
         return await self._ask(request, observer)
 
     def _decide_without_asking(self, request: ToolApproval) -> ApprovalOutcome | None:

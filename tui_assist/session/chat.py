@@ -260,9 +260,12 @@ class ChatSession(SessionParts):
             raise RuntimeError("a turn is running: compact after it")
         self.context.provider = provider
         self.context.compact_at = self.settings.compact_at
-        return await self.context.compact_history(
+        report = await self.context.compact_history(
             self.conversation.messages, observer or NullObserver(), instructions=instructions
         )
+        if report is not None and self._session_started is None:
+            self._session_started = "compact"  # as in Claude Code, the next turn starts the session again
+        return report
 
     async def _save_summary(self, summary: HistorySummary) -> None:
         if self.store is not None and self.conversation_id is not None:
@@ -503,7 +506,7 @@ class ChatSession(SessionParts):
         self.context.reset()
         self.meter = Meter()
         self._title = None
-        self._session_started = "startup"
+        self._session_started = "clear"  # Claude Code's source after `/clear`
         self._untitled = False
 
     async def start_conversation(self) -> str:

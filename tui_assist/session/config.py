@@ -7,7 +7,7 @@ environment variables, then flags.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -100,19 +100,33 @@ class McpSettings(_Section):
     gets) although their names look like secrets; the user's own servers read any variable."""
 
 
-HookEvent = Literal["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "PreCompact"]
-"""The points where the user's hooks run."""
+HookEvent = Literal[
+    "SessionStart",
+    "SessionEnd",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "Notification",
+    "SubagentStart",
+    "SubagentStop",
+    "Stop",
+    "PreCompact",
+]
+"""The points where the user's hooks run: Claude Code's events."""
 
 
 class HookSettings(_Section):
     """One `[[hooks.EVENT]]` table: a command run at that point (see `session/hooks.py`)."""
 
     type: Literal["command"] = "command"
-    """The only kind of hook (accepted for Claude Code's shape)."""
+    """The only kind of hook this program runs (Claude Code's `prompt` and `http` are not)."""
     command: str = Field(min_length=1)
     """Run with `sh -c` in the workdir, the event's JSON on its stdin."""
     matcher: str = ""
-    """For `PreToolUse` and `PostToolUse`: a regex the whole tool name must match (empty or `*`: all)."""
+    """A regex the whole subject must match (empty or `*`: all): for the tool events the tool's
+    name here or Claude Code's, for `SessionStart` its source (see `session/hooks.py`)."""
     timeout: float = Field(default=60.0, gt=0)
     """Seconds before the hook is killed (a warning; the turn goes on)."""
 
@@ -215,8 +229,9 @@ class Settings(_Section):
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     claude: ClaudeSettings = Field(default_factory=ClaudeSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
-    hooks: dict[HookEvent, list[HookSettings]] = Field(default_factory=dict)
-    """The user's hooks by event (`[[hooks.PreToolUse]]`); a project's are in its settings.toml."""
+    hooks: dict[str, Any] = Field(default_factory=dict)
+    """The user's hooks by event (`[[hooks.PreToolUse]]`), as written: `session/hooks.py` reads
+    them, so an entry it cannot honour is a warning naming it, not a config error."""
     trust_project: bool = False
     """Trust the workdir's project hooks, MCP servers and agents (and remember it): `--trust-project`."""
     keymap: dict[str, str] = Field(default_factory=dict)

@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tui_assist.session.agents import AgentDefinition, agent_folders, load_agents, project_agent_files
-from tui_assist.session.hooks import HookDefinition, parse_hooks, project_hooks
+from tui_assist.session.hooks import (
+    HookDefinition,
+    claude_settings_hooks,
+    parse_hooks,
+    project_claude_hooks,
+    project_hooks,
+)
 from tui_assist.session.mcp_config import ProjectMcpServers, project_mcp_servers
 from tui_assist.session.rule_files import project_permissions
 from tui_assist.session.trust import ProjectFiles, ProjectTrust, TrustStatus, named_scripts
@@ -127,17 +133,29 @@ def load_extensions(
     workdir = settings.workdir
     files = snapshot or ProjectFiles(workdir)
     found = Extensions(workdir)
-    user_table = {event: [h.model_dump() for h in hooks] for event, hooks in settings.hooks.items()}
-    hooks, warnings = parse_hooks(user_table, "user", None)
+    hooks, warnings = parse_hooks(settings.hooks, "user", config_dir / "config.toml")
     found.hooks += hooks
     found.warnings += warnings
+    if settings.claude.import_user:  # the user's own Claude Code settings: not gated
+        from tui_assist.paths import claude_home
+
+        hooks, warnings, _ = claude_settings_hooks(claude_home() / "settings.json", "user")
+        found.hooks += hooks
+        found.warnings += warnings
     hooks, warnings, settings_file = project_hooks(workdir, files)
+    found.hooks += hooks
+    found.warnings += warnings
+    hooks, warnings, claude_files = project_claude_hooks(workdir, files)  # .claude/settings*.json
     found.hooks += hooks
     found.warnings += warnings
     agents, warnings = load_agents(agent_folders(workdir, config_dir), files)
     found.agents = agents
     found.warnings += warnings
-    covered = [*([settings_file] if settings_file else []), *project_agent_files(workdir, config_dir)]
+    covered = [
+        *([settings_file] if settings_file else []),
+        *claude_files,
+        *project_agent_files(workdir, config_dir),
+    ]
     # `.mcp.json` (workdir and git root) and `[mcpServers]` of settings.toml: what the MCP layer
     # starts once the project is trusted, so the digest covers the files it reads.
     found.project_mcp = project_mcp = project_mcp_servers(workdir, files)
@@ -184,7 +202,8 @@ def hooks_markdown(found: Extensions | None) -> str:
     if not lines:
         return (
             "**Hooks** · none. Add `[[hooks.PreToolUse]]` tables (`command`, `matcher`, `timeout`) to "
-            f"`{config_file()}` or to the project's `.tui-assist/settings.toml`."
+            f"`{config_file()}` or to the project's `.tui-assist/settings.toml`, or Claude Code's "
+            "`hooks` to `.claude/settings.json` or `~/.claude/settings.json`."
         )
     return "**Hooks**\n\n" + "\n".join(f"- `{line}`" for line in lines)
 

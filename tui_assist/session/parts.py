@@ -352,7 +352,11 @@ class SessionParts:
         found = self.extensions
         hooks = found.active_hooks() if found is not None else []
         s = self.settings
-        self.hooks = SessionHooks(hooks, s.workdir, frozenset(s.tools.bash.pass_env)) if hooks else None
+        self.hooks = (
+            SessionHooks(hooks, s.workdir, frozenset(s.tools.bash.pass_env), mode=lambda: self.approvals.mode)
+            if hooks
+            else None
+        )
 
     def _custom_agents(self) -> Sequence[SubagentSpec]:
         return self.extensions.active_agents() if self.extensions is not None else ()
@@ -498,7 +502,14 @@ class SessionParts:
             self.checkpoints = TurnCheckpoints(self.store, data_dir(s.data_dir), s.workdir)
 
     async def aclose(self) -> None:
-        """Release what `load` opened: MCP servers, the provider's connections, the store."""
+        """Run the `SessionEnd` hooks, then release what `load` opened: MCP servers, provider, store."""
+        if self.hooks is not None and self.hooks.of("SessionEnd"):
+            from tui_assist.core.observer import NullObserver
+
+            try:
+                await self.hooks.session_end(NullObserver(), "other")
+            except Exception:  # a hook must not keep the session from closing
+                log.exception("SessionEnd hooks failed")
         for closer in (
             self.checkpoints.aclose if self.checkpoints is not None else None,
             self._mcp.aclose if self._mcp is not None else None,
