@@ -38,6 +38,13 @@ def themes_dir() -> Path:
     return bundled if bundled.is_dir() else package.parent / "themes"
 
 
+def claude_home() -> Path:
+    """Claude Code's user dir: `$CLAUDE_CONFIG_DIR`, else `~/.claude`."""
+    if configured := os.environ.get("CLAUDE_CONFIG_DIR"):
+        return Path(configured).expanduser()
+    return Path.home() / ".claude"
+
+
 def user_themes_dir() -> Path:
     """Where users drop their own theme files."""
     return config_dir() / "themes"

@@ -358,9 +358,7 @@ class _AgentRun:
             hooks=self.rt.hooks,
             model=agent.model if agent is not None and agent.model else self.rt.model,
             # A general sub-agent of a restricted one gets no more tools than its parent.
-            tool_names=frozenset(agent.tools)
-            if agent is not None and agent.tools is not None
-            else self.rt.tool_names,
+            tool_names=self.rt.tool_names if agent is None else self._tools_of(agent),
             before_side_effect=self.rt.before_side_effect,
         )
         label = f"{agent.name}: {description}" if agent is not None else description
@@ -370,6 +368,12 @@ class _AgentRun:
         if result.outcome != "answered":
             return f"[sub-agent stopped: {result.detail}] {result.answer}".strip()
         return result.answer
+
+    def _tools_of(self, agent: SubagentSpec) -> frozenset[str] | None:
+        """The toolbox's tools a custom sub-agent may use (its `tools`, less its disallowed ones)."""
+        if agent.tools is None and not agent.disallowed_tools:
+            return self.rt.tool_names
+        return frozenset(t.spec.name for t in self.rt.toolbox.tools if agent.allows(t.spec.name))
 
 
 def _without_blank_text(message: Message) -> Message:

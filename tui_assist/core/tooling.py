@@ -38,9 +38,19 @@ class SubagentSpec:
     system_prompt: str
     """The file's body: the sub-agent's system prompt."""
     tools: tuple[str, ...] | None = None
-    """The tools it may use (None: all of them)."""
+    """The tools it may use (None: all of them): names, or `SERVER__*` for an MCP server's."""
     model: str | None = None
     """The model its requests ask for (None: the session's)."""
+    disallowed_tools: tuple[str, ...] = ()
+    """Tools it may not use even when `tools` allows them (same patterns)."""
+
+    def allows(self, tool_name: str) -> bool:
+        """Whether this sub-agent may use the tool named `tool_name`."""
+        from tui_assist.core.claude_tools import matches
+
+        if any(matches(pattern, tool_name) for pattern in self.disallowed_tools):
+            return False
+        return self.tools is None or any(matches(pattern, tool_name) for pattern in self.tools)
 
 
 class RunSubagent(Protocol):

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ApprovalSettings",
     "BashToolSettings",
+    "ClaudeSettings",
     "ConfigError",
     "HookEvent",
     "HookSettings",
@@ -137,6 +138,13 @@ class PermissionSettings(_Section):
         return rules
 
 
+class ClaudeSettings(_Section):
+    """`[claude]`: what is read from Claude Code's user dir (`~/.claude`)."""
+
+    import_user: bool = True
+    """Read the user's Claude Code settings, commands, agents and skills."""
+
+
 class Price(_Section):
     """USD per million tokens, for the cost meter."""
 
@@ -197,6 +205,7 @@ class Settings(_Section):
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     hooks: dict[HookEvent, list[HookSettings]] = Field(default_factory=dict)
     """The user's hooks by event (`[[hooks.PreToolUse]]`); a project's are in its settings.toml."""
+    claude: ClaudeSettings = Field(default_factory=ClaudeSettings)
     trust_project: bool = False
     """Trust the workdir's project hooks, MCP servers and agents (and remember it): `--trust-project`."""
     keymap: dict[str, str] = Field(default_factory=dict)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tui_assist.session.agents import AgentDefinition, agent_folders, load_agents, project_agent_files
+from tui_assist.session.claude_dirs import user_claude_dir
 from tui_assist.session.hooks import HookDefinition, parse_hooks, project_hooks
 from tui_assist.session.mcp_config import project_mcp_servers
 from tui_assist.session.trust import ProjectTrust, TrustStatus
@@ -102,7 +103,7 @@ def load_extensions(settings: Settings, config_dir: Path, data_dir: Path) -> Ext
     hooks, warnings, settings_file = project_hooks(workdir)
     found.hooks += hooks
     found.warnings += warnings
-    agents, warnings = load_agents(agent_folders(workdir, config_dir))
+    agents, warnings = load_agents(agent_folders(workdir, config_dir, user_claude_dir(settings)))
     found.agents = agents
     found.warnings += warnings
     found.project_files = [
