@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol, TypedDict, runtime_checkable
 from tui_assist.core.tooling import SubagentSpec, Tool, ToolboxFactory
 from tui_assist.tools.files import TextEditorTool
 from tui_assist.tools.sandbox import Sandbox
+from tui_assist.tools.search import GlobTool, GrepTool
 from tui_assist.tools.shell import BashTool
 from tui_assist.tools.subagent import AgentTool
 
@@ -110,7 +111,7 @@ class ToolboxOptions(TypedDict, total=False):
 
 
 def default_toolbox(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolset:
-    """The standard tools: `bash`, `str_replace_based_edit_tool` and `agent`, then any extras.
+    """The standard tools: `bash`, `str_replace_based_edit_tool`, `glob`, `grep` and `agent`, then extras.
 
     Args:
         workdir: The anchored working directory; the shell starts there and the editor is
@@ -139,6 +140,8 @@ def default_toolbox(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolset
                 sandbox=options.get("sandbox"),
             ),
             TextEditorTool(workdir, max_output_chars=max_output_chars),
+            GlobTool(workdir),
+            GrepTool(workdir),
             AgentTool(subagents() if callable(subagents) else subagents),
             *extras,
         ],
