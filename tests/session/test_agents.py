@@ -86,7 +86,7 @@ def test_no_tools_means_all_but_the_disallowed() -> None:
         ("---\ndescription: d\nbody", "not closed"),
         ("---\nname: x\n---\nbody", "no description"),
         ("---\ndescription: d\n---\n  \n", "body"),
-        ("---\ndescription: [d\n---\nbody", "not valid YAML"),
+        ("---\ndescription: d\njust words\n---\nbody", "not valid YAML at line 3"),
         ("---\n- a list\n---\nbody", "not a YAML mapping"),
     ],
 )

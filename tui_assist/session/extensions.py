@@ -15,6 +15,7 @@ from tui_assist.session.agents import AgentDefinition, agent_folders, load_agent
 from tui_assist.session.claude_dirs import user_claude_dir
 from tui_assist.session.hooks import HookDefinition, parse_hooks, project_hooks
 from tui_assist.session.mcp_config import project_mcp_servers
+from tui_assist.session.slash_commands import project_shell_commands
 from tui_assist.session.trust import ProjectTrust, TrustStatus
 
 if TYPE_CHECKING:
@@ -37,6 +38,8 @@ class Extensions:
     agents: list[AgentDefinition] = field(default_factory=lambda: list[AgentDefinition]())
     project_files: list[Path] = field(default_factory=lambda: list[Path]())
     """The project files trusting covers (its settings.toml when it has hooks, its agent files)."""
+    commands: list[Path] = field(default_factory=lambda: list[Path]())
+    """The project's command files with !`command` lines (they run only once trusted)."""
     mcp_servers: list[str] = field(default_factory=lambda: list[str]())
     """The project's `.mcp.json` servers, one line each (`NAME: command args` or `NAME: url`)."""
     trust: TrustStatus = "trusted"
@@ -63,6 +66,7 @@ class Extensions:
             return []
         lines = [f"hook {h.describe()}" for h in self.hooks if h.source == "project"]
         lines += [f"agent {a.spec.name}: {a.path}" for a in self.agents if a.project]
+        lines += [f"command /{path.stem}: {path} (its !`command` lines)" for path in self.commands]
         lines += [f"MCP server {line}" for line in self.mcp_servers]
         return lines
 
@@ -106,9 +110,11 @@ def load_extensions(settings: Settings, config_dir: Path, data_dir: Path) -> Ext
     agents, warnings = load_agents(agent_folders(workdir, config_dir, user_claude_dir(settings)))
     found.agents = agents
     found.warnings += warnings
+    found.commands = project_shell_commands(workdir)
     found.project_files = [
         *([settings_file] if settings_file else []),
         *project_agent_files(workdir, config_dir),
+        *found.commands,
     ]
     # `.mcp.json` (workdir and git root) and `[mcpServers]` of settings.toml: what the MCP layer
     # starts once the project is trusted, so the digest covers the files it reads.

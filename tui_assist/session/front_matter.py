@@ -59,7 +59,8 @@ def parse_front_matter(text: str) -> FrontMatter:
     """Split `text` (a Markdown file) into front matter and body.
 
     Raises:
-        ValueError: when the front matter is not closed, is not valid YAML, or is not a mapping.
+        ValueError: when the front matter is not closed, or not `key: value` lines (YAML, or
+            lines whose values YAML can't read, kept as written: see `_key_by_key`).
     """
     import yaml
 
@@ -73,17 +74,52 @@ def parse_front_matter(text: str) -> FrontMatter:
     source = "\n".join(lines[1:end])
     try:
         data = yaml.safe_load(source) if source.strip() else {}
-    except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        line = f" at line {where.line + 2}" if where is not None else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise ValueError(f"its front matter is not valid YAML{line}: {problem}") from None
+    except yaml.YAMLError:
+        data = _key_by_key(lines[1:end])
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ValueError("its front matter is not a YAML mapping (`key: value` lines)")
     fields = {str(key): value for key, value in data.items()}
     return FrontMatter(fields, "\n".join(lines[end + 1 :]).strip(), present=True)
+
+
+def _key_by_key(lines: list[str]) -> dict[str, object]:
+    """Front matter that is not YAML as a whole, read a key at a time.
+
+    Claude Code's own documentation writes `argument-hint: [message] [scope]`, which YAML rejects
+    (a flow sequence followed by more text): a key whose value YAML can't read keeps its text as
+    written, and the other keys (lists, block scalars) are read as YAML.
+
+    Raises:
+        ValueError: when a line is neither `key: value` nor indented under one.
+    """
+    import yaml
+
+    chunks: list[list[str]] = []
+    for number, line in enumerate(lines, start=2):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if line[0] in " \t" or line.startswith("- "):
+            if not chunks:
+                raise ValueError(f"its front matter is not valid YAML at line {number}")
+            chunks[-1].append(line)
+        elif ":" in line:
+            chunks.append([line])
+        else:
+            raise ValueError(f"its front matter is not valid YAML at line {number}: not `key: value`")
+    data: dict[str, object] = {}
+    for chunk in chunks:
+        key, _, value = chunk[0].partition(":")
+        try:
+            parsed = yaml.safe_load("\n".join(chunk))
+        except yaml.YAMLError:
+            parsed = None
+        if isinstance(parsed, dict) and len(parsed) == 1:
+            data.update({str(k): v for k, v in parsed.items()})
+        else:
+            data[key.strip()] = " ".join([value.strip(), *(line.strip() for line in chunk[1:])]).strip()
+    return data
 
 
 def _split_names(text: str) -> list[str]:
