@@ -208,4 +208,5 @@ def test_every_command_is_declared_once_with_its_keys() -> None:
         "compact",
         "hooks",
         "agents",
+        "skills",
     }

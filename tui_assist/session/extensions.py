@@ -15,12 +15,14 @@ from tui_assist.session.agents import AgentDefinition, agent_folders, load_agent
 from tui_assist.session.claude_dirs import user_claude_dir
 from tui_assist.session.hooks import HookDefinition, parse_hooks, project_hooks
 from tui_assist.session.mcp_config import project_mcp_servers
+from tui_assist.session.skills import Skill, load_skills, project_skill_files, skill_folders
 from tui_assist.session.slash_commands import project_shell_commands
 from tui_assist.session.trust import ProjectTrust, TrustStatus
 
 if TYPE_CHECKING:
     from tui_assist.core.tooling import SubagentSpec
     from tui_assist.session.config import Settings
+    from tui_assist.tools.skill import SkillEntry
 
 MCP_FILE = ".mcp.json"
 """The project's MCP servers, in Claude Code's format (started by the MCP layer once trusted)."""
@@ -38,6 +40,8 @@ class Extensions:
     agents: list[AgentDefinition] = field(default_factory=lambda: list[AgentDefinition]())
     project_files: list[Path] = field(default_factory=lambda: list[Path]())
     """The project files trusting covers (its settings.toml when it has hooks, its agent files)."""
+    skills: list[Skill] = field(default_factory=lambda: list[Skill]())
+    """The user's and the project's skills (the project's used once trusted)."""
     commands: list[Path] = field(default_factory=lambda: list[Path]())
     """The project's command files with !`command` lines (they run only once trusted)."""
     mcp_servers: list[str] = field(default_factory=lambda: list[str]())
@@ -60,6 +64,14 @@ class Extensions:
         by_name = {a.spec.name: a.spec for a in agents}
         return list(by_name.values())
 
+    def active_skills(self) -> list[SkillEntry]:
+        """The skills the `skill` tool offers: the user's, and a trusted project's."""
+        return [s.entry for s in self.skills if not s.project or self.trusted]
+
+    def skill_lines(self) -> list[str]:
+        """`/skills`: each skill, where it came from, and whether it waits for trust."""
+        return [self._where(s.describe(), s.project, None) for s in self.skills]
+
     def pending(self) -> list[str]:
         """What the project would run once trusted, one line each (empty when nothing waits)."""
         if self.trusted:
@@ -67,6 +79,7 @@ class Extensions:
         lines = [f"hook {h.describe()}" for h in self.hooks if h.source == "project"]
         lines += [f"agent {a.spec.name}: {a.path}" for a in self.agents if a.project]
         lines += [f"command /{path.stem}: {path} (its !`command` lines)" for path in self.commands]
+        lines += [f"skill {s.entry.name}: {s.path}" for s in self.skills if s.project]
         lines += [f"MCP server {line}" for line in self.mcp_servers]
         return lines
 
@@ -111,10 +124,14 @@ def load_extensions(settings: Settings, config_dir: Path, data_dir: Path) -> Ext
     found.agents = agents
     found.warnings += warnings
     found.commands = project_shell_commands(workdir)
+    skills, warnings = load_skills(skill_folders(workdir, config_dir, user_claude_dir(settings)))
+    found.skills = skills
+    found.warnings += warnings
     found.project_files = [
         *([settings_file] if settings_file else []),
         *project_agent_files(workdir, config_dir),
         *found.commands,
+        *project_skill_files(workdir),
     ]
     # `.mcp.json` (workdir and git root) and `[mcpServers]` of settings.toml: what the MCP layer
     # starts once the project is trusted, so the digest covers the files it reads.
@@ -156,3 +173,17 @@ def agents_markdown(found: Extensions | None) -> str:
             f"`model`) in `.tui-assist/agents/`, `.claude/agents/` or `{config_dir() / 'agents'}`."
         )
     return "**Agents**\n\n" + "\n".join(f"- `{line}`" for line in lines)
+
+
+def skills_markdown(found: Extensions | None) -> str:
+    """What `/skills` says: each skill, where it came from, and whether it waits for trust."""
+    from tui_assist.paths import config_dir
+
+    lines = found.skill_lines() if found is not None else []
+    if not lines:
+        return (
+            "**Skills** · none. A skill is a folder holding a `SKILL.md` (front matter `name`, "
+            "`description`), in `.claude/skills/`, `~/.claude/skills/` or "
+            f"`{config_dir() / 'skills'}`."
+        )
+    return "**Skills**\n\n" + "\n".join(f"- `{line}`" for line in lines)

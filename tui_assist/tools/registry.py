@@ -16,6 +16,7 @@ from tui_assist.tools.files import TextEditorTool
 from tui_assist.tools.sandbox import Sandbox
 from tui_assist.tools.search import GlobTool, GrepTool
 from tui_assist.tools.shell import BashTool
+from tui_assist.tools.skill import SkillEntry, SkillTool
 from tui_assist.tools.subagent import AgentTool
 
 if TYPE_CHECKING:
@@ -30,6 +31,10 @@ with an `aclose()`, so shared tools must not have one."""
 
 Subagents = Sequence[SubagentSpec] | Callable[[], Sequence[SubagentSpec]]
 """Custom sub-agents, or a callable read each time a toolbox is made (a project trusted later)."""
+
+
+Skills = Sequence[SkillEntry] | Callable[[], Sequence[SkillEntry]]
+"""Skills, or a callable read each time a toolbox is made (a project trusted later)."""
 
 
 @runtime_checkable
@@ -108,6 +113,8 @@ class ToolboxOptions(TypedDict, total=False):
     """Run `bash` in this OS sandbox (`choose_sandbox(...).sandbox`); None: unsandboxed."""
     subagents: Subagents
     """The custom sub-agents the `agent` tool offers, or a callable read each time."""
+    skills: Skills
+    """The skills the `skill` tool offers (no tool when there are none), or a callable read each time."""
 
 
 def default_toolbox(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolset:
@@ -129,6 +136,8 @@ def default_toolbox(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolset
     extras = extra_tools() if callable(extra_tools) else extra_tools
     max_output_chars = options.get("max_output_chars", 30_000)
     subagents = options.get("subagents", ())
+    skills = options.get("skills", ())
+    skills = skills() if callable(skills) else skills
     return Toolset(
         workdir,
         [
@@ -143,6 +152,7 @@ def default_toolbox(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolset
             GlobTool(workdir),
             GrepTool(workdir),
             AgentTool(subagents() if callable(subagents) else subagents),
+            *([SkillTool(skills)] if skills else []),
             *extras,
         ],
     )

@@ -276,6 +276,13 @@ def _agents(screen: MainScreen, args: str) -> None:
     screen.conversation.add_notice(agents_markdown(screen.session.extensions))
 
 
+@handles("skills")
+def _skills(screen: MainScreen, args: str) -> None:
+    from tui_assist.session.extensions import skills_markdown
+
+    screen.conversation.add_notice(skills_markdown(screen.session.extensions))
+
+
 @handles("memory")
 def _memory(screen: MainScreen, args: str) -> None:
     from tui_assist.session.instructions import describe
