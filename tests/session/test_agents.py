@@ -32,7 +32,7 @@ def test_claude_code_front_matter_tools_and_model() -> None:
     assert spec.description == "Expert code review specialist. Use proactively after writing code."
     assert spec.system_prompt == "You review code."
     assert spec.tools == (
-        "str_replace_based_edit_tool",
+        "str_replace_based_edit_tool(read)",
         "grep",
         "glob",
         "bash",
@@ -43,6 +43,11 @@ def test_claude_code_front_matter_tools_and_model() -> None:
     assert spec.model == "claude-sonnet-4-6"
     assert parsed.problems == ("tools TodoWrite: there is no todo list tool yet",)
     assert spec.allows("linear__create_issue") and not spec.allows("gh__delete_repo")
+    # Read without Edit or Write: the editor, to view with only.
+    assert spec.allows("str_replace_based_edit_tool") and spec.reads_only("str_replace_based_edit_tool")
+    assert not spec.reads_only("bash")
+    both = parse_agent_file("---\ndescription: d\ntools: Read, Edit\n---\nbody", "x").spec
+    assert both.allows("str_replace_based_edit_tool") and not both.reads_only("str_replace_based_edit_tool")
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@ loopback fake, which records each request (the sub-agent's model id and tools)."
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -62,3 +63,42 @@ async def test_claude_agents_get_their_model_ids_and_tools(
     ]
     assert searcher.body["model"] == "claude-opus-4-6"
     assert [t["name"] for t in searcher.tools] == ["bash", "web_fetch"]
+
+
+READER = """---
+name: reader
+description: Reads, never writes
+tools: Read, Grep
+---
+You read.
+"""
+
+
+async def test_an_agent_given_read_views_files_but_cannot_write_them(
+    fake: FakeAnthropic, work: Path, tmp_path: Path, opened: list[ChatSession]
+) -> None:
+    write_config(tmp_path, "")  # every side-effecting call is allowed: only `Read` stops the write
+    write_agent(Path(os.environ["CLAUDE_CONFIG_DIR"]) / "agents", "reader", READER)
+    (work / "notes.txt").write_text("the notes\n")
+    fake.add(
+        Reply([ToolUse("agent", {"description": "read", "prompt": "go", "subagent_type": "reader"})]),
+        Reply([ToolUse("str_replace_based_edit_tool", {"command": "view", "path": "notes.txt"})]),
+        Reply(
+            [
+                ToolUse(
+                    "str_replace_based_edit_tool",
+                    {"command": "create", "path": "new.txt", "file_text": "x"},
+                )
+            ]
+        ),
+        Reply("read it"),
+        Reply("done"),
+    )
+    session = await open_session(work, tmp_path, opened)
+    await session.run_turn("read the notes", RecordingObserver())
+    requests = [r for r in fake.requests if r.path == "/v1/messages"]
+    assert [t["name"] for t in requests[1].tools] == ["str_replace_based_edit_tool", "grep"]
+    viewed, refused = (json.dumps(r.messages[-1]["content"]) for r in requests[2:4])
+    assert "the notes" in viewed
+    assert "may only read with str_replace_based_edit_tool" in refused
+    assert not (work / "new.txt").exists()

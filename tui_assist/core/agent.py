@@ -89,6 +89,9 @@ class AgentRuntime:
     """The model every request asks for (a custom sub-agent's); None: the provider's."""
     tool_names: frozenset[str] | None = None
     """The tools this run may offer (a custom sub-agent's subset); None: all of the toolbox's."""
+    read_only_tools: frozenset[str] = frozenset()
+    """Tools this run may only read with (a sub-agent given `Read` but not `Edit`): a call of
+    theirs that would change anything is refused."""
     before_side_effect: Callable[[], Awaitable[None]] | None = None
     """Awaited before each call that may change files (None: nothing to wait for)."""
 
@@ -312,6 +315,12 @@ class _AgentRun:
     async def _approved_run(self, tool: Tool, args: Any, use: ToolUseBlock, tool_node: str) -> ToolOutput:
         """Run the parsed call once the approval policy lets it (a refusal is its output)."""
         if tool.side_effecting(args):
+            if use.name in self.rt.read_only_tools:
+                return ToolOutput(
+                    f"Not run: this agent may only read with {use.name} (it was given Read, not Edit "
+                    "or Write).",
+                    is_error=True,
+                )
             if self.stopped:
                 return ToolOutput("Not run: the user stopped the turn.", is_error=True)
             request = approval_request(
@@ -359,6 +368,9 @@ class _AgentRun:
             model=agent.model if agent is not None and agent.model else self.rt.model,
             # A general sub-agent of a restricted one gets no more tools than its parent.
             tool_names=self.rt.tool_names if agent is None else self._tools_of(agent),
+            read_only_tools=self.rt.read_only_tools
+            if agent is None
+            else frozenset(t.spec.name for t in self.rt.toolbox.tools if agent.reads_only(t.spec.name)),
             before_side_effect=self.rt.before_side_effect,
         )
         label = f"{agent.name}: {description}" if agent is not None else description

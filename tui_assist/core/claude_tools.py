@@ -5,8 +5,10 @@ Agent and command files written for Claude Code name tools as `Read`, `Bash`, `W
 those names into the tools and model ids here. (The hooks lane keeps the opposite direction, our
 names to Claude Code's, for what hooks are told; the two tables are meant to become one.)
 
-A tool name resolves to a *pattern*: a tool's name here, or `SERVER__*` for every tool of one MCP
-server (`mcp__SERVER`). MCP tools are named `SERVER__TOOL` here (see `tools.mcp.config`).
+A tool name resolves to a *pattern*: a tool's name here, `SERVER__*` for every tool of one MCP
+server (`mcp__SERVER`; MCP tools are named `SERVER__TOOL` here, see `tools.mcp.config`), or
+`NAME(read)` for a tool given only to read with: `Read` is the editor, whose writes are refused
+unless `Edit`, `Write` or `MultiEdit` is named too.
 """
 
 from __future__ import annotations
@@ -17,13 +19,15 @@ from dataclasses import dataclass
 from typing import Final
 
 EDITOR: Final = "str_replace_based_edit_tool"
+READING: Final = "(read)"
+"""A pattern's suffix for a tool given only to read with: `Read` is the editor, for `view` only."""
 WEB_SEARCH: Final = "web_search"
 """The API's web search: a server tool the provider offers (`[tools.web] search`), not a tool of
 the toolbox; an agent naming it keeps whatever the session offers."""
 
 CLAUDE_TOOLS: Final[dict[str, tuple[str, ...]]] = {
     "Bash": ("bash",),
-    "Read": (EDITOR,),
+    "Read": (EDITOR + READING,),
     "Edit": (EDITOR,),
     "Write": (EDITOR,),
     "MultiEdit": (EDITOR,),
@@ -75,7 +79,8 @@ class ToolNames:
     """The tools a list of names in Claude Code's (or our) spelling stands for."""
 
     patterns: tuple[str, ...]
-    """Tool names here, and `SERVER__*` for all of an MCP server's tools; no duplicates."""
+    """Tool names here, `SERVER__*` for all of an MCP server's tools, and `NAME(read)` for a
+    tool given only to read with; no duplicates."""
     problems: tuple[str, ...] = ()
     """One line per name that stands for nothing here, saying why."""
 
@@ -111,9 +116,16 @@ def resolve_tools(names: Iterable[str]) -> ToolNames:
 
 def matches(pattern: str, tool_name: str) -> bool:
     """Whether `tool_name` is the tool `pattern` names (`SERVER__*`: any tool of that server)."""
+    pattern = pattern.removesuffix(READING)
     if pattern.endswith("__*"):
         return tool_name.startswith(pattern[:-1])
     return tool_name == pattern
+
+
+def reads_only(patterns: Iterable[str], tool_name: str) -> bool:
+    """Whether `patterns` give `tool_name` only to read with (`Read` without `Edit` or `Write`)."""
+    allowing = [p for p in patterns if matches(p, tool_name)]
+    return bool(allowing) and all(p.endswith(READING) for p in allowing)
 
 
 def resolve_model(name: str | None) -> str | None:

@@ -52,6 +52,12 @@ class SubagentSpec:
             return False
         return self.tools is None or any(matches(pattern, tool_name) for pattern in self.tools)
 
+    def reads_only(self, tool_name: str) -> bool:
+        """Whether it may use `tool_name` only to read (`tools` names `Read`, not `Edit`)."""
+        from tui_assist.core.claude_tools import reads_only
+
+        return self.tools is not None and reads_only(self.tools, tool_name)
+
 
 class RunSubagent(Protocol):
     """Runs a sub-agent under the calling tool's node and returns its final answer."""
