@@ -170,7 +170,8 @@ def agents_markdown(found: Extensions | None) -> str:
     if not lines:
         return (
             "**Agents** · none. Put Markdown files with front matter (`name`, `description`, `tools`, "
-            f"`model`) in `.tui-assist/agents/`, `.claude/agents/` or `{config_dir() / 'agents'}`."
+            f"`model`) in `.tui-assist/agents/`, `.claude/agents/`, `{config_dir() / 'agents'}` or"
+            " `~/.claude/agents/`."
         )
     return "**Agents**\n\n" + "\n".join(f"- `{line}`" for line in lines)
 
