@@ -157,3 +157,23 @@ def test_the_users_claude_command_wins_over_the_projects(fake: FakeAnthropic, tm
     proc = ask("--json", "/prime", fake=fake, cwd=work)
     assert proc.returncode == 0, proc.stderr
     assert sent(fake) == "The user's prime."
+    assert json.loads(proc.stdout)["warnings"] == [
+        f"{work / '.claude' / 'commands' / 'prime.md'}: your command /prime ({user / 'prime.md'}) is used instead"
+    ]
+
+
+def test_a_commands_mentions_attach_and_its_unused_entries_are_warnings(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    (work / ".claude" / "commands").mkdir(parents=True)
+    (work / ".claude" / "commands" / "explain.md").write_text(
+        "---\nallowed-tools: Read, Grep\n---\nExplain @notes.txt to me."
+    )
+    (work / "notes.txt").write_text("NOTES-CONTENT\n")
+    fake.add(Reply("Explained."))
+    proc = ask("--json", "/explain", fake=fake, cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert "NOTES-CONTENT" in json.dumps(fake.requests[0].messages[-1]["content"])
+    (warning,) = json.loads(proc.stdout)["warnings"]
+    assert warning.startswith(f"{work / '.claude' / 'commands' / 'explain.md'}: allowed-tools Read, Grep:")

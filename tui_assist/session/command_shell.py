@@ -43,7 +43,7 @@ async def expand_command(
     """
     text = custom.expand(arguments)
     if not SHELL_SPAN.search(text):
-        return CommandPrompt(text, custom.model)
+        return CommandPrompt(text, custom.model, list(custom.notes))
     name = f"/{custom.command.name}"
     extensions = session.extensions
     if custom.project and (extensions is None or not extensions.trusted):
@@ -55,13 +55,13 @@ async def expand_command(
             f"{name} ({custom.path}): {left_out} line(s) with a !`command` left out: the project is "
             f"not trusted ({TRUST_HINT})"
         )
-        return CommandPrompt("\n".join(kept).strip(), custom.model, [warning])
+        return CommandPrompt("\n".join(kept).strip(), custom.model, [*custom.notes, warning])
     from tui_assist.core.permissions import Rule, RuleError, RuleSource
     from tui_assist.turns.shell import run_shell_command
 
     permissions = session.approvals.permissions
     source = RuleSource(f"allowed-tools of {name}", custom.path)
-    warnings: list[str] = []
+    warnings = list(custom.notes)
     rules: list[Rule] = []
     for text_rule in custom.bash_rules():
         try:

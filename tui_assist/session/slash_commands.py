@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Generic, Literal, TypeVar
 
@@ -214,6 +214,8 @@ class CustomCommand:
     """The model its turn runs on (`model:`, aliases resolved); None: the session's."""
     allowed_tools: tuple[str, ...] = ()
     """`allowed-tools` entries as written: the `Bash(...)` ones allow its !`command` lines."""
+    notes: tuple[str, ...] = ()
+    """What of its file is not honoured, or a command it shadows: warned about when it runs."""
 
     @property
     def project(self) -> bool:
@@ -379,18 +381,23 @@ class CustomCommandLoader:
             taken = commands.get(name)
             if taken is not None:  # the user's folders are read first and win, with a word
                 if taken.command.source == "user" and source == "project":
-                    problems.append(f"{path}: your command /{name} ({taken.path}) is used instead")
+                    problem = f"{path}: your command /{name} ({taken.path}) is used instead"
                 else:
-                    problems.append(f"{path}: /{name} is already {taken.path}; this one is not used")
+                    problem = f"{path}: /{name} is already {taken.path}; this one is not used"
+                problems.append(problem)
+                commands[name] = replace(taken, notes=(*taken.notes, problem))
                 continue
             namespace = ":".join(path.parent.relative_to(folder).parts)
             try:
-                commands[name], unhonoured = read_custom_command(path, source, namespace)
+                command, unhonoured = read_custom_command(path, source, namespace)
             except (OSError, ValueError) as exc:
                 problems.append(f"{path}: {exc}")
                 continue
             if unhonoured:
-                problems.append(f"{path}: {'; '.join(unhonoured)} (the rest loads)")
+                problem = f"{path}: {'; '.join(unhonoured)} (the rest loads)"
+                problems.append(problem)
+                command = replace(command, notes=(problem,))
+            commands[name] = command
         return CustomCommands(commands, tuple(problems))
 
 
