@@ -103,3 +103,14 @@ def test_bad_input_is_refused_before_running(tree: Path, tool: type, raw: dict[s
 def test_never_side_effecting_so_never_asked_and_run_in_plan_mode(tree: Path) -> None:
     for tool, raw in ((GlobTool(tree), {"pattern": "*"}), (GrepTool(tree), {"pattern": "x"})):
         assert tool.side_effecting(tool.parse(raw)) is False
+
+
+async def test_the_workdirs_gitignore_is_honoured(tree: Path) -> None:
+    for name in ("dist/bundle.js", "build/out.txt", "src/build/keep.py", "logs/a.log", "logs/keep.log"):
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+        (tree / name).write_text("TODO generated\n")
+    (tree / ".gitignore").write_text("# build output\ndist/\n/build\n*.log\n!keep.log\n")
+    text, _ = await run(GrepTool(tree), tree, pattern="generated")
+    assert text.splitlines() == ["logs/keep.log:1: TODO generated", "src/build/keep.py:1: TODO generated"]
+    text, _ = await run(GlobTool(tree), tree, pattern="**/*.js")
+    assert text == "no files match **/*.js in ."

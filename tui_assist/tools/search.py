@@ -4,8 +4,8 @@ Both only read, so they are never asked about and run in `plan` mode. Every path
 the workdir (`tools.base.confine`), the walk never follows a symlink (it could lead out of the
 workdir, or loop), and it skips what nobody means to search: version-control data, installed
 dependencies (a virtualenv under any name, known by its `pyvenv.cfg`) and tool caches, as the `@`
-listing does. Results are capped, with a line saying so, so a broad pattern can't flood the
-context.
+listing does, and what the workdir's top-level `.gitignore` ignores (`GitIgnore`). Results are
+capped, with a line saying so, so a broad pattern can't flood the context.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tui_assist.core.model import ToolSpec
 from tui_assist.core.tooling import ToolContext, ToolInputError, ToolOutput
 from tui_assist.tools.base import PathOutsideWorkdir, confine, validate_input
-from tui_assist.tools.safe_io import EditError, read_bytes
+from tui_assist.tools.safe_io import EditError, read_bytes, read_text
 
 GLOB_TOOL: Final = "glob"
 GREP_TOOL: Final = "grep"
@@ -34,6 +34,7 @@ MAX_LINE_CHARS: Final = 300
 MAX_GREP_FILE_BYTES: Final = 5 * 1024 * 1024
 """Bigger files are not searched (logs, data dumps)."""
 _BINARY_SNIFF: Final = 8192
+MAX_GITIGNORE_BYTES: Final = 1024 * 1024
 
 SKIPPED_DIRS: Final = frozenset(
     {
@@ -137,12 +138,61 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z")
 
 
-def walk_files(root: Path) -> Iterator[Path]:
+@dataclass(frozen=True, slots=True)
+class GitIgnore:
+    """The workdir's top-level `.gitignore`, read the cheap way (no nested files, no git run).
+
+    `name` and `*.log` match at any depth, `a/b` and `/build` from the workdir, `dist/` folders
+    only; a later `!pattern` takes a path back. A folder it ignores is not entered.
+    """
+
+    rules: tuple[tuple[re.Pattern[str], bool, bool], ...] = ()
+    """(the pattern over workdir-relative paths, whether it is for folders only, whether it is a `!`)."""
+
+    @classmethod
+    def read(cls, workdir: Path) -> GitIgnore:
+        """The rules of `workdir/.gitignore` (none when it is missing or unreadable)."""
+        try:
+            text = read_text(workdir / ".gitignore", ".gitignore", MAX_GITIGNORE_BYTES)
+        except (EditError, OSError):
+            return cls()
+        rules: list[tuple[re.Pattern[str], bool, bool]] = []
+        for line in text.splitlines():
+            pattern = line.strip()
+            if not pattern or pattern.startswith("#"):
+                continue
+            negated = pattern.startswith("!")
+            pattern = pattern.removeprefix("!")
+            folders_only = pattern.endswith("/")
+            pattern = pattern.rstrip("/")
+            anchored = "/" in pattern
+            pattern = pattern.lstrip("/")
+            if not pattern:
+                continue
+            try:
+                regex = glob_regex(pattern if anchored else f"**/{pattern}")
+            except ValueError:  # not a pattern this reading knows: it ignores nothing
+                continue
+            rules.append((regex, folders_only, negated))
+        return cls(tuple(rules))
+
+    def ignores(self, relative: str, is_dir: bool) -> bool:
+        """Whether the workdir-relative `relative` path is ignored."""
+        ignored = False
+        for regex, folders_only, negated in self.rules:
+            if (is_dir or not folders_only) and regex.match(relative):
+                ignored = not negated
+        return ignored
+
+
+def walk_files(root: Path, *, base: Path | None = None, ignore: GitIgnore | None = None) -> Iterator[Path]:
     """The regular files under `root`, folders in name order.
 
-    Never through a symlink; `SKIPPED_DIRS` and virtualenvs are not entered.
+    Never through a symlink; `SKIPPED_DIRS`, virtualenvs and what `ignore` ignores (paths taken
+    relative to `base`, the workdir) are not entered.
     """
     pending = [root]
+    base = base or root
     while pending:
         folder = pending.pop()
         try:
@@ -154,14 +204,23 @@ def walk_files(root: Path) -> Iterator[Path]:
             continue  # installed packages, whatever the folder is called
         subfolders: list[Path] = []
         for entry in listed:
+            path = Path(entry.path)
             try:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in SKIPPED_DIRS:
-                        subfolders.append(Path(entry.path))
-                elif entry.is_file(follow_symlinks=False):
-                    yield Path(entry.path)
+                is_dir = entry.is_dir(follow_symlinks=False)
+                if not is_dir and not entry.is_file(follow_symlinks=False):
+                    continue
             except OSError:
                 continue
+            if (
+                ignore is not None
+                and ignore.rules
+                and ignore.ignores(path.relative_to(base).as_posix(), is_dir)
+            ):
+                continue
+            if not is_dir:
+                yield path
+            elif entry.name not in SKIPPED_DIRS:
+                subfolders.append(path)
         pending.extend(reversed(subfolders))
 
 
@@ -243,7 +302,7 @@ class GlobTool(_SearchTool):
         if not args.folder.is_dir():
             return ToolOutput(f"not a folder: {self._display(args.folder)}", is_error=True)
         found: list[tuple[float, str]] = []
-        for path in walk_files(args.folder):
+        for path in walk_files(args.folder, base=self._root, ignore=GitIgnore.read(self._root)):
             if args.pattern.match(path.relative_to(args.folder).as_posix()):
                 try:
                     found.append((path.stat().st_mtime, self._display(path)))
@@ -328,7 +387,7 @@ class GrepTool(_SearchTool):
         if where.is_file():
             files: Iterator[Path] = iter([where])
         elif where.is_dir():
-            files = walk_files(where)
+            files = walk_files(where, base=self._root, ignore=GitIgnore.read(self._root))
         else:
             return ToolOutput(f"no such file or folder: {self._display(where)}", is_error=True)
         lines: list[str] = []
