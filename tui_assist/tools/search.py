@@ -260,7 +260,7 @@ class GlobTool(_SearchTool):
                 "`src/**/*.{ts,tsx}` (`**` spans folders, `*` stays within one name). Returns "
                 "paths relative to the working directory, most recently modified first. `path` "
                 "is the folder the pattern is relative to (default: the working directory). "
-                "Skips .git, node_modules, virtualenvs and caches. Read-only."
+                "Skips .git, node_modules, virtualenvs, caches and what .gitignore ignores. Read-only."
             ),
             input_schema={
                 "type": "object",
@@ -332,7 +332,7 @@ class GrepTool(_SearchTool):
                 f"most {max_matches}. `path` is a folder or a file to search (default: the working "
                 "directory); `glob` limits the files searched, e.g. `*.py` (a pattern without `/` "
                 "matches file names at any depth) or `src/**/*.ts`. Skips .git, node_modules, "
-                "virtualenvs, caches and binary files. Read-only."
+                "virtualenvs, caches, what .gitignore ignores and binary files. Read-only."
             ),
             input_schema={
                 "type": "object",
