@@ -87,7 +87,8 @@ def test_custom_commands_from_the_project_and_the_user(tmp_path: Path) -> None:
     assert review.command.source == "project"
     assert review.expand("app.py") == ("# Review a file\nReview app.py for bugs.\nThen list app.py tests.")
     standup = loaded.commands["standup"]
-    assert standup.command.description == "" and standup.command.source == "user"
+    # No description: the first line is, as in Claude Code.
+    assert standup.command.description == "Summarize what changed today." and standup.command.source == "user"
     # Without $ARGUMENTS, arguments are not lost: they follow the text.
     assert standup.expand("") == "Summarize what changed today."
     assert standup.expand("only the backend") == "Summarize what changed today.\n\nonly the backend"

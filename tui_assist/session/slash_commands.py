@@ -12,8 +12,8 @@ command of the same name (one problem line says so): a repository can't replace 
 typed `/NAME` for. YAML front matter (`description`, `argument-hint`, `allowed-tools`, `model`) is
 read and never sent. `/NAME ARGS` sends the body with `$ARGUMENTS` replaced by ARGS and `$1`...
 `$9` by its words (or, with neither, ARGS on a line of their own after it); each !`command` span
-is replaced by that command's output before the prompt is sent (see `session.command_shell`). A
-first line that is a `# ` heading is the description when the front matter gives none. A
+is replaced by that command's output before the prompt is sent (see `session.command_shell`).
+Without a `description`, the body's first line is the description (as in Claude Code). A
 built-in's name can't be taken by a custom command.
 """
 
@@ -260,6 +260,7 @@ SHELL_SPAN = re.compile(r"!`([^`\n]+)`")
 """Claude Code's syntax for a command whose output replaces it before the prompt is sent."""
 _POSITIONAL = re.compile(r"\$([1-9])(?![0-9])")
 _BASH_RULE = re.compile(r"Bash\((.+)\)", re.DOTALL)
+_DESCRIPTION_LIMIT = 100
 _KNOWN_KEYS = frozenset(
     {"description", "argument-hint", "allowed-tools", "model", "disable-model-invocation"}
 )
@@ -302,10 +303,11 @@ def read_custom_command(
         raise ValueError("not UTF-8 text") from exc
     matter = parse_front_matter(raw)
     text = matter.body
-    first = text.split("\n", 1)[0].strip()
-    description = " ".join(matter.text("description").split())
-    if not description and first.startswith("# "):
-        description = first[2:].strip()
+    # As Claude Code does: without a `description`, the prompt's first line (a heading's text).
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    description = " ".join(matter.text("description").split()) or first.lstrip("#").strip()
+    if len(description) > _DESCRIPTION_LIMIT:
+        description = description[: _DESCRIPTION_LIMIT - 1].rstrip() + "…"
     problems = [f"{key}: not read here" for key in matter.unknown(_KNOWN_KEYS)]
     allowed = tuple(matter.names("allowed-tools") or ())
     unused = [name for name in allowed if not (name.strip() == "Bash" or _BASH_RULE.fullmatch(name.strip()))]
