@@ -54,7 +54,7 @@ async def test_search_is_offered_shown_as_a_tool_call_and_its_blocks_go_back_to_
 
     tools = fake.requests[0].tools
     assert tools[0] == {"type": "web_search_20250305", "name": "web_search", "max_uses": 3}
-    assert [t["name"] for t in tools[1:4]] == ["bash", "str_replace_based_edit_tool", "agent"]
+    assert [t["name"] for t in tools[1:6]] == ["bash", "str_replace_based_edit_tool", "glob", "grep", "agent"]
 
     assert result.outcome == "answered"
     assert result.answer == (

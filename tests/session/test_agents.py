@@ -1,4 +1,5 @@
-"""Custom sub-agent files: Claude Code's front matter, precedence, and files that are not valid."""
+"""Custom sub-agent files: Claude Code's YAML front matter, tool and model names, precedence,
+subfolders, and files or entries that are not valid."""
 
 from __future__ import annotations
 
@@ -8,24 +9,79 @@ import pytest
 
 from tui_assist.session.agents import agent_folders, load_agents, parse_agent_file
 
+# The shape most public Claude Code agents have: a folded block scalar, Claude Code's tool names
+# (an MCP tool, one of a whole server, and a tool not built here), a model alias.
+CLAUDE_AGENT = """---
+name: code-reviewer
+description: >-
+  Expert code review specialist.
+  Use proactively after writing code.
+tools: Read, Grep, Glob, Bash, WebFetch, mcp__gh__search_issues, mcp__linear, TodoWrite
+model: sonnet
+color: blue
+---
 
-def test_front_matter_tools_and_model() -> None:
-    spec = parse_agent_file(
-        '---\nname: code-reviewer\ndescription: "Reviews code"\ntools: Read, Grep, Bash, mcp__gh__search\n'
-        "model: inherit\n---\n\nYou review code.\n",
-        "fallback",
-    )
-    assert spec.name == "code-reviewer" and spec.description == "Reviews code"
+You review code.
+"""
+
+
+def test_claude_code_front_matter_tools_and_model() -> None:
+    parsed = parse_agent_file(CLAUDE_AGENT, "fallback")
+    spec = parsed.spec
+    assert spec.name == "code-reviewer"
+    assert spec.description == "Expert code review specialist. Use proactively after writing code."
     assert spec.system_prompt == "You review code."
-    # Claude Code's names map to ours; others (an MCP tool) are kept as written.
-    assert spec.tools == ("str_replace_based_edit_tool", "Grep", "bash", "mcp__gh__search")
-    assert spec.model is None  # inherit: the session's model
+    assert spec.tools == (
+        "str_replace_based_edit_tool(read)",
+        "grep",
+        "glob",
+        "bash",
+        "web_fetch",
+        "gh__search_issues",
+        "linear__*",
+    )
+    assert spec.model == "claude-sonnet-4-6"
+    assert parsed.problems == ("tools TodoWrite: there is no todo list tool yet",)
+    assert spec.allows("linear__create_issue") and not spec.allows("gh__delete_repo")
+    # Read without Edit or Write: the editor, to view with only.
+    assert spec.allows("str_replace_based_edit_tool") and spec.reads_only("str_replace_based_edit_tool")
+    assert not spec.reads_only("bash")
+    both = parse_agent_file("---\ndescription: d\ntools: Read, Edit\n---\nbody", "x").spec
+    assert both.allows("str_replace_based_edit_tool") and not both.reads_only("str_replace_based_edit_tool")
 
 
-def test_no_tools_means_all_and_the_file_name_is_the_default_name() -> None:
-    spec = parse_agent_file("---\ndescription: d\ntools: [bash, edit]\n---\nbody", "helper")
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [
+        ("opus", "claude-opus-4-6"),
+        ("haiku", "claude-haiku-4-5"),
+        ("inherit", None),
+        ("claude-x-1", "claude-x-1"),
+    ],
+)
+def test_model_aliases(model: str, expected: str | None) -> None:
+    assert parse_agent_file(f"---\ndescription: d\nmodel: {model}\n---\nbody", "x").spec.model == expected
+
+
+def test_a_yaml_list_disallowed_tools_and_unknown_names() -> None:
+    parsed = parse_agent_file(
+        "---\ndescription: d\ntools:\n  - bash\n  - edit\n  - Frobnicate\n"
+        "disallowedTools: [Bash]\nwhen: always\n---\nbody",
+        "helper",
+    )
+    spec = parsed.spec
     assert spec.name == "helper" and spec.tools == ("bash", "str_replace_based_edit_tool")
-    assert parse_agent_file("---\ndescription: d\n---\nbody", "x").tools is None
+    assert spec.disallowed_tools == ("bash",)
+    assert not spec.allows("bash") and spec.allows("str_replace_based_edit_tool")
+    assert parsed.problems == ("tools Frobnicate: no such tool here", "when: not read here")
+
+
+def test_no_tools_means_all_but_the_disallowed() -> None:
+    spec = parse_agent_file("---\ndescription: d\ndisallowedTools: Write, Edit\n---\nbody", "x").spec
+    assert spec.tools is None
+    assert (
+        spec.allows("bash") and spec.allows("gh__search") and not spec.allows("str_replace_based_edit_tool")
+    )
 
 
 @pytest.mark.parametrize(
@@ -35,6 +91,8 @@ def test_no_tools_means_all_and_the_file_name_is_the_default_name() -> None:
         ("---\ndescription: d\nbody", "not closed"),
         ("---\nname: x\n---\nbody", "no description"),
         ("---\ndescription: d\n---\n  \n", "body"),
+        ("---\ndescription: d\njust words\n---\nbody", "not valid YAML at line 3"),
+        ("---\n- a list\n---\nbody", "not a YAML mapping"),
     ],
 )
 def test_invalid_files_say_why(text: str, why: str) -> None:
@@ -42,9 +100,10 @@ def test_invalid_files_say_why(text: str, why: str) -> None:
         parse_agent_file(text, "x")
 
 
-def test_the_project_wins_a_shared_name_and_bad_files_are_warnings(tmp_path: Path) -> None:
-    work, config = tmp_path / "w", tmp_path / "c"
+def test_precedence_subfolders_and_warnings_that_name_the_file(tmp_path: Path) -> None:
+    work, config, claude = tmp_path / "w", tmp_path / "c", tmp_path / "claude"
     for folder, body in (
+        (claude / "agents", "claude-user"),
         (config / "agents", "user"),
         (work / ".claude" / "agents", "claude"),
         (work / ".tui-assist" / "agents", "ours"),
@@ -52,6 +111,19 @@ def test_the_project_wins_a_shared_name_and_bad_files_are_warnings(tmp_path: Pat
         folder.mkdir(parents=True)
         (folder / "a.md").write_text(f"---\nname: a\ndescription: d\n---\n{body}")
     (config / "agents" / "broken.md").write_text("nothing here")
-    agents, warnings = load_agents(agent_folders(work, config))
-    assert [(a.spec.name, a.spec.system_prompt, a.project) for a in agents] == [("a", "ours", True)]
-    assert len(warnings) == 1 and "broken.md is ignored: it does not start with front matter" in warnings[0]
+    nested = work / ".claude" / "agents" / "engineering" / "backend"
+    nested.mkdir(parents=True)
+    (nested / "api.md").write_text("---\ndescription: d\ntools: Bash, Nope\n---\nbody")
+    (claude / "agents" / "mine.md").write_text("---\ndescription: d\n---\nmine")
+    agents, warnings = load_agents(agent_folders(work, config, claude))
+    assert [(a.spec.name, a.spec.system_prompt, a.project) for a in agents] == [
+        ("a", "ours", True),
+        ("api", "body", True),
+        ("mine", "mine", False),
+    ]
+    assert warnings == [
+        f"agent file {config / 'agents' / 'broken.md'} is ignored: it does not start with front matter"
+        " (a line `---`)",
+        f"agent file {nested / 'api.md'}: tools Nope: no such tool here (the rest loads)",
+    ]
+    assert [a.spec.name for a in load_agents(agent_folders(work, config))[0]] == ["a", "api"]

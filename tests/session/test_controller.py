@@ -179,7 +179,8 @@ async def test_commands_route_to_the_host_and_custom_ones_expand(tmp_path: Path,
     work = controller.submit("/review app.py")
     assert work is not None
     await work
-    assert host.started == ["# Review\nReview app.py carefully."]
+    assert host.started == ["/review app.py"]  # as typed, as Claude Code shows it
+    assert controller.session.conversation.messages[0].text == "# Review\nReview app.py carefully."
 
 
 async def test_the_headless_commands_act_on_the_session(tmp_path: Path) -> None:
@@ -207,4 +208,5 @@ def test_every_command_is_declared_once_with_its_keys() -> None:
         "compact",
         "hooks",
         "agents",
+        "skills",
     }

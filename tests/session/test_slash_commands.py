@@ -14,6 +14,7 @@ from tui_assist.session.slash_commands import (
     closest,
     matching,
     parse_slash,
+    shell_lines,
 )
 
 
@@ -74,7 +75,7 @@ def test_custom_commands_from_the_project_and_the_user(tmp_path: Path) -> None:
     project = workdir / ".tui-assist" / "commands"
     user = config / "commands"
     _write(project, "review.md", "# Review a file\nReview $ARGUMENTS for bugs.\nThen list $ARGUMENTS tests.")
-    _write(user, "review.md", "# The user's review\nshadowed by the project's")
+    _write(project, "standup.md", "# The project's standup\nshadowed by the user's")
     _write(user, "standup.md", "Summarize what changed today.")
     _write(user, "help.md", "# clashes with a built-in")
     _write(user, "notes.txt", "not a command")
@@ -86,11 +87,75 @@ def test_custom_commands_from_the_project_and_the_user(tmp_path: Path) -> None:
     assert review.command.source == "project"
     assert review.expand("app.py") == ("# Review a file\nReview app.py for bugs.\nThen list app.py tests.")
     standup = loaded.commands["standup"]
-    assert standup.command.description == "" and standup.command.source == "user"
+    # No description: the first line is, as in Claude Code.
+    assert standup.command.description == "Summarize what changed today." and standup.command.source == "user"
     # Without $ARGUMENTS, arguments are not lost: they follow the text.
     assert standup.expand("") == "Summarize what changed today."
     assert standup.expand("only the backend") == "Summarize what changed today.\n\nonly the backend"
     assert any("/help is a built-in" in p for p in loaded.problems)
+    # A project command never shadows the user's: one line says which file is used instead.
+    assert f"{project / 'standup.md'}: your command /standup ({user / 'standup.md'}) is used instead" in (
+        loaded.problems
+    )
+
+
+# The shapes of public Claude Code commands: front matter with a hint, rules, a model alias.
+COMMIT = """---
+description: Create a git commit
+argument-hint: [message] [scope]
+allowed-tools: Bash(git add:*), Bash(git status:*), Bash(git commit:*), Read
+model: haiku
+---
+## Context
+
+- Current status: !`git status`
+
+Commit with the message "$1" in scope $2 (all: $ARGUMENTS).
+"""
+
+
+def test_claude_code_commands_front_matter_positional_arguments_and_namespaces(tmp_path: Path) -> None:
+    workdir, config, claude = tmp_path / "work", tmp_path / "config", tmp_path / "claude"
+    _write(workdir / ".claude" / "commands", "commit.md", COMMIT)
+    _write(workdir / ".claude" / "commands" / "frontend", "component.md", "Make a component $ARGUMENTS")
+    _write(
+        claude / "commands", "prime.md", "---\ndescription: >-\n  Load the\n  context\n---\nRead the README."
+    )
+    loaded = CustomCommandLoader(workdir, config, claude_user=claude).load()
+    assert sorted(loaded.commands) == ["commit", "component", "prime"]
+    commit = loaded.commands["commit"]
+    assert commit.command.description == "Create a git commit"
+    assert commit.command.args == "[message] [scope]"
+    assert commit.model == "claude-haiku-4-5"
+    assert commit.text.startswith("## Context")  # the front matter is never sent
+    expanded = commit.expand('"fix the parser" core')
+    assert 'with the message "fix the parser" in scope core (all: "fix the parser" core).' in expanded
+    assert shell_lines(expanded) == ["git status"]
+    assert commit.bash_rules() == ["bash(git add *)", "bash(git status *)", "bash(git commit *)"]
+    assert loaded.commands["prime"].command.description == "Load the context"
+    assert loaded.commands["prime"].command.source == "user"
+    component = loaded.commands["component"].command
+    assert (component.origin, component.usage) == ("project:frontend", "/component [ARGS]")
+    # Read is not a rule for a !`command`: said once, naming the file; the command still loads.
+    assert loaded.problems == (
+        f"{workdir / '.claude' / 'commands' / 'commit.md'}: allowed-tools Read: only Bash(...) entries are"
+        " used here (they allow the file's !`command` lines); the turn's own tool calls follow the usual"
+        " rules (the rest loads)",
+    )
+    # `$2` with one word is empty; `$1` with none too.
+    assert commit.expand("one").count('"one" in scope  (all: one)') == 1
+
+
+def test_a_command_file_with_broken_front_matter_is_skipped_with_the_reason(tmp_path: Path) -> None:
+    folder = tmp_path / "work" / ".claude" / "commands"
+    _write(folder, "bad.md", "---\ndescription: fine\nno colon here\n---\nbody")
+    _write(folder, "good.md", "---\nunknown-key: 1\n---\nbody")
+    loaded = CustomCommandLoader(tmp_path / "work", tmp_path / "config").load()
+    assert list(loaded.commands) == ["good"]
+    assert any(
+        p.startswith(f"{folder / 'bad.md'}: its front matter is not valid YAML") for p in loaded.problems
+    )
+    assert f"{folder / 'good.md'}: unknown-key: not read here (the rest loads)" in loaded.problems
 
 
 def test_custom_commands_are_read_again_when_a_file_changes(tmp_path: Path) -> None:

@@ -12,10 +12,22 @@ from tui_assist.tools.shell import BashTool
 from tui_assist.tools.subagent import AgentTool
 
 
-async def test_default_toolbox_offers_the_three_tools_in_order(tmp_path: Path) -> None:
+async def test_default_toolbox_offers_the_built_in_tools_in_order(tmp_path: Path) -> None:
     box: Toolbox = default_toolbox(tmp_path)
-    assert [tool.spec.name for tool in box.tools] == ["bash", "str_replace_based_edit_tool", "agent"]
-    assert [tool.spec.native_type for tool in box.tools] == ["bash_20250124", "text_editor_20250728", None]
+    assert [tool.spec.name for tool in box.tools] == [
+        "bash",
+        "str_replace_based_edit_tool",
+        "glob",
+        "grep",
+        "agent",
+    ]
+    assert [tool.spec.native_type for tool in box.tools] == [
+        "bash_20250124",
+        "text_editor_20250728",
+        None,
+        None,
+        None,
+    ]
     assert box.workdir == tmp_path.resolve()
     await box.aclose()
 

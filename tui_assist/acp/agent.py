@@ -180,7 +180,9 @@ class AcpSession(QuietHost):
         ]
         for name, custom in self.chat.custom_commands().commands.items():
             description = custom.command.description or f"custom command ({custom.path.name})"
-            commands.append(AvailableCommand(name=name, description=description, input=_hint("[ARGS]")))
+            commands.append(
+                AvailableCommand(name=name, description=description, input=_hint(custom.command.args))
+            )
         return commands
 
     def announce_commands(self) -> None:

@@ -94,6 +94,9 @@ class AgentRuntime:
     """The model every request asks for (a custom sub-agent's); None: the provider's."""
     tool_names: frozenset[str] | None = None
     """The tools this run may offer (a custom sub-agent's subset); None: all of the toolbox's."""
+    read_only_tools: frozenset[str] = frozenset()
+    """Tools this run may only read with (a sub-agent given `Read` but not `Edit`): a call of
+    theirs that would change anything is refused."""
     before_side_effect: Callable[[], Awaitable[None]] | None = None
     """Awaited before each call that may change files (None: nothing to wait for)."""
 
@@ -356,6 +359,12 @@ class _AgentRun:
         """
         tool_node = call.node_id
         if tool.side_effecting(args):
+            if call.name in self.rt.read_only_tools:
+                return ToolOutput(
+                    f"Not run: this agent may only read with {call.name} (it was given Read, not Edit "
+                    "or Write).",
+                    is_error=True,
+                )
             if self.stopped:
                 return ToolOutput("Not run: the user stopped the turn.", is_error=True)
             request = approval_request(
@@ -412,9 +421,10 @@ class _AgentRun:
             hooks=self.rt.hooks,
             model=agent.model if agent is not None and agent.model else self.rt.model,
             # A general sub-agent of a restricted one gets no more tools than its parent.
-            tool_names=frozenset(agent.tools)
-            if agent is not None and agent.tools is not None
-            else self.rt.tool_names,
+            tool_names=self.rt.tool_names if agent is None else self._tools_of(agent),
+            read_only_tools=self.rt.read_only_tools
+            if agent is None
+            else frozenset(t.spec.name for t in self.rt.toolbox.tools if agent.reads_only(t.spec.name)),
             before_side_effect=self.rt.before_side_effect,
         )
         label = f"{agent.name}: {description}" if agent is not None else description
@@ -431,6 +441,12 @@ class _AgentRun:
         if result.outcome != "answered":
             return f"[sub-agent stopped: {result.detail}] {result.answer}".strip()
         return result.answer
+
+    def _tools_of(self, agent: SubagentSpec) -> frozenset[str] | None:
+        """The toolbox's tools a custom sub-agent may use (its `tools`, less its disallowed ones)."""
+        if agent.tools is None and not agent.disallowed_tools:
+            return self.rt.tool_names
+        return frozenset(t.spec.name for t in self.rt.toolbox.tools if agent.allows(t.spec.name))
 
 
 def _without_blank_text(message: Message) -> Message:

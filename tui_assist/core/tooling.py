@@ -38,9 +38,25 @@ class SubagentSpec:
     system_prompt: str
     """The file's body: the sub-agent's system prompt."""
     tools: tuple[str, ...] | None = None
-    """The tools it may use (None: all of them)."""
+    """The tools it may use (None: all of them): names, or `SERVER__*` for an MCP server's."""
     model: str | None = None
     """The model its requests ask for (None: the session's)."""
+    disallowed_tools: tuple[str, ...] = ()
+    """Tools it may not use even when `tools` allows them (same patterns)."""
+
+    def allows(self, tool_name: str) -> bool:
+        """Whether this sub-agent may use the tool named `tool_name`."""
+        from tui_assist.core.claude_tools import matches
+
+        if any(matches(pattern, tool_name) for pattern in self.disallowed_tools):
+            return False
+        return self.tools is None or any(matches(pattern, tool_name) for pattern in self.tools)
+
+    def reads_only(self, tool_name: str) -> bool:
+        """Whether it may use `tool_name` only to read (`tools` names `Read`, not `Edit`)."""
+        from tui_assist.core.claude_tools import reads_only
+
+        return self.tools is not None and reads_only(self.tools, tool_name)
 
 
 class RunSubagent(Protocol):

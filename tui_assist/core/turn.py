@@ -95,6 +95,8 @@ class TurnDeps:
     before_side_effect: Callable[[], Awaitable[None]] | None = None
     """Awaited before each tool call that may change files: the host's snapshot of the workdir
     gates them, and nothing else (see `core.agent`)."""
+    model: str | None = None
+    """The model the turn's requests ask for (a custom command's `model`); None: the provider's."""
 
     def runtime(self, toolbox: Toolbox, observer: TurnObserver, budget: BudgetTracker) -> AgentRuntime:
         """An agent runtime over one toolbox, with fresh evidence (told of plan mode when it is on)."""
@@ -113,6 +115,7 @@ class TurnDeps:
             context=self.context,
             hooks=self.hooks,
             before_side_effect=self.before_side_effect,
+            model=self.model,
         )
 
 

@@ -24,6 +24,7 @@ from tui_assist.core.interrupted import interrupted_history
 from tui_assist.core.nodes import new_id
 from tui_assist.core.observer import FanOutObserver, NullObserver, RecordingObserver
 from tui_assist.core.tree import NodeLog
+from tui_assist.session.claude_dirs import user_claude_dir
 from tui_assist.session.factory import EmptyToolbox
 from tui_assist.session.instructions import Instructions, InstructionsLoader
 from tui_assist.session.meter import Meter, price_for
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from tui_assist.core.conversation import Message
     from tui_assist.core.events import TurnEvent
     from tui_assist.core.observer import ApprovalDecision, ToolApproval, TurnObserver
+    from tui_assist.core.tooling import ToolboxFactory
     from tui_assist.core.turn import TurnResult, TurnStrategy
     from tui_assist.session.config import Price
     from tui_assist.session.context import CompactionReport, ContextKeeper
@@ -123,8 +125,10 @@ class ChatSession(SessionParts):
             return "shell"
         return "refine" if self.refine else "agent"
 
-    def strategy(self, prompt: str = "") -> TurnStrategy:
+    def strategy(self, prompt: str = "", *, model: str | None = None) -> TurnStrategy:
         """The strategy `prompt` runs: the shell for `!COMMAND`, else agent or refine.
+
+        `model` (a custom command's) is the model this turn's requests ask for; None: the session's.
 
         Raises:
             SetupError: when there is no provider (a shell command needs none).
@@ -156,6 +160,7 @@ class ChatSession(SessionParts):
             critic_prompt=s.critic_prompt,
             context=self.context,
             before_side_effect=self._snapshot_taken,
+            model=model,
         )
         if self.hooks is not None:
             deps.hooks = self.hooks
@@ -167,6 +172,12 @@ class ChatSession(SessionParts):
 
         room = self.context_window - CRITIC_MAX_TOKENS
         return RefineTurn(deps, max_rounds=self.rounds, critic_max_input_tokens=max(1_000, room))
+
+    @property
+    def toolbox_factory(self) -> ToolboxFactory:
+        """What makes a turn's tools (none before the session has them)."""
+        workdir = self.settings.workdir
+        return self._toolbox_factory or (lambda: EmptyToolbox(workdir))
 
     def _instructions_loader(self) -> InstructionsLoader:
         workdir = self.settings.workdir
@@ -183,15 +194,20 @@ class ChatSession(SessionParts):
 
     def custom_commands(self) -> CustomCommands:
         """The custom commands on disk now, the project's and the user's (re-read when one changed)."""
+        from tui_assist.paths import claude_home
         from tui_assist.session.slash_commands import CustomCommandLoader
 
         workdir = self.settings.workdir if self.ready else self.preview.workdir
-        if self._commands is None or self._commands.workdir != workdir:
+        # Before the settings are validated, `[claude] import_user` is taken as its default (on).
+        claude_user = user_claude_dir(self.settings) if self.ready else claude_home()
+        loader = self._commands
+        if loader is None or loader.workdir != workdir or loader.claude_user != claude_user:
             from tui_assist.paths import config_dir
             from tui_assist.session.commands import SLASH
 
-            self._commands = CustomCommandLoader(workdir, config_dir(), reserved=SLASH.names)
-        return self._commands.load()
+            loader = CustomCommandLoader(workdir, config_dir(), reserved=SLASH.names, claude_user=claude_user)
+            self._commands = loader
+        return loader.load()
 
     @property
     def prompt_history(self) -> PromptHistory:
@@ -343,7 +359,13 @@ class ChatSession(SessionParts):
         return sent, seen.events
 
     async def run_turn(
-        self, prompt: str, observer: TurnObserver, *, attachments: Attachments | None = None
+        self,
+        prompt: str,
+        observer: TurnObserver,
+        *,
+        attachments: Attachments | None = None,
+        model: str | None = None,
+        notes: Sequence[str] = (),
     ) -> TurnOutcome:
         """Run one turn and persist it: the one place a turn's life is written.
 
@@ -365,20 +387,23 @@ class ChatSession(SessionParts):
             observer: Where the turn's events go.
             attachments: What `attach(prompt)` returned, when the host already asked (to show
                 it); None attaches here.
+            model: The model this turn runs on (a custom command's `model`); None: the session's.
+            notes: Warnings from before the turn (a custom command's expansion), kept with its own.
 
         Raises:
             SetupError: when there is no provider.
             asyncio.CancelledError: when the calling task itself is cancelled (the turn is stored
                 as cancelled first, and leaves nothing in the history, as a crash would not).
         """
-        strategy = self.strategy(prompt)
+        strategy = self.strategy(prompt, model=model)
         turn_id = new_id()
         if strategy.name == "shell":  # `!COMMAND`: the command as typed, nothing attached
             attachments = None
         elif attachments is None or attachments.prompt != prompt:
             attachments = await self.attach(prompt)
         sent = attachments.text if attachments is not None else prompt
-        warnings = [item.describe() for item in attachments.refused] if attachments is not None else []
+        refused = attachments.refused if attachments is not None else ()
+        warnings = [*notes, *(item.describe() for item in refused)]
         compactions = self.context.compactions
         stored = await self._begin(turn_id, strategy.name, prompt, warnings)
         checkpoints = self.checkpoints if stored else None

@@ -124,6 +124,7 @@ COMMANDS: tuple[Command, ...] = (
         headless=True,
     ),
     Command("agents", "The custom sub-agents the model can hand a task to", headless=True),
+    Command("skills", "The skills the model can load (SKILL.md folders)", headless=True),
     Command("memory", "List the loaded instruction files (AGENTS.md); /memory N opens one in $EDITOR", "[N]"),
     Command(
         "rewind",
@@ -294,10 +295,11 @@ async def run_headless(controller: TurnController, name: str, args: str) -> str:
             return cost_markdown(session.meter)
         case "compact":
             return await compact(controller, args)
-        case "hooks" | "agents":
-            from tui_assist.session.extensions import agents_markdown, hooks_markdown
+        case "hooks" | "agents" | "skills":
+            from tui_assist.session.extensions import agents_markdown, hooks_markdown, skills_markdown
 
-            return (hooks_markdown if name == "hooks" else agents_markdown)(session.extensions)
+            shown = {"hooks": hooks_markdown, "agents": agents_markdown, "skills": skills_markdown}
+            return shown[name](session.extensions)
         case _:
             raise CommandError(f"/{name} needs the chat screen")
 

@@ -5,9 +5,9 @@ Every host (the TUI, `ask`, the ACP agent, streaming output) hands prompts to on
 a turn started or ended, the queue, the meter) and is asked what only a person can answer
 (approvals). The controller owns the rest, so that no host calls `ChatSession.run_turn` itself:
 
-- **routing**: a prompt starting with `/` is a command (a custom command expands to a turn, a
-  built-in goes to the host's handler), anything else a turn (`!COMMAND` a shell turn, which
-  runs the command with no model call);
+- **routing**: a prompt starting with `/` is a command (a custom command expands to a turn when
+  it runs, its !`command` spans run first; a built-in goes to the host's handler), anything else
+  a turn (`!COMMAND` a shell turn, which runs the command with no model call);
 - **the queue**: a prompt sent while a turn runs waits, and runs when the turn ends; a turn that
   fails or is cancelled gives the queued prompts back to the host instead (they were typed as
   follow-ups to a turn that did not come back);
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from tui_assist.core.observer import ApprovalDecision, ToolApproval, TurnObserver
     from tui_assist.session.chat import ChatSession, TurnOutcome
     from tui_assist.session.mentions import Attachments
+    from tui_assist.session.slash_commands import CustomCommand
 
 
 class Host(Protocol):
@@ -164,11 +165,8 @@ class TurnController:
         now; hosts that queue attach images by `@path` mentions instead.
         """
         call = parse_slash(text)
-        if call is not None:
-            expanded = self.expand_custom(call)
-            if expanded is None:
-                return self.host.run_command(call, text)
-            text = expanded
+        if call is not None and self.custom_command(call) is None:
+            return self.host.run_command(call, text)
         if self.running or self.queued:
             self.queued.append(text)
             self.host.queue_changed(tuple(self.queued))
@@ -176,10 +174,9 @@ class TurnController:
         self._starting = True
         return self._run_all(text, images)
 
-    def expand_custom(self, call: SlashInput) -> str | None:
-        """The prompt a custom command (`/NAME ARGS`, a Markdown file) sends; None for any other."""
-        custom = self.session.custom_commands().commands.get(call.name)
-        return custom.expand(call.args) if custom is not None else None
+    def custom_command(self, call: SlashInput) -> CustomCommand | None:
+        """The custom command (a Markdown file) `/NAME` names; None for any other."""
+        return self.session.custom_commands().commands.get(call.name)
 
     def retry(self) -> Awaitable[None] | None:
         """Send the failed prompt again; None when there is none or a turn runs."""
@@ -250,11 +247,14 @@ class TurnController:
             problem = session.provider_problem or "no provider is configured"
             return TurnEnded(prompt, None, problem=problem, unsent=True)
         try:
-            await session.prompt_hooks(prompt)  # the user's UserPromptSubmit hooks may refuse it
-            attachments = with_images(await session.attach(prompt), prompt, images)
+            sent, model, notes = await self._expanded(prompt)
+            await session.prompt_hooks(sent)  # the user's UserPromptSubmit hooks may refuse it
+            attachments = with_images(await session.attach(sent), sent, images)
             if attachments is not None:
                 self.host.prompt_attached(attachments)
-            outcome = await session.run_turn(prompt, self.observer, attachments=attachments)
+            outcome = await session.run_turn(
+                sent, self.observer, attachments=attachments, model=model, notes=notes
+            )
         except asyncio.CancelledError:
             raise
         except PromptRefused as exc:  # nothing sent or stored: the hook's words are the problem
@@ -262,6 +262,17 @@ class TurnController:
         except Exception as exc:  # a bug must not take the host down with it
             return TurnEnded(prompt, None, problem=f"{type(exc).__name__}: {exc}")
         return TurnEnded(prompt, outcome)
+
+    async def _expanded(self, prompt: str) -> tuple[str, str | None, list[str]]:
+        """What `prompt` sends: a custom command's expanded text, its model and its warnings."""
+        call = parse_slash(prompt)
+        custom = self.custom_command(call) if call is not None else None
+        if call is None or custom is None:
+            return prompt, None, []
+        from tui_assist.session.command_shell import expand_command
+
+        expanded = await expand_command(self.session, custom, call.args, self.observer)
+        return expanded.text, expanded.model, expanded.warnings
 
     def _give_back_queue(self) -> None:
         if self.queued:

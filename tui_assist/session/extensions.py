@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tui_assist.session.agents import AgentDefinition, agent_folders, load_agents, project_agent_files
+from tui_assist.session.claude_dirs import user_claude_dir
 from tui_assist.session.hooks import (
     HookDefinition,
     claude_settings_hooks,
@@ -23,11 +24,14 @@ from tui_assist.session.hooks import (
 )
 from tui_assist.session.mcp_config import ProjectMcpServers, project_mcp_servers
 from tui_assist.session.rule_files import project_permissions
+from tui_assist.session.skills import Skill, load_skills, project_skill_files, skill_folders
+from tui_assist.session.slash_commands import project_shell_commands
 from tui_assist.session.trust import ProjectFiles, ProjectTrust, TrustStatus, named_scripts
 
 if TYPE_CHECKING:
     from tui_assist.core.tooling import SubagentSpec
     from tui_assist.session.config import Settings
+    from tui_assist.tools.skill import SkillEntry
 
 MCP_FILE = ".mcp.json"
 """The project's MCP servers, in Claude Code's format (started by the MCP layer once trusted)."""
@@ -46,6 +50,10 @@ class Extensions:
     project_files: list[Path] = field(default_factory=lambda: list[Path]())
     """The project files trusting covers: its settings files with hooks, servers or allow rules,
     `.mcp.json`, its agent files, and `trusted_scripts`."""
+    skills: list[Skill] = field(default_factory=lambda: list[Skill]())
+    """The user's and the project's skills (the project's used once trusted)."""
+    commands: list[Path] = field(default_factory=lambda: list[Path]())
+    """The project's command files with !`command` lines (they run only once trusted)."""
     mcp_servers: list[str] = field(default_factory=lambda: list[str]())
     """The project's `.mcp.json` servers, one line each (`NAME: command args` or `NAME: url`)."""
     project_mcp: ProjectMcpServers | None = None
@@ -75,6 +83,14 @@ class Extensions:
         by_name = {a.spec.name: a.spec for a in agents}
         return list(by_name.values())
 
+    def active_skills(self) -> list[SkillEntry]:
+        """The skills the `skill` tool offers: the user's, and a trusted project's."""
+        return [s.entry for s in self.skills if not s.project or self.trusted]
+
+    def skill_lines(self) -> list[str]:
+        """`/skills`: each skill, where it came from, and whether it waits for trust."""
+        return [self._where(s.describe(), s.project, None) for s in self.skills]
+
     def pending(self) -> list[str]:
         """What the project would run once trusted, one line each (empty when nothing waits)."""
         if self.trusted:
@@ -85,6 +101,8 @@ class Extensions:
         """Everything the project's trust lets run or take effect, one line each."""
         lines = [f"hook {h.describe()}" for h in self.hooks if h.source == "project"]
         lines += [f"agent {a.spec.name}: {a.path}" for a in self.agents if a.project]
+        lines += [f"command /{path.stem}: {path} (its !`command` lines)" for path in self.commands]
+        lines += [f"skill {s.entry.name}: {s.path}" for s in self.skills if s.project]
         lines += [f"MCP server {line}" for line in self.mcp_servers]
         lines += [f"allow rule {line}" for line in self.allow_rules]
         lines += [f"script {_shown(self.workdir, path)}" for path in self.trusted_scripts]
@@ -136,10 +154,9 @@ def load_extensions(
     hooks, warnings = parse_hooks(settings.hooks, "user", config_dir / "config.toml")
     found.hooks += hooks
     found.warnings += warnings
-    if settings.claude.import_user:  # the user's own Claude Code settings: not gated
-        from tui_assist.paths import claude_home
-
-        hooks, warnings, _ = claude_settings_hooks(claude_home() / "settings.json", "user")
+    claude_user = user_claude_dir(settings)  # the user's own Claude Code setup: not gated
+    if claude_user is not None:
+        hooks, warnings, _ = claude_settings_hooks(claude_user / "settings.json", "user")
         found.hooks += hooks
         found.warnings += warnings
     hooks, warnings, settings_file = project_hooks(workdir, files)
@@ -148,13 +165,19 @@ def load_extensions(
     hooks, warnings, claude_files = project_claude_hooks(workdir, files)  # .claude/settings*.json
     found.hooks += hooks
     found.warnings += warnings
-    agents, warnings = load_agents(agent_folders(workdir, config_dir), files)
+    agents, warnings = load_agents(agent_folders(workdir, config_dir, claude_user), files)
     found.agents = agents
+    found.warnings += warnings
+    found.commands = project_shell_commands(workdir)
+    skills, warnings = load_skills(skill_folders(workdir, config_dir, claude_user))
+    found.skills = skills
     found.warnings += warnings
     covered = [
         *([settings_file] if settings_file else []),
         *claude_files,
         *project_agent_files(workdir, config_dir),
+        *found.commands,
+        *project_skill_files(workdir),
     ]
     # `.mcp.json` (workdir and git root) and `[mcpServers]` of settings.toml: what the MCP layer
     # starts once the project is trusted, so the digest covers the files it reads.
@@ -216,6 +239,21 @@ def agents_markdown(found: Extensions | None) -> str:
     if not lines:
         return (
             "**Agents** · none. Put Markdown files with front matter (`name`, `description`, `tools`, "
-            f"`model`) in `.tui-assist/agents/`, `.claude/agents/` or `{config_dir() / 'agents'}`."
+            f"`model`) in `.tui-assist/agents/`, `.claude/agents/`, `{config_dir() / 'agents'}` or"
+            " `~/.claude/agents/`."
         )
     return "**Agents**\n\n" + "\n".join(f"- `{line}`" for line in lines)
+
+
+def skills_markdown(found: Extensions | None) -> str:
+    """What `/skills` says: each skill, where it came from, and whether it waits for trust."""
+    from tui_assist.paths import config_dir
+
+    lines = found.skill_lines() if found is not None else []
+    if not lines:
+        return (
+            "**Skills** · none. A skill is a folder holding a `SKILL.md` (front matter `name`, "
+            "`description`), in `.claude/skills/`, `~/.claude/skills/` or "
+            f"`{config_dir() / 'skills'}`."
+        )
+    return "**Skills**\n\n" + "\n".join(f"- `{line}`" for line in lines)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from tui_assist.store.db import Store
     from tui_assist.tools.mcp import McpManager, McpServerConfig
     from tui_assist.tools.sandbox import Sandbox
+    from tui_assist.tools.skill import SkillEntry
 
 log = logging.getLogger(__name__)
 
@@ -107,11 +108,13 @@ def make_toolbox_factory(
     extra_tools: Callable[[], Sequence[Tool]] | None = None,
     sandbox: Sandbox | None = None,
     subagents: Callable[[], Sequence[SubagentSpec]] | None = None,
+    skills: Callable[[], Sequence[SkillEntry]] | None = None,
 ) -> ToolboxFactory:
     """The tool registry's factory: a fresh toolbox (shell, editor, sub-agents, web_fetch, extras) per run.
 
     `sandbox` is the OS sandbox bash runs in (`choose_sandbox`), None for none; `subagents` gives
-    the custom sub-agents the `agent` tool offers (read for each toolbox). The sandbox's network
+    the custom sub-agents the `agent` tool offers and `skills` the skills the `skill` tool offers
+    (each read for each toolbox). The sandbox's network
     switch does not apply to `web_fetch`: it runs in this process, behind the approval policy and
     its own address checks.
     """
@@ -133,6 +136,7 @@ def make_toolbox_factory(
         pass_env=settings.tools.bash.pass_env,
         sandbox=sandbox,
         subagents=subagents or (),
+        skills=skills or (),
     )
 
 

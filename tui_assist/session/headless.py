@@ -88,17 +88,21 @@ class HeadlessHost(HeadlessObserver, QuietHost):
     def run_command(self, call: SlashInput, text: str) -> Awaitable[None]:
         """Run a built-in that needs no screen (see `session.commands.run_headless`).
 
-        A `/` prompt that names no built-in (`/etc/hosts is wrong`) is sent as typed: a script
-        has no completion list to tell it apart from a command.
+        A `/` prompt whose first word is not a command name (`/etc/hosts is wrong`) is sent as
+        typed. An unknown `/NAME` is an error, never sent: a script that meant a custom command
+        must not have its text answered as a question.
         """
         return self._run_command(call, text)
 
     async def _run_command(self, call: SlashInput, text: str) -> None:
-        from tui_assist.session.commands import SLASH, run_headless
+        from tui_assist.session.commands import SLASH, CommandError, run_headless
+        from tui_assist.session.slash_commands import is_command_name, unknown_command
 
         assert self.controller is not None, "the controller sets itself as the host's"
         if call.name in SLASH:
             self.command_output = await run_headless(self.controller, call.name, call.args)
+        elif is_command_name(call.name):
+            raise CommandError(unknown_command(call.name, self.controller.session.custom_commands()))
         else:
             await self.controller.run_prompt(text)
 

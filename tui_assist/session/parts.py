@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from tui_assist.store.db import Store
     from tui_assist.tools.mcp import McpManager
     from tui_assist.tools.sandbox import Sandbox
+    from tui_assist.tools.skill import SkillEntry
 
 log = logging.getLogger(__name__)
 
@@ -315,7 +316,7 @@ class SessionParts:
         from tui_assist.session.factory import make_toolbox_factory
 
         try:
-            return make_toolbox_factory(self.settings, extra, sandbox, self._custom_agents)
+            return make_toolbox_factory(self.settings, extra, sandbox, self._custom_agents, self._skills)
         except Exception as exc:  # a broken tool must not keep the chat from opening
             log.exception("tools unavailable")
             self.notes.append(f"tools are unavailable ({exc}); the model gets no tools")
@@ -360,6 +361,9 @@ class SessionParts:
 
     def _custom_agents(self) -> Sequence[SubagentSpec]:
         return self.extensions.active_agents() if self.extensions is not None else ()
+
+    def _skills(self) -> Sequence[SkillEntry]:
+        return self.extensions.active_skills() if self.extensions is not None else ()
 
     def trust_project(self, digest: str | None = None) -> bool:
         """Trust the workdir's project with its files as they were read and shown (the TUI's dialog).

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Protocol, TypedDict, runtime_checkable
 from tui_assist.core.tooling import SubagentSpec, Tool, ToolboxFactory
 from tui_assist.tools.files import TextEditorTool
 from tui_assist.tools.sandbox import Sandbox
+from tui_assist.tools.search import GlobTool, GrepTool
 from tui_assist.tools.shell import BashTool
+from tui_assist.tools.skill import SkillEntry, SkillTool
 from tui_assist.tools.subagent import AgentTool
 
 if TYPE_CHECKING:
@@ -29,6 +31,10 @@ with an `aclose()`, so shared tools must not have one."""
 
 Subagents = Sequence[SubagentSpec] | Callable[[], Sequence[SubagentSpec]]
 """Custom sub-agents, or a callable read each time a toolbox is made (a project trusted later)."""
+
+
+Skills = Sequence[SkillEntry] | Callable[[], Sequence[SkillEntry]]
+"""Skills, or a callable read each time a toolbox is made (a project trusted later)."""
 
 
 @runtime_checkable
@@ -107,10 +113,12 @@ class ToolboxOptions(TypedDict, total=False):
     """Run `bash` in this OS sandbox (`choose_sandbox(...).sandbox`); None: unsandboxed."""
     subagents: Subagents
     """The custom sub-agents the `agent` tool offers, or a callable read each time."""
+    skills: Skills
+    """The skills the `skill` tool offers (no tool when there are none), or a callable read each time."""
 
 
 def default_toolbox(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolset:
-    """The standard tools: `bash`, `str_replace_based_edit_tool` and `agent`, then any extras.
+    """The standard tools: `bash`, `str_replace_based_edit_tool`, `glob`, `grep` and `agent`, then extras.
 
     Args:
         workdir: The anchored working directory; the shell starts there and the editor is
@@ -128,6 +136,8 @@ def default_toolbox(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolset
     extras = extra_tools() if callable(extra_tools) else extra_tools
     max_output_chars = options.get("max_output_chars", 30_000)
     subagents = options.get("subagents", ())
+    skills = options.get("skills", ())
+    skills = skills() if callable(skills) else skills
     return Toolset(
         workdir,
         [
@@ -139,7 +149,10 @@ def default_toolbox(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolset
                 sandbox=options.get("sandbox"),
             ),
             TextEditorTool(workdir, max_output_chars=max_output_chars),
+            GlobTool(workdir),
+            GrepTool(workdir),
             AgentTool(subagents() if callable(subagents) else subagents),
+            *([SkillTool(skills)] if skills else []),
             *extras,
         ],
     )

@@ -63,6 +63,8 @@ class _Playback:
     def __init__(self, command: str) -> None:
         self.command = command
         self.output: str | None = None
+        self.failed = False
+        """The call was refused, or the command failed (its result is an error)."""
 
     async def complete(self, request: ModelRequest, sink: StreamSink) -> ModelResponse:
         results = [b for b in request.messages[-1].content if isinstance(b, ToolResultBlock)]
@@ -70,12 +72,36 @@ class _Playback:
             call = ToolUseBlock("shell_1", BASH_TOOL, {"command": self.command})
             return ModelResponse(Message("assistant", (call,)), "tool_use", Usage(), self.model)
         self.output = results[0].content
+        self.failed = results[0].is_error
         text = _fenced(self.output)
         sink.text(text)
         return ModelResponse(Message.assistant(text), "end_turn", Usage(), self.model)
 
     async def aclose(self) -> None:
         """Nothing to release."""
+
+
+async def run_shell_command(
+    command: str, toolbox_factory: ToolboxFactory, approvals: ApprovalPolicy, observer: TurnObserver
+) -> tuple[str, bool]:
+    """Run `command` as `!COMMAND` does (input checks, rules, approvals, sandbox), outside a turn.
+
+    For what runs before a turn is sent (a custom command's !`command` spans).
+
+    Returns:
+        Its output (or why it did not run), and whether it failed or was refused.
+    """
+    playback = _Playback(command)
+    deps = TurnDeps(playback, toolbox_factory, approvals, Budget(2, 1, None))
+    toolbox = toolbox_factory()
+    try:
+        if not any(t.spec.name == BASH_TOOL for t in toolbox.tools):
+            return "this session has no shell (the bash tool is not available)", True
+        rt = deps.runtime(toolbox, observer, BudgetTracker(deps.budget))
+        await run_agent(rt, [Message.user(SHELL_PREFIX + command)], parent_id=None, label="shell")
+    finally:
+        await toolbox.aclose()
+    return playback.output or "", playback.failed
 
 
 class ShellTurn(TurnStrategy):

@@ -115,7 +115,7 @@ class SlashCompletion:
             CompletionItem(
                 f"/{command.name} ",
                 command.usage,
-                command.description + ("" if command.source == "built-in" else f" ({command.source})"),
+                command.description + ("" if command.source == "built-in" else f" ({command.origin})"),
                 submit_on_enter=not command.needs_arguments,
             )
             for command in matching(span.query, self.commands.all_commands())
@@ -131,7 +131,7 @@ def _help(screen: MainScreen, args: str) -> None:
     width = max(len(c.usage) for c in commands)
     lines = ["**Commands**", "", "```text"]
     for command in commands:
-        source = "" if command.source == "built-in" else f" ({command.source})"
+        source = "" if command.source == "built-in" else f" ({command.origin})"
         lines.append(f"{command.usage:<{width}}  {command.description}{source}")
     lines += ["```", "", "**Keys**", "", "```text"]
     keys = key_help(screen)
@@ -142,12 +142,13 @@ def _help(screen: MainScreen, args: str) -> None:
         "```",
         "",
         "Keys are remapped by binding id in the `[keymap]` table of the config file. Custom commands"
-        " are Markdown files in `.tui-assist/commands/` (in the workdir) and"
-        f" `{config_dir() / 'commands'}`; `$ARGUMENTS` is replaced by what follows the name.",
+        " are Markdown files in `.tui-assist/commands/` and `.claude/commands/` (in the workdir),"
+        f" `{config_dir() / 'commands'}` and `~/.claude/commands/`; `$ARGUMENTS` is replaced by what"
+        " follows the name, `$1`...`$9` by its words.",
     ]
     problems = screen.session.custom_commands().problems
     if problems:
-        lines += ["", "**Skipped command files**", ""] + [f"- `{p}`" for p in problems]
+        lines += ["", "**Command files not (wholly) used**", ""] + [f"- `{p}`" for p in problems]
     conversation = screen.conversation
     notice = conversation.add_notice("\n".join(lines))
     # Taller than most screens: open it at its start (the commands), not at its end, where the
@@ -273,6 +274,13 @@ def _agents(screen: MainScreen, args: str) -> None:
     from tui_assist.session.extensions import agents_markdown
 
     screen.conversation.add_notice(agents_markdown(screen.session.extensions))
+
+
+@handles("skills")
+def _skills(screen: MainScreen, args: str) -> None:
+    from tui_assist.session.extensions import skills_markdown
+
+    screen.conversation.add_notice(skills_markdown(screen.session.extensions))
 
 
 @handles("memory")
