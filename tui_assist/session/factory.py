@@ -136,6 +136,25 @@ def make_toolbox_factory(
     )
 
 
+def sandbox_read_only_paths(settings: Settings) -> list[Path]:
+    """What stays read-only inside the sandbox even where the workdir holds it (`Sandbox.read_only`).
+
+    The user's config and data dirs (the settings, hooks and trusted projects that decide what runs
+    outside the sandbox) and Claude Code's `~/.claude`. The two dirs are made if missing, so that
+    they can be bound read-only rather than removed as a sandboxed command's creation. The trust
+    lane's trusted project scripts are added by the caller.
+    """
+    from tui_assist.paths import config_dir
+
+    ours = [config_dir(), data_dir(settings.data_dir)]
+    for folder in ours:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            log.warning("cannot create %s: %s", folder, error)
+    return [*ours, Path.home() / ".claude"]
+
+
 def make_mcp(settings: Settings, servers: Mapping[str, McpServerConfig] | None = None) -> McpManager | None:
     """The manager of the MCP servers (not started yet), or None when there are none.
 

@@ -227,10 +227,14 @@ class SessionParts:
         self._make_checkpoints()
         await self._load_provider()
         if self._toolbox_factory is None:
+            from tui_assist.session.factory import sandbox_read_only_paths
             from tui_assist.tools.sandbox import choose_sandbox
 
             s = self.settings
-            choice = await asyncio.to_thread(choose_sandbox, s.sandbox, network=s.sandbox_network)
+            read_only = await asyncio.to_thread(sandbox_read_only_paths, s)
+            choice = await asyncio.to_thread(
+                choose_sandbox, s.sandbox, network=s.sandbox_network, read_only=read_only
+            )
             self.sandbox_description = choice.description
             if choice.warning:
                 self.notes.append(choice.warning)

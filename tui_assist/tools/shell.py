@@ -47,7 +47,7 @@ from tui_assist.core.observer import SandboxUse
 from tui_assist.core.text import truncate_middle, truncation_marker
 from tui_assist.core.tooling import ToolContext, ToolOutput
 from tui_assist.tools.base import validate_input
-from tui_assist.tools.sandbox import Sandbox, project_dir
+from tui_assist.tools.sandbox import Sandbox
 
 _SENTINEL_PREFIX = "__TUI_ASSIST_DONE_"
 _READ_CHUNK = 65_536
@@ -174,9 +174,9 @@ def _wrap(command: str, token: str) -> str:
     )
 
 
-_PROJECT_RESTART_NOTE = (
-    "[the shell was restarted (earlier cd and variables are gone): the project's .tui-assist/ "
-    "folder appeared, and the sandbox keeps it read-only]\n"
+_RESTART_NOTE = (
+    "[the shell was restarted (earlier cd and variables are gone): {names} appeared, "
+    "and the sandbox keeps it read-only]\n"
 )
 
 
@@ -212,8 +212,9 @@ class ShellSession:
         self._lifeline: BinaryIO | None = None
         """The write end of the pipe the shell's watcher reads; closing it kills the shell."""
         self._lock = asyncio.Lock()
-        self._project_bound = False
-        """Whether the sandboxed shell has `.tui-assist/` bound read-only (it existed at its start)."""
+        self._unbound: tuple[Path, ...] = ()
+        """The sandbox's guarded paths that did not exist when the shell started (so are not bound
+        read-only): one a command creates is removed, one that appears between commands restarts it."""
         self._restarted_note = ""
 
     @property
@@ -248,7 +249,7 @@ class ShellSession:
         async with self._lock:
             proc = await self._ensure_started()
             assert proc.stdin is not None and proc.stdout is not None
-            unguarded = self._sandbox is not None and not self._project_bound
+            unbound = self._unbound
             token = secrets.token_hex(12)
             collector = _OutputCollector(self._max_output_chars)
             try:
@@ -272,17 +273,31 @@ class ShellSession:
                 returncode = await self._kill(grace=_REAP_TIMEOUT)
                 return CommandResult(collector.text(), returncode, shell_exited=True)
             output, self._restarted_note = self._restarted_note + collector.text(), ""
-            if unguarded and project_dir(self._workdir).exists():
-                output += await self._undo_project_dir()
+            for path in _existing(unbound):
+                output += await self._undo_created(path)
             return CommandResult(output, status)
 
-    async def _undo_project_dir(self) -> str:
-        """Remove the `.tui-assist/` a sandboxed command just made (it holds the rules of what runs)."""
-        await asyncio.to_thread(shutil.rmtree, project_dir(self._workdir), True)
+    async def _undo_created(self, path: Path) -> str:
+        """Remove a guarded path a sandboxed command just made (it decides what runs outside)."""
+        name = self._name(path)
+        if path.is_dir() and not path.is_symlink():
+            await asyncio.to_thread(shutil.rmtree, path, True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
         return (
-            f"\n[the sandbox removed {project_dir(self._workdir).name}/, which this command created: "
-            "it holds the project's permission rules, which no sandboxed command may write]"
+            f"\n[the sandbox removed {name}, which this command created: it decides what "
+            "runs outside the sandbox (the project's permission rules, the user's settings, trusted "
+            "scripts), which no sandboxed command may write]"
         )
+
+    def _name(self, path: Path) -> str:
+        """`path` as the model knows it: relative to the workdir, a folder with a final `/`."""
+        try:
+            name = str(path.relative_to(self._workdir.resolve()))
+        except ValueError:
+            name = str(path)
+        return f"{name}/" if path.is_dir() else name
 
     async def restart(self) -> None:
         """Kill the shell (and anything it started); the next command gets a fresh one."""
@@ -294,21 +309,21 @@ class ShellSession:
         await self.restart()
 
     async def _ensure_started(self) -> asyncio.subprocess.Process:
-        appeared = (
-            self._sandbox is not None and not self._project_bound and project_dir(self._workdir).exists()
-        )
+        appeared = _existing(self._unbound)
         if self._proc is not None and self._proc.returncode is None and not appeared:
             return self._proc
         if self._proc is not None:
-            # Also when `.tui-assist/` appeared since the shell started (the app saved a rule):
+            # Also when a guarded path appeared since the shell started (the app saved a rule):
             # only a fresh sandbox can bind it read-only.
             await self._kill()
-            self._restarted_note = _PROJECT_RESTART_NOTE if appeared else ""
+            names = ", ".join(self._name(path) for path in appeared)
+            self._restarted_note = _RESTART_NOTE.format(names=names) if appeared else ""
         # Both ends are close-on-exec; only the read end is handed to bash, under the same number.
         argv = ["bash", "--noprofile", "--norc"]
         if self._sandbox is not None:
-            self._project_bound = project_dir(self._workdir).exists()
             argv = self._sandbox.wrap(argv, self._workdir)
+            bound = set(argv)  # what `wrap` found, not a second look that could differ
+            self._unbound = tuple(p for p in self._sandbox.guarded(self._workdir) if str(p) not in bound)
         read_end, write_end = os.pipe()
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -604,6 +619,10 @@ class BashTool:
         await self._session.aclose()
         if self._outside is not None:
             await self._outside.aclose()
+
+
+def _existing(paths: Iterable[Path]) -> list[Path]:
+    return [path for path in paths if os.path.lexists(path)]
 
 
 def _blocked_by_sandbox(result: CommandResult) -> bool:
