@@ -94,6 +94,10 @@ HookEvent = Literal["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolU
 """The points where the user's hooks run."""
 
 
+HOOK_TIMEOUT_MAX = 600.0
+"""A hook's `timeout` may be at most 10 minutes: a larger one is an invalid entry (named, ignored)."""
+
+
 class HookSettings(_Section):
     """One `[[hooks.EVENT]]` table: a command run at that point (see `session/hooks.py`)."""
 
@@ -103,8 +107,9 @@ class HookSettings(_Section):
     """Run with `sh -c` in the workdir, the event's JSON on its stdin."""
     matcher: str = ""
     """For `PreToolUse` and `PostToolUse`: a regex the whole tool name must match (empty or `*`: all)."""
-    timeout: float = Field(default=60.0, gt=0)
-    """Seconds before the hook is killed (a warning; the turn goes on)."""
+    timeout: float = Field(default=60.0, gt=0, le=HOOK_TIMEOUT_MAX)
+    """Seconds before the hook and all it started are killed (a warning; the turn goes on); at
+    most `HOOK_TIMEOUT_MAX`."""
 
     @field_validator("matcher")
     @classmethod

@@ -131,9 +131,19 @@ def make_toolbox_factory(
         bash_timeout=settings.bash_timeout,
         extra_tools=extras,
         pass_env=settings.tools.bash.pass_env,
+        key_variables=sorted(provider_key_variables(settings)),
         sandbox=sandbox,
         subagents=subagents or (),
     )
+
+
+def provider_key_variables(settings: Settings) -> frozenset[str]:
+    """The variables the providers' keys are configured in: every profile's `api_key_env`.
+
+    Kept out of bash, hooks and MCP servers (with copies of their values: `tools/environment.py`),
+    whatever their names; the usual `ANTHROPIC_API_KEY`/`OPENAI_API_KEY` are known there.
+    """
+    return frozenset(p.api_key_env for p in settings.profiles.values() if p.api_key_env)
 
 
 def sandbox_read_only_paths(settings: Settings) -> list[Path]:
@@ -168,7 +178,12 @@ def make_mcp(settings: Settings, servers: Mapping[str, McpServerConfig] | None =
         return None
     from tui_assist.tools.mcp import McpManager
 
-    return McpManager(servers, cwd=settings.workdir, log_dir=data_dir(settings.data_dir) / "logs")
+    return McpManager(
+        servers,
+        cwd=settings.workdir,
+        log_dir=data_dir(settings.data_dir) / "logs",
+        key_variables=provider_key_variables(settings),
+    )
 
 
 class DataDirError(SetupError):

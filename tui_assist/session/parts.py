@@ -306,7 +306,14 @@ class SessionParts:
         found = self.extensions
         hooks = found.active_hooks() if found is not None else []
         s = self.settings
-        self.hooks = SessionHooks(hooks, s.workdir, frozenset(s.tools.bash.pass_env)) if hooks else None
+        from tui_assist.session.factory import provider_key_variables
+
+        keys = provider_key_variables(s)
+        self.hooks = (
+            SessionHooks(hooks, s.workdir, frozenset(s.tools.bash.pass_env), key_variables=keys)
+            if hooks
+            else None
+        )
 
     def _custom_agents(self) -> Sequence[SubagentSpec]:
         return self.extensions.active_agents() if self.extensions is not None else ()
@@ -429,6 +436,7 @@ class SessionParts:
         """Release what `load` opened: MCP servers, the provider's connections, the store."""
         for closer in (
             self.checkpoints.aclose if self.checkpoints is not None else None,
+            self.hooks.aclose if self.hooks is not None else None,
             self._mcp.aclose if self._mcp is not None else None,
             self.provider.aclose if self.provider is not None else None,
             self.store.close if self.store is not None and self._owns_store else None,

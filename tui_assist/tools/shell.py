@@ -23,8 +23,9 @@ returns, and the watcher SIGKILLs the whole group: bash, the command, and itself
 write end is also how `aclose` releases a shell.
 
 Why secrets are left out of the shell's environment: with approval off, a model could simply
-`echo $ANTHROPIC_API_KEY`, and the key would be stored in the history. Names that look like
-secrets are dropped unless the user lists them in `pass_env`.
+`echo $ANTHROPIC_API_KEY`, and the key would be stored in the history. What is left out (names
+that look like secrets, the providers' key variables and copies of their keys, URLs with a
+password) is `tools/environment.py`'s to say; `pass_env` keeps what it names.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ import contextlib
 import os
 import secrets
 import shutil
-import signal
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +47,11 @@ from tui_assist.core.observer import SandboxUse
 from tui_assist.core.text import truncate_middle, truncation_marker
 from tui_assist.core.tooling import ToolContext, ToolOutput
 from tui_assist.tools.base import validate_input
+from tui_assist.tools.environment import is_secret_variable, without_secrets
+from tui_assist.tools.processes import kill_group
 from tui_assist.tools.sandbox import Sandbox
+
+__all__ = ["BashArgs", "BashTool", "CommandResult", "ShellSession", "is_secret_variable", "shell_env"]
 
 _SENTINEL_PREFIX = "__TUI_ASSIST_DONE_"
 _READ_CHUNK = 65_536
@@ -65,9 +69,6 @@ _FIXED_ENV = {
     "GIT_TERMINAL_PROMPT": "0",
 }
 """Nothing may wait for a human at a terminal that does not exist."""
-
-_SECRET_PREFIXES = ("ANTHROPIC_", "OPENAI_")
-_SECRET_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,32 +120,20 @@ class _OutputCollector:
         return head_text[:keep_head] + truncation_marker(omitted) + tail_text[len(tail_text) - keep_tail :]
 
 
-def is_secret_variable(name: str) -> bool:
-    """Whether an environment variable's name says it may hold a secret.
-
-    Args:
-        name: The variable's name.
-
-    Returns:
-        True for `ANTHROPIC_*` and `OPENAI_*`, and for any name containing `KEY`, `SECRET`,
-        `TOKEN` or `PASSWORD`, all case-insensitively.
-    """
-    upper = name.upper()
-    return upper.startswith(_SECRET_PREFIXES) or any(word in upper for word in _SECRET_WORDS)
-
-
-def shell_env(workdir: Path, pass_env: frozenset[str]) -> dict[str, str]:
+def shell_env(
+    workdir: Path, pass_env: frozenset[str], key_variables: frozenset[str] = frozenset()
+) -> dict[str, str]:
     """The environment the shell (and the user's hooks) run with: this process's, minus secrets.
 
     Args:
         workdir: Becomes `PWD`.
         pass_env: Variables kept although their names look like secrets (`is_secret_variable`).
+        key_variables: The providers' configured key variables, never passed unless in `pass_env`
+            (`tools.environment.without_secrets` says what else is left out).
     """
-    env = {
-        name: value
-        for name, value in os.environ.items()
-        if name not in _DROPPED_ENV and (name in pass_env or not is_secret_variable(name))
-    }
+    env = without_secrets(os.environ, pass_env=pass_env, key_variables=key_variables)
+    for name in _DROPPED_ENV:
+        env.pop(name, None)
     env.update(_FIXED_ENV)
     env["PWD"] = str(workdir)
     return env
@@ -194,6 +183,7 @@ class ShellSession:
         max_output_chars: int = 30_000,
         pass_env: Iterable[str] = (),
         sandbox: Sandbox | None = None,
+        key_variables: Iterable[str] = (),
     ) -> None:
         """Prepare a session; no process starts until the first command.
 
@@ -203,8 +193,10 @@ class ShellSession:
             pass_env: Variables passed to the shell even though their names look like secrets
                 (see `is_secret_variable`; the `[tools.bash] pass_env` setting).
             sandbox: Run the shell inside this OS sandbox (None: unsandboxed).
+            key_variables: The providers' configured key variables (kept out, see `shell_env`).
         """
         self._workdir = workdir
+        self._key_variables = frozenset(key_variables)
         self._sandbox = sandbox
         self._max_output_chars = max_output_chars
         self._pass_env = frozenset(pass_env)
@@ -332,7 +324,7 @@ class ShellSession:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
                 cwd=self._workdir,
-                env=shell_env(self._workdir, self._pass_env),
+                env=shell_env(self._workdir, self._pass_env, self._key_variables),
                 start_new_session=True,
                 pass_fds=(read_end,),
             )
@@ -394,8 +386,8 @@ class ShellSession:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(grace):
                     await proc.wait()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        # Also reaps what the command started, re-parented to us (`processes.end_at_exit`).
+        kill_group(proc.pid, started=(proc.pid,))
         if proc.stdin is not None:
             proc.stdin.close()
         # A process that escaped the group (setsid) may still hold the pipe open: wait boundedly.
@@ -483,6 +475,7 @@ class BashTool:
         max_output_chars: int = 30_000,
         pass_env: Iterable[str] = (),
         sandbox: Sandbox | None = None,
+        key_variables: Iterable[str] = (),
     ) -> None:
         """Create the tool and its (not yet started) shell, which takes the other arguments.
 
@@ -491,11 +484,18 @@ class BashTool:
         """
         self._timeout = timeout
         self._sandbox = sandbox
+        pass_env, key_variables = tuple(pass_env), tuple(key_variables)
         self._session = ShellSession(
-            workdir, max_output_chars=max_output_chars, pass_env=pass_env, sandbox=sandbox
+            workdir,
+            max_output_chars=max_output_chars,
+            pass_env=pass_env,
+            sandbox=sandbox,
+            key_variables=key_variables,
         )
         self._outside: ShellSession | None = (
-            ShellSession(workdir, max_output_chars=max_output_chars, pass_env=pass_env)
+            ShellSession(
+                workdir, max_output_chars=max_output_chars, pass_env=pass_env, key_variables=key_variables
+            )
             if sandbox is not None
             else None
         )

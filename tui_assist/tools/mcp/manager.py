@@ -25,6 +25,7 @@ class McpManager:
             Its last line explains a failed start.
         max_restarts: How many times a server that died is started again.
         max_output_chars: Longer tool output is truncated with a marker.
+        key_variables: The providers' configured key variables: no server's env gets their values.
     """
 
     def __init__(
@@ -35,9 +36,15 @@ class McpManager:
         log_dir: Path | None = None,
         max_restarts: int = 1,
         max_output_chars: int = 30_000,
+        key_variables: frozenset[str] = frozenset(),
     ) -> None:
         self._new_server = functools.partial(
-            McpServer, cwd=cwd, log_dir=log_dir, max_restarts=max_restarts, max_output_chars=max_output_chars
+            McpServer,
+            cwd=cwd,
+            log_dir=log_dir,
+            max_restarts=max_restarts,
+            max_output_chars=max_output_chars,
+            key_variables=key_variables,
         )
         self._servers = {name: self._new_server(name, config) for name, config in servers.items()}
         self._started = False

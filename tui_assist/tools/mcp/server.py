@@ -15,6 +15,7 @@ from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
 from tui_assist.core.text import exc_text, one_line
 from tui_assist.core.tooling import ToolOutput
+from tui_assist.tools.environment import without_secrets
 from tui_assist.tools.mcp.config import (
     UNSAFE_NAME_CHARS,
     McpServerConfig,
@@ -44,8 +45,10 @@ class McpServer:
         log_dir: Path | None,
         max_restarts: int,
         max_output_chars: int,
+        key_variables: frozenset[str] = frozenset(),
     ) -> None:
         self.name = name
+        self._key_variables = key_variables
         self.config = config
         self.state: ServerState = "disabled" if config.disabled else "idle"
         self.error: str | None = None
@@ -303,6 +306,8 @@ class McpServer:
         config = self.config
         if config.command is not None:
             env = {key: _expanded(value, f"its env {key}") for key, value in config.env.items()}
+            # The variables are the server's by name; only a provider's key (a copy) stays out.
+            env = without_secrets(env, key_variables=self._key_variables, by_name=False)
             params = StdioServerParameters(
                 command=config.command, args=list(config.args), env=env or None, cwd=self._cwd
             )
