@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from tui_assist.core.tooling import ToolContext
 from tui_assist.session.chat import ChatSession
 from tui_assist.session.hooks import HookDefinition, run_hook
 from tui_assist.tools.environment import without_secrets
+from tui_assist.tools.mcp import McpManager, McpServerConfig
 from tui_assist.tools.registry import default_toolbox
 from tui_assist.tools.shell import BashTool
 
@@ -93,6 +95,31 @@ async def test_a_sessions_hooks_know_the_profiles_key_variables(
     await session.run_turn("hi", RecordingObserver())
     env = json.loads(await wait_for_file(dump))
     assert not set(LEAKS) & set(env) and env["HARMLESS"] == "kept"
+
+
+async def test_an_mcp_server_gets_its_own_variables_but_no_providers_key(
+    tmp_path: Path, leaky_env: None
+) -> None:
+    config = McpServerConfig(
+        command=sys.executable,
+        args=[str(Path(__file__).parents[1] / "fakes" / "mcp_server.py")],
+        env={"COPY": "${ANTHROPIC_API_KEY}", "CRED": "${LLM_CRED}", "OWN_TOKEN": "for-the-server"},
+    )
+    ctx = ToolContext(workdir=tmp_path, node_id="n", run_subagent=_no_subagents)
+    async with McpManager({"s": config}, cwd=tmp_path, key_variables=frozenset({"LLM_CRED"})) as manager:
+        await manager.start()
+        getenv = next(t for t in manager.current_tools() if t.spec.name.endswith("getenv"))
+        seen = {
+            name: (await getenv.run(getenv.parse({"name": name}), ctx)).content
+            for name in ("COPY", "CRED", "OWN_TOKEN", "ANTHROPIC_API_KEY", "LLM_CRED")
+        }
+    assert seen == {
+        "COPY": "<unset>",
+        "CRED": "<unset>",
+        "OWN_TOKEN": "for-the-server",
+        "ANTHROPIC_API_KEY": "<unset>",
+        "LLM_CRED": "<unset>",
+    }
 
 
 async def _no_subagents(description: str, prompt: str, agent: object = None) -> str:
