@@ -219,15 +219,15 @@ async def run_hook(
     try:
         out, err = await asyncio.wait_for(process.communicate(data), timeout)
     except TimeoutError:
-        _kill_group(process)
-        scope.close(started=(process.pid,))
+        await asyncio.to_thread(_kill_group, process)  # reads /proc: off the event loop
+        await asyncio.to_thread(scope.close, started=(process.pid,))
         await process.wait()
         return HookRun(None, problem=f"timed out after {timeout:g} s")
     except asyncio.CancelledError:
         _kill_group(process)
         scope.close(started=(process.pid,))
         raise
-    if not scope.pids():
+    if not await asyncio.to_thread(scope.pids):  # reads /proc: off the event loop
         scope.release()
         return HookRun(process.returncode, _text(out), _text(err))
     return HookRun(process.returncode, _text(out), _text(err), survivors=scope)
