@@ -435,9 +435,10 @@ functions. The shell starts in the project's working directory.
 passed to the shell."""
 
 _SANDBOX_DESCRIPTION = """
-- Commands run in a sandbox: files outside the working directory are read-only, /tmp is \
+- Commands run in a sandbox: files outside the working directory are read-only, and so is \
+its `.git` (so `git commit` and other writes to the repository need `"sandbox": false`), /tmp is \
 private{network}. They run without asking the user. If a command really needs more (e.g. to \
-write outside the working directory{or_network}), pass `"sandbox": false`: the user is asked, \
+write outside the working directory or to `.git`{or_network}), pass `"sandbox": false`: the user is asked, \
 and it runs in a separate unsandboxed shell that does not share the sandboxed shell's state."""
 
 _SANDBOX_HINT = (
