@@ -195,3 +195,22 @@ async def test_a_repository_planted_from_the_sandbox_runs_nothing_on_the_host(tm
 
     assert listing.source == "git" and set(listing.paths) == {"a.txt", "fsm.sh"}
     assert not marker.exists()
+
+
+def test_a_workdir_turned_into_a_bare_repository_is_not_used(tmp_path: Path) -> None:
+    """A sandboxed command can write `HEAD`, `config` and `objects/` into the workdir itself."""
+    marker = tmp_path / "marker"
+    workdir = tmp_path / "plain"
+    workdir.mkdir()
+    git(workdir, "init", "-q", "--bare", ".")
+    git(workdir, "config", "core.bare", "false")
+    git(workdir, "config", "core.worktree", str(workdir))
+    git(workdir, "config", "core.fsmonitor", str(planted_program(tmp_path, marker)))
+    (workdir / "a.txt").write_text("a\n")
+
+    listing = list_candidates(workdir)
+
+    assert listing.source == "walk" and "a.txt" in listing.paths
+    assert not marker.exists()
+    git(workdir, "ls-files", "--others")  # the control: git's own discovery runs it
+    assert marker.exists()
