@@ -214,3 +214,18 @@ def test_a_workdir_turned_into_a_bare_repository_is_not_used(tmp_path: Path) -> 
     assert not marker.exists()
     git(workdir, "ls-files", "--others")  # the control: git's own discovery runs it
     assert marker.exists()
+
+
+def test_the_users_global_ignore_list_still_applies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ignore = tmp_path / "my-global-ignore"
+    ignore.write_text("*.swp\n")
+    gitconfig = tmp_path / "gitconfig"
+    gitconfig.write_text(f"[core]\n\texcludesFile = {ignore}\n\tfsmonitor = {tmp_path / 'nothing.sh'}\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    workdir = tmp_path / "repo"
+    workdir.mkdir()
+    git(workdir, "init", "-q")
+    (workdir / "a.txt").write_text("a\n")
+    (workdir / "a.txt.swp").write_text("swap\n")
+
+    assert list_candidates(workdir).paths == ("a.txt",)

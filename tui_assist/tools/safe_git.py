@@ -27,10 +27,18 @@ repository) is built here:
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["SAFE_CONFIG", "find_dot_git", "git_argv", "git_environment", "redirect_problem"]
+__all__ = [
+    "SAFE_CONFIG",
+    "find_dot_git",
+    "git_argv",
+    "git_environment",
+    "redirect_problem",
+    "user_excludes_file",
+]
 
 SAFE_CONFIG: tuple[str, ...] = (
     "core.fsmonitor=false",
@@ -93,6 +101,32 @@ def git_environment(overrides: Mapping[str, str] | None = None) -> dict[str, str
     if overrides:
         env |= overrides
     return env
+
+
+def user_excludes_file(git: str = "git", timeout: float = 10.0) -> str | None:
+    """The user's own `core.excludesFile` (their global ignore list), read from their global config.
+
+    `git_environment` reads no global config, so a listing would lose that setting; reading one
+    path runs nothing, whoever wrote the file. None when unset or unreadable (git's default,
+    `$XDG_CONFIG_HOME/git/ignore`, applies then all the same).
+    """
+    env = git_environment()
+    del env["GIT_CONFIG_GLOBAL"]
+    if user_global := os.environ.get("GIT_CONFIG_GLOBAL"):
+        env["GIT_CONFIG_GLOBAL"] = user_global  # where the user keeps their global config
+    try:
+        done = subprocess.run(
+            git_argv(git, "config", "--global", "--path", "--get", "core.excludesFile"),
+            capture_output=True,
+            env=env,
+            timeout=timeout,
+            check=False,
+            cwd="/",  # the global file alone: no repository is near
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    value = done.stdout.decode("utf-8", "surrogateescape").strip()
+    return value if done.returncode == 0 and value else None
 
 
 def find_dot_git(workdir: Path) -> Path | None:

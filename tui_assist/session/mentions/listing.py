@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from tui_assist.tools.safe_git import git_argv, git_environment, redirect_problem
+from tui_assist.tools.safe_git import git_argv, git_environment, redirect_problem, user_excludes_file
 
 MAX_ENTRIES = 200_000
 """At most this many candidates (files and directories) are listed."""
@@ -97,9 +97,11 @@ def git_files(workdir: Path) -> list[str] | None:
     """
     if redirect_problem(workdir) is not None:
         return None
+    # The user's global ignore list still applies, though no global config is read.
+    excludes = [f"core.excludesFile={path}"] if (path := user_excludes_file()) else []
     try:
         result = subprocess.run(
-            git_argv("git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"),
+            git_argv("git", "ls-files", "--cached", "--others", "--exclude-standard", "-z", config=excludes),
             cwd=workdir,
             env=git_environment(),
             capture_output=True,
