@@ -332,6 +332,7 @@ def test_a_session_keeps_the_users_dirs_read_only(tmp_path: Path, monkeypatch: p
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
     settings = Settings(workdir=tmp_path, data_dir=tmp_path / ".local" / "share" / "tui-assist")
-    paths = sandbox_read_only_paths(settings)
-    assert paths == [tmp_path / ".config" / "tui-assist", settings.data_dir, tmp_path / ".claude"]
+    script = tmp_path / "hooks" / "check.sh"
+    paths = sandbox_read_only_paths(settings, [script])
+    assert paths == [tmp_path / ".config" / "tui-assist", settings.data_dir, tmp_path / ".claude", script]
     assert paths[0].is_dir() and paths[1].is_dir()  # made, so they are bound rather than removed

@@ -146,13 +146,13 @@ def provider_key_variables(settings: Settings) -> frozenset[str]:
     return frozenset(p.api_key_env for p in settings.profiles.values() if p.api_key_env)
 
 
-def sandbox_read_only_paths(settings: Settings) -> list[Path]:
+def sandbox_read_only_paths(settings: Settings, trusted_scripts: Sequence[Path] = ()) -> list[Path]:
     """What stays read-only inside the sandbox even where the workdir holds it (`Sandbox.read_only`).
 
     The user's config and data dirs (the settings, hooks and trusted projects that decide what runs
-    outside the sandbox) and Claude Code's `~/.claude`. The two dirs are made if missing, so that
-    they can be bound read-only rather than removed as a sandboxed command's creation. The trust
-    lane's trusted project scripts are added by the caller.
+    outside the sandbox), Claude Code's `~/.claude`, and `trusted_scripts`: the files in the
+    workdir that trusted project hooks and MCP commands run. The two dirs are made if missing, so
+    that they can be bound read-only rather than removed as a sandboxed command's creation.
     """
     from tui_assist.paths import config_dir
 
@@ -162,7 +162,7 @@ def sandbox_read_only_paths(settings: Settings) -> list[Path]:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             log.warning("cannot create %s: %s", folder, error)
-    return [*ours, Path.home() / ".claude"]
+    return [*ours, Path.home() / ".claude", *trusted_scripts]
 
 
 def make_mcp(settings: Settings, servers: Mapping[str, McpServerConfig] | None = None) -> McpManager | None:
