@@ -7,7 +7,7 @@
     python tests/fakes/mcp_server.py --fail-start     # writes to stderr and exits before serving
     python tests/fakes/mcp_server.py --hang-start     # never answers the handshake
 
-Tools: `echo`, `add`, `pid` (which process answers: tells a restart apart), `crash` (kills the
+Tools: `echo`, `add`, `pid` (which process answers: tells a restart apart), `getenv`, `crash` (kills the
 process in the middle of the call), `slow` (sleeps, then answers), `fail` (raises), `shout.loud`
 (a name that needs sanitizing), `counter` (state that lives as long as the process), `where` (its cwd and arguments).
 """
@@ -41,6 +41,12 @@ def add(a: int, b: int) -> int:
 def pid() -> str:
     """The server's process id."""
     return str(os.getpid())
+
+
+@server.tool()
+def getenv(name: str) -> str:
+    """The server's environment variable `name` (`<unset>` when it has none)."""
+    return os.environ.get(name, "<unset>")
 
 
 @server.tool()

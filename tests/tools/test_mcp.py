@@ -260,7 +260,7 @@ async def test_status_lines_and_input_checks(manager: McpManager) -> None:
     lines = format_status(manager.status())
     add = tool(manager, "testsrv__add")
 
-    assert lines[0] == "testsrv: ready (stdio), 9 tools"
+    assert lines[0] == "testsrv: ready (stdio), 10 tools"
     assert lines[1].endswith("mcp_server.py")
     assert "  - testsrv__shout_loud" in lines
     assert format_status([]) == ["no MCP servers configured"]

@@ -174,15 +174,60 @@ async def test_the_files_that_decide_what_runs_stay_read_only(box: Toolset, work
         box,
         command=(
             "echo '[permissions]' > .tui-assist/settings.toml; echo evil > .git/hooks/pre-commit; "
-            "echo x >> .git/config; echo ok > .git/HEAD-ish; echo done"
+            "echo x >> .git/config; echo ../planted > .git/commondir; echo done"
         ),
     )
-    assert out.content.count("Read-only file system") == 3 and "\ndone\n" in out.content
+    assert out.content.count("Read-only file system") == 4 and "\ndone\n" in out.content
     assert (
         list((workdir / ".tui-assist").iterdir()) == [] and list((workdir / ".git" / "hooks").iterdir()) == []
     )
     assert (workdir / ".git" / "config").read_text() == "[core]\n"
-    assert (workdir / ".git" / "HEAD-ish").exists()  # the rest of .git stays writable: commits work
+    assert not (workdir / ".git" / "commondir").exists()  # the whole of .git is read-only
+
+
+async def test_a_git_file_of_a_worktree_stays_read_only(box: Toolset, workdir: Path) -> None:
+    (workdir / ".git").write_text("gitdir: /somewhere/else\n")
+    out = await run(box, command="echo 'gitdir: planted' > .git; cat .git")
+    assert "Read-only file system" in out.content and "gitdir: /somewhere/else" in out.content
+
+
+async def test_extra_read_only_paths_in_the_workdir_stay_read_only(
+    workdir: Path, sandbox: Sandbox, outside: Path
+) -> None:
+    """The user's config and data dirs, `~/.claude` and trusted scripts, under a workdir that is `$HOME`."""
+    config = workdir / ".config" / "tui-assist"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text("# mine\n")
+    script = workdir / "scripts" / "hook.sh"
+    script.parent.mkdir()
+    script.write_text("echo trusted\n")
+    claude = workdir / ".claude"
+    guarded = Sandbox(sandbox.bwrap, read_only=(config, script, claude, outside))
+    toolset = default_toolbox(workdir, bash_timeout=20, sandbox=guarded)
+    try:
+        out = await run(
+            toolset,
+            command=(
+                "printf '[[hooks.SessionStart]]\\ncommand = \"evil\"\\n' >> .config/tui-assist/config.toml; "
+                "echo evil >> scripts/hook.sh; mv scripts/hook.sh scripts/moved.sh; "
+                "mkdir -p .claude && echo '{}' > .claude/settings.json; echo other > scripts/other.sh; echo done"
+            ),
+        )
+        assert out.content.count("Read-only file system") == 2, out.content
+        assert "the sandbox removed .claude/" in out.content and "done" in out.content
+        assert (config / "config.toml").read_text() == "# mine\n"
+        assert script.read_text() == "echo trusted\n" and not (workdir / "scripts" / "moved.sh").exists()
+        assert not claude.exists()  # created by the command: taken away, it is the user's own
+        assert (workdir / "scripts" / "other.sh").exists()  # the rest of the workdir is writable
+    finally:
+        await toolset.aclose()
+
+
+def test_choose_sandbox_passes_the_read_only_paths(tmp_path: Path) -> None:
+    if not PROBE.works:
+        pytest.skip(f"no OS sandbox here: {PROBE.reason}")
+    choice = choose_sandbox(None, read_only=[tmp_path / "a"])
+    assert choice.sandbox is not None and choice.sandbox.read_only == (tmp_path / "a",)
 
 
 async def test_a_sandboxed_call_creates_nothing_in_a_fresh_workdir(box: Toolset, workdir: Path) -> None:
@@ -278,3 +323,16 @@ async def test_sandboxed_calls_run_without_a_dialog_and_leaving_the_sandbox_asks
     first, second = result.evidence
     assert "Read-only file system" in first.output
     assert second.is_error and second.output.startswith("Denied:")
+
+
+def test_a_session_keeps_the_users_dirs_read_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tui_assist.session.config import Settings
+    from tui_assist.session.factory import sandbox_read_only_paths
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
+    settings = Settings(workdir=tmp_path, data_dir=tmp_path / ".local" / "share" / "tui-assist")
+    script = tmp_path / "hooks" / "check.sh"
+    paths = sandbox_read_only_paths(settings, [script])
+    assert paths == [tmp_path / ".config" / "tui-assist", settings.data_dir, tmp_path / ".claude", script]
+    assert paths[0].is_dir() and paths[1].is_dir()  # made, so they are bound rather than removed

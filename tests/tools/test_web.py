@@ -243,6 +243,31 @@ def test_which_addresses_are_refused() -> None:
     assert blocked_reason("2606:4700::1111") is None
 
 
+def test_addresses_that_carry_an_ipv4_address_are_judged_by_it() -> None:
+    # 6to4 (2002::/16) and Teredo (2001::/32, the client's address inverted) go through a relay.
+    assert blocked_reason("2002:7f00:1::") == "loopback"
+    assert blocked_reason("2002:a00:1::1") == "private"
+    assert blocked_reason("2002:a9fe:a9fe::") == "link-local"
+    assert blocked_reason("2002:5db8:d70e::1") == "6to4"
+    assert blocked_reason("2001:0:4136:e378:8000:63bf:80ff:fffe") == "loopback"  # client 127.0.0.1
+    assert blocked_reason("2001:0:4136:e378:8000:63bf:a2ff:47f1") == "Teredo"  # client 93.0.184.14
+    assert blocked_reason("fec0::1") == "site-local"
+    assert blocked_reason("feff::1") == "site-local"
+    assert blocked_reason("::127.0.0.1") == "loopback"  # IPv4-compatible
+    assert blocked_reason("::ffff:10.0.0.1") == "private"  # IPv4-mapped
+    assert blocked_reason("64:ff9b::a9fe:a9fe") == "link-local"  # NAT64
+    assert blocked_reason("64:ff9b::5db8:d70e") is None  # NAT64 of a public address
+    assert blocked_reason("::") == "unspecified" and blocked_reason("::1") == "loopback"
+
+
+async def test_a_6to4_name_for_a_loopback_address_is_refused(site: Site) -> None:
+    """The real path: resolution, the check, and nothing sent."""
+    tool = WebFetchTool(resolve=_fixed({"tunnel.test": ["2002:7f00:1::"]}))
+    text, error = await fetch(tool, f"http://tunnel.test:{site.port}/page")
+    assert error and "tunnel.test resolves to 2002:7f00:1::, a loopback address" in text
+    assert site.seen == []
+
+
 def test_input_is_an_absolute_http_url() -> None:
     tool = WebFetchTool()
     assert tool.parse({"url": " https://example.com/a "}).url == "https://example.com/a"

@@ -117,6 +117,10 @@ HookEvent = Literal[
 """The points where the user's hooks run: Claude Code's events."""
 
 
+HOOK_TIMEOUT_MAX = 600.0
+"""A hook's `timeout` may be at most 10 minutes: a larger one is an invalid entry (named, ignored)."""
+
+
 class HookSettings(_Section):
     """One `[[hooks.EVENT]]` table: a command run at that point (see `session/hooks.py`)."""
 
@@ -127,8 +131,9 @@ class HookSettings(_Section):
     matcher: str = ""
     """A regex the whole subject must match (empty or `*`: all): for the tool events the tool's
     name here or Claude Code's, for `SessionStart` its source (see `session/hooks.py`)."""
-    timeout: float = Field(default=60.0, gt=0)
-    """Seconds before the hook is killed (a warning; the turn goes on)."""
+    timeout: float = Field(default=60.0, gt=0, le=HOOK_TIMEOUT_MAX)
+    """Seconds before the hook and all it started are killed (a warning; the turn goes on); at
+    most `HOOK_TIMEOUT_MAX`."""
 
     @field_validator("matcher")
     @classmethod

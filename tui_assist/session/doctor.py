@@ -144,7 +144,7 @@ def _claude_settings(found: Findings) -> list[Source]:
 
 
 def _mcp_json(found: Findings) -> list[Source]:
-    from tui_assist.session.mcp_config import provider_key_variables
+    from tui_assist.session.factory import provider_key_variables
     from tui_assist.tools.mcp.config import blocked_message, blocked_references
 
     workdir = found.workdir
@@ -208,7 +208,7 @@ def _skill_folders(found: Findings) -> list[Source]:
 
 
 def _plugins(found: Findings) -> list[Source]:
-    from tui_assist.session.mcp_config import provider_key_variables
+    from tui_assist.session.factory import provider_key_variables
     from tui_assist.tools.mcp.config import blocked_message, blocked_references
 
     secrets = provider_key_variables(found.settings)
@@ -325,7 +325,7 @@ def diagnose(
 
 def _marked_pending(found: Findings) -> list[str]:
     """What the project would run once trusted, a server that would still not start marked so."""
-    from tui_assist.session.mcp_config import provider_key_variables
+    from tui_assist.session.factory import provider_key_variables
     from tui_assist.tools.mcp.config import blocked_references
 
     secrets = provider_key_variables(found.settings)

@@ -134,10 +134,41 @@ def make_toolbox_factory(
         bash_timeout=settings.bash_timeout,
         extra_tools=extras,
         pass_env=settings.tools.bash.pass_env,
+        key_variables=sorted(provider_key_variables(settings)),
         sandbox=sandbox,
         subagents=subagents or (),
         skills=skills or (),
     )
+
+
+def provider_key_variables(settings: Settings) -> frozenset[str]:
+    """The variables the providers' keys are configured in: every profile's `api_key_env`.
+
+    Kept out of bash, hooks and MCP servers (with copies of their values: `tools/environment.py`),
+    whatever their names; the usual `ANTHROPIC_API_KEY`/`OPENAI_API_KEY` are known there.
+    """
+    from tui_assist.providers.profiles import merged_profiles
+
+    return frozenset(p.api_key_env for p in merged_profiles(settings.profiles).values() if p.api_key_env)
+
+
+def sandbox_read_only_paths(settings: Settings, trusted_scripts: Sequence[Path] = ()) -> list[Path]:
+    """What stays read-only inside the sandbox even where the workdir holds it (`Sandbox.read_only`).
+
+    The user's config and data dirs (the settings, hooks and trusted projects that decide what runs
+    outside the sandbox), Claude Code's `~/.claude`, and `trusted_scripts`: the files in the
+    workdir that trusted project hooks and MCP commands run. The two dirs are made if missing, so
+    that they can be bound read-only rather than removed as a sandboxed command's creation.
+    """
+    from tui_assist.paths import config_dir
+
+    ours = [config_dir(), data_dir(settings.data_dir)]
+    for folder in ours:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            log.warning("cannot create %s: %s", folder, error)
+    return [*ours, Path.home() / ".claude", *trusted_scripts]
 
 
 def make_mcp(settings: Settings, servers: Mapping[str, McpServerConfig] | None = None) -> McpManager | None:
@@ -151,7 +182,6 @@ def make_mcp(settings: Settings, servers: Mapping[str, McpServerConfig] | None =
     servers = settings.mcp_servers if servers is None else servers
     if not servers:
         return None
-    from tui_assist.session.mcp_config import provider_key_variables
     from tui_assist.tools.mcp import McpManager
 
     return McpManager(
@@ -159,7 +189,7 @@ def make_mcp(settings: Settings, servers: Mapping[str, McpServerConfig] | None =
         cwd=settings.workdir,
         log_dir=data_dir(settings.data_dir) / "logs",
         pass_env=settings.mcp.pass_env,
-        secret_env=provider_key_variables(settings),
+        key_variables=provider_key_variables(settings),
     )
 
 

@@ -30,12 +30,9 @@ session calls the others itself.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-import os
 import re
-import signal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +54,7 @@ from tui_assist.session.factory import SetupError
 if TYPE_CHECKING:
     from tui_assist.core.observer import TurnObserver
     from tui_assist.session.trust import ProjectFiles
+    from tui_assist.tools.processes import ProcessScope
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +137,8 @@ class HookRun:
     stderr: str = ""
     problem: str | None = None
     """Why it did not run to an exit status (a timeout, a command that could not start)."""
+    survivors: ProcessScope | None = None
+    """What the hook left running (a daemon), to end with the session; None: nothing."""
 
     @property
     def blocked(self) -> bool:
@@ -363,7 +363,12 @@ def project_hooks(
 
 
 async def run_hook(
-    hook: HookDefinition, payload: Mapping[str, Any], workdir: Path, pass_env: frozenset[str]
+    hook: HookDefinition,
+    payload: Mapping[str, Any],
+    workdir: Path,
+    pass_env: frozenset[str],
+    *,
+    key_variables: frozenset[str] = frozenset(),
 ) -> HookRun:
     """Run `hook` once: `payload` as JSON on stdin, in `workdir`, with the shell's environment.
 
@@ -372,13 +377,23 @@ async def run_hook(
 
     The hook runs in a process group of its own, so a timeout (or a cancelled turn) kills what
     it started too.
+
+    The hook runs in a process group of its own and in a `ProcessScope`: a timeout (at most
+    `HOOK_TIMEOUT_MAX`) or a cancelled turn kills all it started, a `setsid` daemon too. A daemon
+    left running by a hook that exited is handed back in `HookRun.survivors` (the session ends it
+    when it ends; the program's exit at the latest).
     """
+    from tui_assist.session.config import HOOK_TIMEOUT_MAX
+    from tui_assist.tools.processes import ProcessScope, end_at_exit
     from tui_assist.tools.shell import shell_env
 
-    env = shell_env(workdir, pass_env)
+    end_at_exit()
+    scope = ProcessScope("hook")
+    env = scope.environ(shell_env(workdir, pass_env, key_variables))
     env["TUI_ASSIST_PROJECT_DIR"] = env["CLAUDE_PROJECT_DIR"] = str(workdir)
     if hook.plugin_root is not None:
         env["CLAUDE_PLUGIN_ROOT"] = str(hook.plugin_root)
+    timeout = min(hook.timeout, HOOK_TIMEOUT_MAX)
     try:
         process = await asyncio.create_subprocess_exec(
             "/bin/sh",
@@ -392,18 +407,24 @@ async def run_hook(
             start_new_session=True,
         )
     except OSError as exc:
+        scope.release()
         return HookRun(None, problem=f"could not start: {exc.strerror or exc}")
     data = json.dumps(payload, ensure_ascii=False, default=str).encode()
     try:
-        out, err = await asyncio.wait_for(process.communicate(data), hook.timeout)
+        out, err = await asyncio.wait_for(process.communicate(data), timeout)
     except TimeoutError:
-        _kill_group(process)
+        await asyncio.to_thread(_kill_group, process)  # reads /proc: off the event loop
+        await asyncio.to_thread(scope.close, started=(process.pid,))
         await process.wait()
-        return HookRun(None, problem=f"timed out after {hook.timeout:g} s")
+        return HookRun(None, problem=f"timed out after {timeout:g} s")
     except asyncio.CancelledError:
         _kill_group(process)
+        scope.close(started=(process.pid,))
         raise
-    return HookRun(process.returncode, _text(out), _text(err))
+    if not await asyncio.to_thread(scope.pids):  # reads /proc: off the event loop
+        scope.release()
+        return HookRun(process.returncode, _text(out), _text(err))
+    return HookRun(process.returncode, _text(out), _text(err), survivors=scope)
 
 
 def _text(data: bytes) -> str:
@@ -412,8 +433,9 @@ def _text(data: bytes) -> str:
 
 
 def _kill_group(process: asyncio.subprocess.Process) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
+    from tui_assist.tools.processes import kill_group
+
+    kill_group(process.pid, started=(process.pid,))
 
 
 @dataclass(slots=True)
@@ -488,6 +510,16 @@ class SessionHooks:
     warn: Callable[[str], None] | None = None
     mode: Callable[[], str] | None = None
     """The current approval mode (hooks get it as Claude Code's `permission_mode`)."""
+    key_variables: frozenset[str] = frozenset()
+    """The providers' configured key variables: never passed to a hook (unless in `pass_env`)."""
+    survivors: list[ProcessScope] = field(default_factory=lambda: list["ProcessScope"]())
+    """What hooks that exited left running: ended by `aclose`."""
+
+    async def aclose(self) -> None:
+        """End everything the hooks left running (daemons): the session is over."""
+        scopes, self.survivors = self.survivors, []
+        for scope in scopes:
+            await asyncio.to_thread(scope.close)
 
     def of(self, event: str) -> list[HookDefinition]:
         """The hooks configured for `event`."""
@@ -538,7 +570,11 @@ class SessionHooks:
                 continue
             label = f"hook: {event} {clip(hook.command, LABEL_COMMAND_CHARS)}"
             with NodeScope(observer, "hook", label, parent_id, detail=hook.command) as node:
-                ran = await run_hook(hook, payload, self.workdir, self.pass_env)
+                ran = await run_hook(
+                    hook, payload, self.workdir, self.pass_env, key_variables=self.key_variables
+                )
+                if ran.survivors is not None:
+                    self.survivors.append(ran.survivors)
                 if ran.blocked:
                     output = "\n".join(part for part in (ran.stdout, ran.stderr) if part)
                     node.finish(outcome="blocked", output=output)

@@ -52,7 +52,6 @@ __all__ = [
     "ProjectMcpServers",
     "plugin_mcp_servers",
     "project_mcp_servers",
-    "provider_key_variables",
     "session_mcp_servers",
 ]
 
@@ -183,6 +182,8 @@ def session_mcp_servers(
     Returns:
         Name -> config in start order, and one line per server left out (a name clash, a variable).
     """
+    from tui_assist.session.factory import provider_key_variables
+
     servers = dict(settings.mcp_servers)
     notes: list[str] = []
     others = [
@@ -202,17 +203,6 @@ def session_mcp_servers(
             continue
         servers[name] = config
     return servers, notes
-
-
-def provider_key_variables(settings: Settings) -> frozenset[str]:
-    """The variables the configured OpenAI-compatible profiles read their keys from (`api_key_env`).
-
-    They hold secrets whatever their names, so a project's or a plugin's MCP config never reads them
-    (unless `[mcp] pass_env` lists them).
-    """
-    from tui_assist.providers.profiles import merged_profiles
-
-    return frozenset(p.api_key_env for p in merged_profiles(settings.profiles).values() if p.api_key_env)
 
 
 def _replace_text(value: object, old: str, new: str) -> object:

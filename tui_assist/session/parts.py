@@ -272,10 +272,14 @@ class SessionParts:
         self._make_checkpoints()
         await self._load_provider()
         if self._toolbox_factory is None:
+            from tui_assist.session.factory import sandbox_read_only_paths
             from tui_assist.tools.sandbox import choose_sandbox
 
             s = self.settings
-            choice = await asyncio.to_thread(choose_sandbox, s.sandbox, network=s.sandbox_network)
+            read_only = await asyncio.to_thread(sandbox_read_only_paths, s)
+            choice = await asyncio.to_thread(
+                choose_sandbox, s.sandbox, network=s.sandbox_network, read_only=read_only
+            )
             self.sandbox_description = choice.description
             if choice.warning:
                 self.notes.append(choice.warning)
@@ -353,8 +357,16 @@ class SessionParts:
         found = self.extensions
         hooks = found.active_hooks() if found is not None else []
         s = self.settings
+        from tui_assist.session.factory import provider_key_variables
+
         self.hooks = (
-            SessionHooks(hooks, s.workdir, frozenset(s.tools.bash.pass_env), mode=lambda: self.approvals.mode)
+            SessionHooks(
+                hooks,
+                s.workdir,
+                frozenset(s.tools.bash.pass_env),
+                mode=lambda: self.approvals.mode,
+                key_variables=provider_key_variables(s),
+            )
             if hooks
             else None
         )
@@ -516,6 +528,7 @@ class SessionParts:
                 log.exception("SessionEnd hooks failed")
         for closer in (
             self.checkpoints.aclose if self.checkpoints is not None else None,
+            self.hooks.aclose if self.hooks is not None else None,
             self._mcp.aclose if self._mcp is not None else None,
             self.provider.aclose if self.provider is not None else None,
             self.store.close if self.store is not None and self._owns_store else None,

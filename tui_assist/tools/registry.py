@@ -109,6 +109,8 @@ class ToolboxOptions(TypedDict, total=False):
     pass_env: Sequence[str]
     """Environment variables the shell gets even though their names look like secrets
     (`Settings.tools.bash.pass_env`)."""
+    key_variables: Sequence[str]
+    """The providers' configured key variables, never passed to the shell (see `tools/environment.py`)."""
     sandbox: Sandbox | None
     """Run `bash` in this OS sandbox (`choose_sandbox(...).sandbox`); None: unsandboxed."""
     subagents: Subagents
@@ -147,6 +149,7 @@ def default_toolbox(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolset
                 max_output_chars=max_output_chars,
                 pass_env=options.get("pass_env", ()),
                 sandbox=options.get("sandbox"),
+                key_variables=options.get("key_variables", ()),
             ),
             TextEditorTool(workdir, max_output_chars=max_output_chars),
             GlobTool(workdir),
@@ -171,4 +174,6 @@ def toolbox_factory(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolbox
     frozen = ToolboxOptions(**options)
     if "pass_env" in frozen:
         frozen["pass_env"] = tuple(frozen["pass_env"])
+    if "key_variables" in frozen:
+        frozen["key_variables"] = tuple(frozen["key_variables"])
     return functools.partial(default_toolbox, workdir, **frozen)

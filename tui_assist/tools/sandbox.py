@@ -11,13 +11,17 @@ Details that matter for safety:
 - **Capabilities are dropped** (`--cap-drop ALL`). Run as root, bwrap otherwise keeps them, and
   a root shell with `CAP_SYS_ADMIN` can simply remount `/` read-write. Nothing relies on file
   modes either: as root, `chmod` would not stop a write, a read-only mount does.
-- **The files that decide what may run stay read-only** even inside the workdir:
-  `.tui-assist/` (the project's permission rules) and `.git/hooks` and `.git/config` (they run
-  code outside the sandbox on the user's next `git commit`), when they exist. Nothing is created
-  in the user's folder for this (a mount point would be): a `.tui-assist/` that a sandboxed
-  command creates is removed after the command (`ShellSession` checks, and tells the model), and
-  one that appears between commands (the app saving a rule) gets the shell restarted, bound
-  read-only.
+- **The files that decide what may run stay read-only** even inside the workdir, when they
+  exist: `.tui-assist/` (the project's permission rules), the whole of `.git` (its config, hooks
+  and a `commondir` would run code outside the sandbox, on the user's next `git commit` or the
+  program's own git; so a `git commit` inside the sandbox fails, and is run with
+  `"sandbox": false`), and the `read_only` paths a session adds: the user's config and data
+  dirs, Claude Code's `~/.claude`, the project scripts that trust lets run (they matter when the
+  workdir holds them, e.g. a workdir that is `$HOME`). Nothing is created in the user's folder
+  for this (a mount point would be): one of them (but `.git`: `git init` is ordinary work) that a
+  sandboxed command creates is removed after the command (`ShellSession` checks, and tells the
+  model), and one that appears between commands (the app saving a rule) gets the shell
+  restarted, bound read-only.
 - **Cleanup is whole**: `--unshare-pid` makes the shell's processes a namespace of their own that
   the kernel kills as one when bwrap dies, and `--die-with-parent` kills bwrap with us; so the
   shell's usual `killpg` on a timeout still ends everything the command started.
@@ -30,6 +34,7 @@ forbid namespaces. The default mode is `workspace-write` when it works and `off`
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -52,7 +57,6 @@ __all__ = [
 SandboxMode = Literal["workspace-write", "off"]
 
 _PROBE_TIMEOUT = 10.0
-_PROTECTED_GIT = (".git/hooks", ".git/config")
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,21 +129,42 @@ class Sandbox:
     """The bwrap executable."""
     network: bool = False
     """Whether sandboxed commands may use the network."""
+    read_only: tuple[Path, ...] = ()
+    """More paths no sandboxed command may write, where they lie inside the workdir (elsewhere
+    everything is read-only anyway): the user's config and data dirs, `~/.claude`, trusted
+    project scripts."""
+
+    def guarded(self, workdir: Path) -> list[Path]:
+        """The paths in `workdir` that no sandboxed command may write or create.
+
+        Args:
+            workdir: The sandbox's writable folder.
+
+        Returns:
+            `.tui-assist/`, then the `read_only` paths that lie in `workdir` (resolved).
+        """
+        root = workdir.resolve()
+        inside = [path.resolve() for path in self.read_only]
+        return [project_dir(root), *(path for path in inside if path.is_relative_to(root))]
 
     def wrap(self, argv: Sequence[str], workdir: Path) -> list[str]:
         """The command line that runs `argv` in the sandbox, starting in `workdir`.
 
         Args:
             argv: The program and its arguments (e.g. `["bash", "--noprofile", "--norc"]`).
-            workdir: The one writable folder (besides the private `/tmp`).
+            workdir: The one writable folder (besides the private `/tmp`); its `.git` and the
+                `guarded` paths that exist are bound read-only over it.
 
         Returns:
             The bwrap command line.
         """
         root = workdir.resolve()
         args = [self.bwrap, *_isolation_args(network=self.network), "--bind", str(root), str(root)]
-        for path in (project_dir(root), *(root / name for name in _PROTECTED_GIT)):
-            if path.exists():
+        git = root / ".git"
+        # A symlinked `.git` points outside (read-only already) or is refused by the program's git.
+        protected = [*([git] if not git.is_symlink() else []), *self.guarded(root)]
+        for path in protected:
+            if os.path.lexists(path):
                 args += ["--ro-bind", str(path), str(path)]
         return [*args, "--chdir", str(root), "--", *argv]
 
@@ -160,7 +185,13 @@ class SandboxChoice:
     """Set when the settings asked for a sandbox this machine cannot make."""
 
 
-def choose_sandbox(mode: SandboxMode | None, *, network: bool = False, bwrap: str = "bwrap") -> SandboxChoice:
+def choose_sandbox(
+    mode: SandboxMode | None,
+    *,
+    network: bool = False,
+    bwrap: str = "bwrap",
+    read_only: Sequence[Path] = (),
+) -> SandboxChoice:
     """The sandbox the settings ask for, when this machine can make it.
 
     Args:
@@ -168,6 +199,7 @@ def choose_sandbox(mode: SandboxMode | None, *, network: bool = False, bwrap: st
             works, else `off`).
         network: `sandbox_network`.
         bwrap: The bwrap executable to try.
+        read_only: `Sandbox.read_only`: paths kept read-only inside the sandbox.
 
     Returns:
         The sandbox (or None) and its one-line description. Asking for `workspace-write` where
@@ -180,5 +212,5 @@ def choose_sandbox(mode: SandboxMode | None, *, network: bool = False, bwrap: st
     if not probe.works or probe.path is None:
         warning = f"the bash sandbox is off: {probe.reason}" if mode == "workspace-write" else ""
         return SandboxChoice(None, f"sandbox: off ({probe.reason})", warning)
-    sandbox = Sandbox(probe.path, network=network)
+    sandbox = Sandbox(probe.path, network=network, read_only=tuple(read_only))
     return SandboxChoice(sandbox, sandbox.describe())

@@ -23,8 +23,9 @@ returns, and the watcher SIGKILLs the whole group: bash, the command, and itself
 write end is also how `aclose` releases a shell.
 
 Why secrets are left out of the shell's environment: with approval off, a model could simply
-`echo $ANTHROPIC_API_KEY`, and the key would be stored in the history. Names that look like
-secrets are dropped unless the user lists them in `pass_env`.
+`echo $ANTHROPIC_API_KEY`, and the key would be stored in the history. What is left out (names
+that look like secrets, the providers' key variables and copies of their keys, URLs with a
+password) is `tools/environment.py`'s to say; `pass_env` keeps what it names.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ import contextlib
 import os
 import secrets
 import shutil
-import signal
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +47,11 @@ from tui_assist.core.observer import SandboxUse
 from tui_assist.core.text import truncate_middle, truncation_marker
 from tui_assist.core.tooling import ToolContext, ToolOutput
 from tui_assist.tools.base import validate_input
-from tui_assist.tools.sandbox import Sandbox, project_dir
+from tui_assist.tools.environment import is_secret_variable, without_secrets
+from tui_assist.tools.processes import kill_group
+from tui_assist.tools.sandbox import Sandbox
+
+__all__ = ["BashArgs", "BashTool", "CommandResult", "ShellSession", "is_secret_variable", "shell_env"]
 
 _SENTINEL_PREFIX = "__TUI_ASSIST_DONE_"
 _READ_CHUNK = 65_536
@@ -65,9 +69,6 @@ _FIXED_ENV = {
     "GIT_TERMINAL_PROMPT": "0",
 }
 """Nothing may wait for a human at a terminal that does not exist."""
-
-_SECRET_PREFIXES = ("ANTHROPIC_", "OPENAI_")
-_SECRET_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,32 +120,20 @@ class _OutputCollector:
         return head_text[:keep_head] + truncation_marker(omitted) + tail_text[len(tail_text) - keep_tail :]
 
 
-def is_secret_variable(name: str) -> bool:
-    """Whether an environment variable's name says it may hold a secret.
-
-    Args:
-        name: The variable's name.
-
-    Returns:
-        True for `ANTHROPIC_*` and `OPENAI_*`, and for any name containing `KEY`, `SECRET`,
-        `TOKEN` or `PASSWORD`, all case-insensitively.
-    """
-    upper = name.upper()
-    return upper.startswith(_SECRET_PREFIXES) or any(word in upper for word in _SECRET_WORDS)
-
-
-def shell_env(workdir: Path, pass_env: frozenset[str]) -> dict[str, str]:
+def shell_env(
+    workdir: Path, pass_env: frozenset[str], key_variables: frozenset[str] = frozenset()
+) -> dict[str, str]:
     """The environment the shell (and the user's hooks) run with: this process's, minus secrets.
 
     Args:
         workdir: Becomes `PWD`.
         pass_env: Variables kept although their names look like secrets (`is_secret_variable`).
+        key_variables: The providers' configured key variables, never passed unless in `pass_env`
+            (`tools.environment.without_secrets` says what else is left out).
     """
-    env = {
-        name: value
-        for name, value in os.environ.items()
-        if name not in _DROPPED_ENV and (name in pass_env or not is_secret_variable(name))
-    }
+    env = without_secrets(os.environ, pass_env=pass_env, key_variables=key_variables)
+    for name in _DROPPED_ENV:
+        env.pop(name, None)
     env.update(_FIXED_ENV)
     env["PWD"] = str(workdir)
     return env
@@ -174,9 +163,9 @@ def _wrap(command: str, token: str) -> str:
     )
 
 
-_PROJECT_RESTART_NOTE = (
-    "[the shell was restarted (earlier cd and variables are gone): the project's .tui-assist/ "
-    "folder appeared, and the sandbox keeps it read-only]\n"
+_RESTART_NOTE = (
+    "[the shell was restarted (earlier cd and variables are gone): {names} appeared, "
+    "and the sandbox keeps it read-only]\n"
 )
 
 
@@ -194,6 +183,7 @@ class ShellSession:
         max_output_chars: int = 30_000,
         pass_env: Iterable[str] = (),
         sandbox: Sandbox | None = None,
+        key_variables: Iterable[str] = (),
     ) -> None:
         """Prepare a session; no process starts until the first command.
 
@@ -203,8 +193,10 @@ class ShellSession:
             pass_env: Variables passed to the shell even though their names look like secrets
                 (see `is_secret_variable`; the `[tools.bash] pass_env` setting).
             sandbox: Run the shell inside this OS sandbox (None: unsandboxed).
+            key_variables: The providers' configured key variables (kept out, see `shell_env`).
         """
         self._workdir = workdir
+        self._key_variables = frozenset(key_variables)
         self._sandbox = sandbox
         self._max_output_chars = max_output_chars
         self._pass_env = frozenset(pass_env)
@@ -212,8 +204,9 @@ class ShellSession:
         self._lifeline: BinaryIO | None = None
         """The write end of the pipe the shell's watcher reads; closing it kills the shell."""
         self._lock = asyncio.Lock()
-        self._project_bound = False
-        """Whether the sandboxed shell has `.tui-assist/` bound read-only (it existed at its start)."""
+        self._unbound: tuple[Path, ...] = ()
+        """The sandbox's guarded paths that did not exist when the shell started (so are not bound
+        read-only): one a command creates is removed, one that appears between commands restarts it."""
         self._restarted_note = ""
 
     @property
@@ -248,7 +241,7 @@ class ShellSession:
         async with self._lock:
             proc = await self._ensure_started()
             assert proc.stdin is not None and proc.stdout is not None
-            unguarded = self._sandbox is not None and not self._project_bound
+            unbound = self._unbound
             token = secrets.token_hex(12)
             collector = _OutputCollector(self._max_output_chars)
             try:
@@ -272,17 +265,31 @@ class ShellSession:
                 returncode = await self._kill(grace=_REAP_TIMEOUT)
                 return CommandResult(collector.text(), returncode, shell_exited=True)
             output, self._restarted_note = self._restarted_note + collector.text(), ""
-            if unguarded and project_dir(self._workdir).exists():
-                output += await self._undo_project_dir()
+            for path in _existing(unbound):
+                output += await self._undo_created(path)
             return CommandResult(output, status)
 
-    async def _undo_project_dir(self) -> str:
-        """Remove the `.tui-assist/` a sandboxed command just made (it holds the rules of what runs)."""
-        await asyncio.to_thread(shutil.rmtree, project_dir(self._workdir), True)
+    async def _undo_created(self, path: Path) -> str:
+        """Remove a guarded path a sandboxed command just made (it decides what runs outside)."""
+        name = self._name(path)
+        if path.is_dir() and not path.is_symlink():
+            await asyncio.to_thread(shutil.rmtree, path, True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
         return (
-            f"\n[the sandbox removed {project_dir(self._workdir).name}/, which this command created: "
-            "it holds the project's permission rules, which no sandboxed command may write]"
+            f"\n[the sandbox removed {name}, which this command created: it decides what "
+            "runs outside the sandbox (the project's permission rules, the user's settings, trusted "
+            "scripts), which no sandboxed command may write]"
         )
+
+    def _name(self, path: Path) -> str:
+        """`path` as the model knows it: relative to the workdir, a folder with a final `/`."""
+        try:
+            name = str(path.relative_to(self._workdir.resolve()))
+        except ValueError:
+            name = str(path)
+        return f"{name}/" if path.is_dir() else name
 
     async def restart(self) -> None:
         """Kill the shell (and anything it started); the next command gets a fresh one."""
@@ -294,21 +301,21 @@ class ShellSession:
         await self.restart()
 
     async def _ensure_started(self) -> asyncio.subprocess.Process:
-        appeared = (
-            self._sandbox is not None and not self._project_bound and project_dir(self._workdir).exists()
-        )
+        appeared = _existing(self._unbound)
         if self._proc is not None and self._proc.returncode is None and not appeared:
             return self._proc
         if self._proc is not None:
-            # Also when `.tui-assist/` appeared since the shell started (the app saved a rule):
+            # Also when a guarded path appeared since the shell started (the app saved a rule):
             # only a fresh sandbox can bind it read-only.
             await self._kill()
-            self._restarted_note = _PROJECT_RESTART_NOTE if appeared else ""
+            names = ", ".join(self._name(path) for path in appeared)
+            self._restarted_note = _RESTART_NOTE.format(names=names) if appeared else ""
         # Both ends are close-on-exec; only the read end is handed to bash, under the same number.
         argv = ["bash", "--noprofile", "--norc"]
         if self._sandbox is not None:
-            self._project_bound = project_dir(self._workdir).exists()
             argv = self._sandbox.wrap(argv, self._workdir)
+            bound = set(argv)  # what `wrap` found, not a second look that could differ
+            self._unbound = tuple(p for p in self._sandbox.guarded(self._workdir) if str(p) not in bound)
         read_end, write_end = os.pipe()
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -317,7 +324,7 @@ class ShellSession:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
                 cwd=self._workdir,
-                env=shell_env(self._workdir, self._pass_env),
+                env=shell_env(self._workdir, self._pass_env, self._key_variables),
                 start_new_session=True,
                 pass_fds=(read_end,),
             )
@@ -379,8 +386,8 @@ class ShellSession:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(grace):
                     await proc.wait()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        # Also reaps what the command started, re-parented to us (`processes.end_at_exit`).
+        kill_group(proc.pid, started=(proc.pid,))
         if proc.stdin is not None:
             proc.stdin.close()
         # A process that escaped the group (setsid) may still hold the pipe open: wait boundedly.
@@ -428,9 +435,10 @@ functions. The shell starts in the project's working directory.
 passed to the shell."""
 
 _SANDBOX_DESCRIPTION = """
-- Commands run in a sandbox: files outside the working directory are read-only, /tmp is \
+- Commands run in a sandbox: files outside the working directory are read-only, and so is \
+its `.git` (so `git commit` and other writes to the repository need `"sandbox": false`), /tmp is \
 private{network}. They run without asking the user. If a command really needs more (e.g. to \
-write outside the working directory{or_network}), pass `"sandbox": false`: the user is asked, \
+write outside the working directory or to `.git`{or_network}), pass `"sandbox": false`: the user is asked, \
 and it runs in a separate unsandboxed shell that does not share the sandboxed shell's state."""
 
 _SANDBOX_HINT = (
@@ -468,6 +476,7 @@ class BashTool:
         max_output_chars: int = 30_000,
         pass_env: Iterable[str] = (),
         sandbox: Sandbox | None = None,
+        key_variables: Iterable[str] = (),
     ) -> None:
         """Create the tool and its (not yet started) shell, which takes the other arguments.
 
@@ -476,11 +485,18 @@ class BashTool:
         """
         self._timeout = timeout
         self._sandbox = sandbox
+        pass_env, key_variables = tuple(pass_env), tuple(key_variables)
         self._session = ShellSession(
-            workdir, max_output_chars=max_output_chars, pass_env=pass_env, sandbox=sandbox
+            workdir,
+            max_output_chars=max_output_chars,
+            pass_env=pass_env,
+            sandbox=sandbox,
+            key_variables=key_variables,
         )
         self._outside: ShellSession | None = (
-            ShellSession(workdir, max_output_chars=max_output_chars, pass_env=pass_env)
+            ShellSession(
+                workdir, max_output_chars=max_output_chars, pass_env=pass_env, key_variables=key_variables
+            )
             if sandbox is not None
             else None
         )
@@ -604,6 +620,10 @@ class BashTool:
         await self._session.aclose()
         if self._outside is not None:
             await self._outside.aclose()
+
+
+def _existing(paths: Iterable[Path]) -> list[Path]:
+    return [path for path in paths if os.path.lexists(path)]
 
 
 def _blocked_by_sandbox(result: CommandResult) -> bool:

@@ -4,8 +4,11 @@ What the tool guards, and how:
 
 - **Where it may connect.** Every hop (the first request and each redirect) resolves its host
   name (`getaddrinfo`, in a thread) and checks *every* address it gets: loopback, private,
-  link-local, unspecified, multicast, reserved and other non-global addresses (IPv4-mapped IPv6
-  ones unwrapped) are refused unless `[tools.web] allow_private = true`. The request then goes to
+  link-local, site-local, unspecified, multicast, reserved and other non-global addresses are
+  refused unless `[tools.web] allow_private = true`. An IPv6 address that carries an IPv4 one
+  (IPv4-mapped, IPv4-compatible, NAT64) is judged as that IPv4 address; 6to4 (`2002::/16`) and
+  Teredo (`2001::/32`) ones are refused, naming what their IPv4 address is when that is not
+  public (they reach it through a relay). The request then goes to
   the address that was checked, not to the name: the URL is rewritten to the IP, the `Host` header
   and, for https, the TLS server name (SNI, and so the certificate check) keep the real host. So
   a DNS answer that changes between the check and the connection (rebinding) changes nothing.
@@ -101,25 +104,61 @@ async def system_resolver(host: str, port: int) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+
+
 def blocked_reason(address: str) -> str | None:
     """Why an address is refused without `allow_private` (None: it is a public address).
 
-    IPv4-mapped and 6to4-free IPv6 forms of an IPv4 address are judged as that address.
+    IPv4-mapped, IPv4-compatible and NAT64 (`64:ff9b::/96`) IPv6 forms of an IPv4 address are
+    judged as that address; 6to4 and Teredo ones are refused, as what their IPv4 address is when
+    that is refused, else as `6to4` or `Teredo`.
 
     Args:
         address: An IP address as text (a scope suffix such as `%eth0` is ignored).
 
     Returns:
-        `loopback`, `private`, `link-local`, `unspecified`, `multicast`, `reserved` or
-        `not public`; None for a global address.
+        `loopback`, `private`, `link-local`, `site-local`, `unspecified`, `multicast`,
+        `reserved`, `6to4`, `Teredo` or `not public`; None for a global address.
     """
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        tunnelled = _tunnelled(ip)
+        if tunnelled is not None:
+            kind, inner = tunnelled
+            return _judge(inner) or kind
+        inner = _embedded(ip)
+        if inner is not None:
+            return _judge(inner)
+    return _judge(ip)
+
+
+def _tunnelled(ip: ipaddress.IPv6Address) -> tuple[str, ipaddress.IPv4Address] | None:
+    """The tunnel an address goes through and the IPv4 address it ends at (6to4, Teredo's client)."""
+    if ip.sixtofour is not None:
+        return "6to4", ip.sixtofour
+    if ip.teredo is not None:
+        return "Teredo", ip.teredo[1]
+    return None
+
+
+def _embedded(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one stands for: IPv4-mapped, IPv4-compatible or NAT64."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip in _NAT64 or (ip in _IPV4_COMPATIBLE and int(ip) > 1):  # `::` and `::1` are themselves
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
+def _judge(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    site_local = isinstance(ip, ipaddress.IPv6Address) and ip.is_site_local
     for reason, flag in (
         ("unspecified", ip.is_unspecified),
         ("loopback", ip.is_loopback),
         ("link-local", ip.is_link_local),
+        ("site-local", site_local),
         ("multicast", ip.is_multicast),
         ("private", ip.is_private),
         ("reserved", ip.is_reserved),

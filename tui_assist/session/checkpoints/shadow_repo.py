@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from tui_assist.session.checkpoints.types import ChangeKind, CheckpointError, FileChange, SnapshotInfo
+from tui_assist.tools.safe_git import git_argv, git_environment
 from tui_assist.tools.safe_io import write_atomically
 
 __all__ = ["ShadowRepo", "nul_join", "nul_split", "os_error"]
@@ -38,12 +39,11 @@ _LOCK_FILE = "tui-assist.lock"
 _LOCK_TIMEOUT = 30.0
 _STATUS_KINDS: dict[str, ChangeKind] = {"A": "added", "M": "modified", "T": "modified", "D": "deleted"}
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-# Every git call gets these: no user config reaches the shadow repository.
+# Every git call gets these (after them, `safe_git.SAFE_CONFIG`): no user config reaches the shadow
+# repository.
 _CONFIG = (
     "core.autocrlf=false",
     "core.safecrlf=false",
-    "core.hooksPath=/dev/null",
-    "core.fsmonitor=false",
     "core.untrackedCache=true",
     "core.looseCompression=1",
     "core.logAllRefUpdates=false",
@@ -276,14 +276,10 @@ class ShadowRepo:
 
     def _env(self, *, bare: bool = False) -> dict[str, str]:
         env = {
-            "PATH": os.environ.get("PATH", os.defpath),
             # No ~/.gitconfig or $XDG_CONFIG_HOME/git/config, even for a git too old for GIT_CONFIG_GLOBAL.
             "HOME": str(self.root),
             "XDG_CONFIG_HOME": str(self.root),
             "LC_ALL": "C",
-            "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_CONFIG_GLOBAL": os.devnull,
-            "GIT_TERMINAL_PROMPT": "0",
             "GIT_LITERAL_PATHSPECS": "1",
             "GIT_NO_REPLACE_OBJECTS": "1",
             "GIT_AUTHOR_NAME": _IDENTITY,
@@ -291,23 +287,18 @@ class ShadowRepo:
             "GIT_COMMITTER_NAME": _IDENTITY,
             "GIT_COMMITTER_EMAIL": _EMAIL,
         }
-        if tmpdir := os.environ.get("TMPDIR"):
-            env["TMPDIR"] = tmpdir
         if not bare:
             env |= {
                 "GIT_DIR": str(self.git_dir),
                 "GIT_WORK_TREE": str(self.workdir),
                 "GIT_INDEX_FILE": str(self.git_dir / "index"),
             }
-        return env
+        return git_environment(env)
 
-    def _config_args(self) -> list[str]:
+    def _config(self) -> list[str]:
         user_exclude = self._user_exclude
         excludes_file = str(user_exclude) if (self.workdir / ".git").is_dir() else os.devnull
-        args: list[str] = []
-        for item in (*_CONFIG, f"core.excludesFile={excludes_file}"):
-            args += ["-c", item]
-        return args
+        return [*_CONFIG, f"core.excludesFile={excludes_file}"]
 
     async def _git(
         self, *args: str, input: bytes | None = None, ok: tuple[int, ...] = (), literal: bool = True
@@ -321,16 +312,21 @@ class ShadowRepo:
         env = self._env()
         if not literal:  # check-ignore rejects the literal pathspec magic (it takes paths anyway)
             del env["GIT_LITERAL_PATHSPECS"]
-        return await self._run([*self._config_args(), *args], env=env, input=input, ok=ok)
+        return await self._run(list(args), env=env, input=input, ok=ok, config=self._config())
 
     async def _run(
-        self, args: list[str], *, env: dict[str, str], input: bytes | None = None, ok: tuple[int, ...] = ()
+        self,
+        args: list[str],
+        *,
+        env: dict[str, str],
+        input: bytes | None = None,
+        ok: tuple[int, ...] = (),
+        config: list[str] | None = None,
     ) -> tuple[bytes, str]:
         git = self._find_git()
         try:
             proc = await asyncio.create_subprocess_exec(
-                git,
-                *args,
+                *git_argv(git, *args, config=config or ()),
                 cwd=self.workdir,
                 env=env,
                 stdin=asyncio.subprocess.PIPE if input is not None else asyncio.subprocess.DEVNULL,

@@ -6,6 +6,11 @@ when it is a subfolder of the repository); elsewhere, or when git lists nothing 
 folder), a breadth-first walk bounded in entries and depth that skips version-control data,
 dependency installs and tool caches. The parents of every file are candidates too, spelled with a
 final `/`. Attaching a directory lists it the same way (`attachment.py`).
+
+Git runs as `tools/safe_git.py` builds it (a sandboxed command can write the workdir's `.git`, and a
+repository can arrive with a `core.fsmonitor` of its own): with config that runs no program, a clean
+environment, and not at all on a repository redirected by a `.git/commondir` or an odd `gitdir:`
+(the walk is used instead).
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from tui_assist.tools.safe_git import git_argv, git_environment, redirect_problem, user_excludes_file
 
 MAX_ENTRIES = 200_000
 """At most this many candidates (files and directories) are listed."""
@@ -84,11 +91,19 @@ def list_candidates(
 
 
 def git_files(workdir: Path) -> list[str] | None:
-    """Tracked and untracked-but-not-ignored files under `workdir`, or None outside a work tree."""
+    """Tracked and untracked-but-not-ignored files under `workdir`, or None outside a work tree.
+
+    None too for a repository that `redirect_problem` refuses.
+    """
+    if redirect_problem(workdir) is not None:
+        return None
+    # The user's global ignore list still applies, though no global config is read.
+    excludes = [f"core.excludesFile={path}"] if (path := user_excludes_file()) else []
     try:
         result = subprocess.run(
-            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+            git_argv("git", "ls-files", "--cached", "--others", "--exclude-standard", "-z", config=excludes),
             cwd=workdir,
+            env=git_environment(),
             capture_output=True,
             timeout=GIT_TIMEOUT,
             check=False,

@@ -27,8 +27,8 @@ class McpManager:
         max_output_chars: Longer tool output is truncated with a marker.
         pass_env: `[mcp] pass_env`: secret-looking variables a project's or a plugin's config may
             name in `${VAR}` (and its `headersHelper` gets).
-        secret_env: Variables that hold secrets whatever their names (a provider's key variable):
-            a project's or a plugin's config never reads them unless `pass_env` lists them.
+        key_variables: The providers' configured key variables: a project's or a plugin's config
+            never reads them unless `pass_env` lists them, and no server's env gets their values.
     """
 
     def __init__(
@@ -40,7 +40,7 @@ class McpManager:
         max_restarts: int = 1,
         max_output_chars: int = 30_000,
         pass_env: Iterable[str] = (),
-        secret_env: Iterable[str] = (),
+        key_variables: frozenset[str] = frozenset(),
     ) -> None:
         self._new_server = functools.partial(
             McpServer,
@@ -49,7 +49,7 @@ class McpManager:
             max_restarts=max_restarts,
             max_output_chars=max_output_chars,
             pass_env=frozenset(pass_env),
-            secret_env=frozenset(secret_env),
+            key_variables=key_variables,
         )
         self._servers = {name: self._new_server(name, config) for name, config in servers.items()}
         self._started = False

@@ -19,6 +19,7 @@ from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
 from tui_assist.core.text import exc_text, one_line
 from tui_assist.core.tooling import ToolOutput
+from tui_assist.tools.environment import without_secrets
 from tui_assist.tools.mcp.config import (
     UNSAFE_NAME_CHARS,
     McpServerConfig,
@@ -51,9 +52,11 @@ class McpServer:
         max_restarts: int,
         max_output_chars: int,
         pass_env: frozenset[str] = frozenset(),
-        secret_env: frozenset[str] = frozenset(),
+        key_variables: frozenset[str] = frozenset(),
     ) -> None:
         self.name = name
+        self._key_variables = key_variables
+        """The providers' key variables: a non-user config never reads them, no env gets their values."""
         self.config = config
         self.state: ServerState = "disabled" if config.disabled else "idle"
         self.error: str | None = None
@@ -61,8 +64,6 @@ class McpServer:
         self._workdir = cwd
         self._pass_env = pass_env
         """`[mcp] pass_env`: secret-looking variables a project's or plugin's config may read."""
-        self._secret_env = secret_env
-        """Variables holding secrets whatever their names (a provider's key variable)."""
         self._log_dir = log_dir
         self._max_restarts = max_restarts
         self._max_output_chars = max_output_chars
@@ -316,6 +317,8 @@ class McpServer:
         environ = self._expansion_environ()
         if config.command is not None:
             env = {key: _expanded(value, f"its env {key}", environ) for key, value in config.env.items()}
+            # The variables are the server's by name; only a provider's key (a copy) stays out.
+            env = without_secrets(env, key_variables=self._key_variables, by_name=False)
             params = StdioServerParameters(
                 command=_expanded(config.command, "its command", environ),
                 args=[_expanded(arg, "its args", environ) for arg in config.args],
@@ -350,7 +353,7 @@ class McpServer:
         if self.config.expands_any_variable:
             return {**os.environ, **provided}
         allowed = {
-            k: v for k, v in os.environ.items() if variable_allowed(k, self._pass_env, self._secret_env)
+            k: v for k, v in os.environ.items() if variable_allowed(k, self._pass_env, self._key_variables)
         }
         return {**allowed, **provided}
 
