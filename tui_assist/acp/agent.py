@@ -87,6 +87,8 @@ CLOSE_TIMEOUT = 5.0
 """Seconds a closing session waits for its cancelled turn to be stored."""
 REFINE = "refine"
 """The id of the session config option that turns Refine mode on and off."""
+REPLAY_PAGE = 50
+"""Stored turns read at a time when `session/load` replays a conversation (all are sent)."""
 
 _STOP_REASONS: dict[str, StopReason] = {"cancelled": "cancelled", "budget_exhausted": "max_turn_requests"}
 """A turn's outcome -> the prompt's stop reason (any other outcome that answered: `end_turn`)."""
@@ -412,14 +414,14 @@ class TuiAssistAgent:
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> LoadSessionResponse:
-        """Open a stored conversation (made here, by the TUI or by `ask`) and replay it first."""
+        """Open a stored conversation (made here, by the TUI or by `ask`) and replay all of it first."""
         from tui_assist.session.history import UnknownIdError
 
         session = await self._open(cwd, mcp_servers)
         try:
             conversation_id = await session.find_conversation(session_id)
             assert conversation_id is not None
-            turns = await session.resume(conversation_id)
+            await session.load_history(conversation_id)
         except (SetupError, UnknownIdError) as exc:
             await session.aclose()
             raise RequestError.resource_not_found(session_id) from exc
@@ -427,7 +429,11 @@ class TuiAssistAgent:
         if old is not None:
             await old.aclose()
         acp_session = self._add(session_id, session)
-        acp_session.replay(turns)
+        # The editor shows what it is sent: the whole conversation, oldest first, a page at a time.
+        position = -1
+        while turns := await session.stored_page(conversation_id, after=position, limit=REPLAY_PAGE):
+            acp_session.replay(turns)
+            position = turns[-1].seq
         acp_session.announce_commands()
         await acp_session.flush()
         return LoadSessionResponse(modes=acp_session.modes(), config_options=acp_session.config_options())

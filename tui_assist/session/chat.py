@@ -626,14 +626,20 @@ class ChatSession(SessionParts):
         return await self.stored_page(conversation_id, limit=limit)
 
     async def stored_page(
-        self, conversation_id: str, *, before: int | str | None = None, limit: int = RESUME_TURNS
+        self,
+        conversation_id: str,
+        *,
+        before: int | str | None = None,
+        after: int | None = None,
+        limit: int = RESUME_TURNS,
     ) -> list[StoredTurn]:
         """A page of a stored conversation's turns to redraw, oldest first.
 
-        Its newest turns, or those just before the turn `before` (its position, `seq`, or its id).
-        Reads those turns only (their rows, events and prompts' images), whatever the length of
-        the conversation, and opens nothing: the settings need not be validated yet. Empty when
-        there is no such turn, or no store.
+        Its newest turns, those just before the turn `before` (its position, `seq`, or its id),
+        or the oldest ones after the position `after` (`-1` for the first page, to replay a whole
+        conversation forwards). Reads those turns only (their rows, events and prompts' images),
+        whatever the length of the conversation, and opens nothing: the settings need not be
+        validated yet. Empty when there is no such turn, or no store.
         """
         if self.store is None:
             return []
@@ -642,7 +648,7 @@ class ChatSession(SessionParts):
             if row is None or row.conversation_id != conversation_id:
                 return []
             before = row.seq
-        rows = await self.store.turns_page(conversation_id, limit=limit, before_seq=before)
+        rows = await self.store.turns_page(conversation_id, limit=limit, before_seq=before, after_seq=after)
         ids = [row.id for row in rows]
         events = await self.store.events_of(ids)
         sent_by_turn = await self.store.messages_of(ids, role="user")
