@@ -311,6 +311,13 @@ class ChatSession(SessionParts):
         self._prompt_context = None
         if self.hooks is None or not self.hooks.of("UserPromptSubmit"):
             return
+        if self.conversation_id is None and self.store is not None:
+            # Every hook gets the conversation's id, the first turn's too: store it now (titled
+            # by this turn, as `start_conversation` does).
+            try:
+                await self.start_conversation()
+            except Exception:  # the turn's `_begin` tells the user the store failed
+                log.warning("store: cannot create the conversation before its first prompt", exc_info=True)
         self.hooks.session_id = self.conversation_id
         self.hooks.turn_id = None
         seen = RecordingObserver()
