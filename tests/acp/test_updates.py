@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 from acp import helpers
 from acp.schema import AgentMessageChunk, AgentThoughtChunk, FileEditToolCallContent, ToolCallStart
 
+from tests.session.test_images import png_bytes
 from tui_assist.acp.agent import prompt_text
 from tui_assist.acp.updates import TurnUpdates
 from tui_assist.core.events import (
@@ -65,6 +67,9 @@ def test_thinking_is_a_thought(tmp_path: Path) -> None:
     assert isinstance(thought, AgentThoughtChunk) and thought.content.text == "pondering"
 
 
+PIXEL = base64.b64encode(png_bytes()).decode("ascii")
+
+
 def test_prompt_blocks_attach_resources_as_mentions_and_documents(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
     blocks = [
@@ -72,11 +77,13 @@ def test_prompt_blocks_attach_resources_as_mentions_and_documents(tmp_path: Path
         helpers.resource_link_block("app.py", (tmp_path / "src" / "app.py").as_uri()),
         helpers.text_block("and this buffer"),
         helpers.resource_block(helpers.embedded_text_resource((tmp_path / "draft.md").as_uri(), "# Draft\n")),
-        helpers.image_block("aGk=", "image/png"),
+        helpers.image_block(PIXEL, "image/png"),
+        helpers.image_block("aGk=", "image/png"),  # "hi": not an image
     ]
     text, images = prompt_text(blocks, tmp_path)
     assert text.startswith('<attached-documents>\n<document source="draft.md">\n# Draft\n</document>')
     assert "explain @src/app.py and this buffer" in text
-    assert [(i.media_type, i.data) for i in images] == [("image/png", "aGk=")]
+    assert text.endswith("[an image that is not a readable image was left out]")
+    assert [(i.media_type, i.data) for i in images] == [("image/png", PIXEL)]
     _, refused = prompt_text([helpers.image_block("aGk=", "image/tiff")], tmp_path)
     assert refused == []

@@ -291,13 +291,27 @@ class ChatSession(SessionParts):
     async def attach(self, prompt: str) -> Attachments | None:
         """The files the prompt's `@path` mentions attach (read in a thread); None without mentions.
 
-        Only paths inside the workdir are read (see `tui_assist.session.mentions`).
+        Only paths inside the workdir are read (see `tui_assist.session.mentions`); an image over
+        the API's limits is resized to fit.
+
+        Raises:
+            UnsendableImageError: when a mentioned image cannot be sent (not a readable image): the
+                prompt asks about it, so it is not sent without it.
         """
-        from tui_assist.session.mentions import expand_mentions, find_mentions
+        from tui_assist.session.mentions import (
+            UnsendableImageError,
+            expand_mentions,
+            find_mentions,
+            format_mention,
+        )
 
         if not find_mentions(prompt):
             return None
-        return await asyncio.to_thread(expand_mentions, prompt, self.settings.workdir)
+        attachments = await asyncio.to_thread(expand_mentions, prompt, self.settings.workdir)
+        if unsendable := attachments.unsendable_images():
+            why = "; ".join(f"{format_mention(item.path)}: {item.detail}" for item in unsendable)
+            raise UnsendableImageError(f"{why} (the prompt was not sent)")
+        return attachments
 
     async def prompt_hooks(self, prompt: str) -> None:
         """Run the `UserPromptSubmit` hooks for `prompt`, before the host runs it as a turn.
@@ -382,7 +396,7 @@ class ChatSession(SessionParts):
         elif attachments is None or attachments.prompt != prompt:
             attachments = await self.attach(prompt)
         sent = attachments.text if attachments is not None else prompt
-        warnings = [item.describe() for item in attachments.refused] if attachments is not None else []
+        warnings = attachments.warnings() if attachments is not None else []
         compactions = self.context.compactions
         stored = await self._begin(turn_id, strategy.name, prompt, warnings)
         checkpoints = self.checkpoints if stored else None
