@@ -111,6 +111,8 @@ class ChatSession(SessionParts):
         """What `UserPromptSubmit` hooks said for the next prompt: (prompt, context, their events)."""
         self._commands: CustomCommandLoader | None = None
         self._snapshot: asyncio.Task[int | None] | None = None
+        self._snapshot_needed = False
+        """Whether the running turn made a call that may change files (it waited for the snapshot)."""
         """The running turn's snapshot before it (runs alongside its first model request)."""
 
     # -- the next turn -------------------------------------------------------------------------
@@ -403,6 +405,7 @@ class ChatSession(SessionParts):
         # The snapshot runs alongside the model's first request; only a call that may change files
         # waits for it (`_snapshot_taken`), so a big workdir never delays the answer.
         self._snapshot = asyncio.create_task(checkpoints.before(turn_id, warnings)) if checkpoints else None
+        self._snapshot_needed = False
         log = RecordingObserver()
         sent, before = await self._hook_context(prompt, sent, turn_id)
         turn_observer: TurnObserver = FanOutObserver(observer, log)
@@ -441,8 +444,13 @@ class ChatSession(SessionParts):
             self._running = None
             if self.hooks is not None:
                 warnings.extend(self.hooks.take_warnings())
-            if checkpoints is not None:  # whatever the outcome: a cut turn may have changed files
+            if checkpoints is not None and self._snapshot_needed:
+                # Whatever the outcome: a cut turn may have changed files.
                 await asyncio.shield(self._after_snapshot(checkpoints))
+            elif checkpoints is not None and self._snapshot is not None:
+                # No call could change a file: the turn never waits for its snapshot (`ask` exits).
+                before, self._snapshot = self._snapshot, None
+                checkpoints.unchanged(before)
         result.prompt = prompt  # stored as typed; the message sent, files attached, is in the history
         saved = stored and await self._commit(result, log.events, warnings)
         compacted = self.context.compactions > compactions
@@ -450,6 +458,7 @@ class ChatSession(SessionParts):
 
     async def _snapshot_taken(self) -> None:
         """Wait for the running turn's snapshot before it (a tool call about to change files)."""
+        self._snapshot_needed = True
         if self._snapshot is not None:
             await asyncio.shield(self._snapshot)  # a cancelled call must not cancel the snapshot
 
