@@ -83,7 +83,7 @@ def test_prompt_blocks_attach_resources_as_mentions_and_documents(tmp_path: Path
     text, images = prompt_text(blocks, tmp_path)
     assert text.startswith('<attached-documents>\n<document source="draft.md">\n# Draft\n</document>')
     assert "explain @src/app.py and this buffer" in text
-    assert text.endswith("[an image that is not a readable image was left out]")
+    assert text.endswith("[an image that could not be read was left out]")
     assert [(i.media_type, i.data) for i in images] == [("image/png", PIXEL)]
     _, refused = prompt_text([helpers.image_block("aGk=", "image/tiff")], tmp_path)
     assert refused == []

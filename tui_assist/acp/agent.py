@@ -343,7 +343,7 @@ def prompt_text(blocks: Sequence[Any], workdir: Path) -> tuple[str, list[ImageBl
                 if mime not in ACP_IMAGE_TYPES:
                     parts.append(f" [an image of type {mime} was left out: png, jpeg, gif or webp only] ")
                 elif (image := _fitted_image(data, f"image-{len(images) + 1}")) is None:
-                    parts.append(" [an image that is not a readable image was left out] ")
+                    parts.append(" [an image that could not be read was left out] ")
                 else:
                     images.append(image)
             case _:

@@ -111,9 +111,9 @@ class ChatSession(SessionParts):
         """What `UserPromptSubmit` hooks said for the next prompt: (prompt, context, their events)."""
         self._commands: CustomCommandLoader | None = None
         self._snapshot: asyncio.Task[int | None] | None = None
+        """The running turn's snapshot before it (runs alongside its first model request)."""
         self._snapshot_needed = False
         """Whether the running turn made a call that may change files (it waited for the snapshot)."""
-        """The running turn's snapshot before it (runs alongside its first model request)."""
 
     # -- the next turn -------------------------------------------------------------------------
 

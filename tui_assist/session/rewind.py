@@ -58,6 +58,8 @@ class TurnCheckpoints:
         self._warm_up: asyncio.Task[None] | None = None
         self._unchanged: asyncio.Task[None] | None = None
         """Recording the pair of the last turn that changed no file, once its snapshot is taken."""
+        self._pending: set[asyncio.Task[None]] = set()
+        """Every such recording not yet done (`aclose` stops them)."""
         self._commits: dict[int, str] = {}
         """The `before` snapshot of each checkpoint recorded and not yet finished."""
         self.disabled: str | None = None
@@ -86,7 +88,7 @@ class TurnCheckpoints:
         its git, and the next snapshot clears what a killed git leaves (`ShadowRepo._locked`); the
         turn it was for has no pair then, and a rewind to it uses the next one (`plan_rewind`).
         """
-        for task in (self._warm_up, self._unchanged):
+        for task in (self._warm_up, *self._pending):
             if task is not None and not task.done():
                 task.cancel()
                 await asyncio.wait([task], timeout=10)
@@ -100,13 +102,15 @@ class TurnCheckpoints:
         Args:
             before: The task taking the turn's `before` snapshot (it returns the checkpoint's id).
         """
-        self._unchanged = asyncio.create_task(self._finish_unchanged(before))
+        self._unchanged = task = asyncio.create_task(self._finish_unchanged(before))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
 
     async def _finish_unchanged(self, before: asyncio.Task[int | None]) -> None:
         try:
             checkpoint_id = await before
         except asyncio.CancelledError:
-            before.cancel()  # awaiting it did not cancel it when it was already done
+            before.cancel()  # stopped (`aclose`): so is the snapshot, and its git is killed
             raise
         commit = self._commits.pop(checkpoint_id, None) if checkpoint_id is not None else None
         if checkpoint_id is None or commit is None or self.disabled is not None:
