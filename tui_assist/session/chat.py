@@ -678,7 +678,10 @@ class ChatSession(SessionParts):
             if row is None or row.conversation_id != conversation_id:
                 return []
             before = row.seq
-        rows = await self.store.turns_page(conversation_id, limit=limit, before_seq=before, after_seq=after)
+        if after is not None:
+            rows = await self.store.turns_page(conversation_id, limit=limit, after_seq=after)
+        else:
+            rows = await self.store.turns_page(conversation_id, limit=limit, before_seq=before)
         ids = [row.id for row in rows]
         events = await self.store.events_of(ids)
         sent_by_turn = await self.store.messages_of(ids, role="user")
