@@ -19,6 +19,7 @@ from tui_assist.core.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from tui_assist.session.mentions.image_fit import MAX_IMAGE_BYTES
 
 
 def test_a_subagents_text_stays_out_of_the_answer_and_a_new_file_is_a_diff_from_nothing(
@@ -87,3 +88,12 @@ def test_prompt_blocks_attach_resources_as_mentions_and_documents(tmp_path: Path
     assert [(i.media_type, i.data) for i in images] == [("image/png", PIXEL)]
     _, refused = prompt_text([helpers.image_block("aGk=", "image/tiff")], tmp_path)
     assert refused == []
+
+
+def test_an_editor_image_over_the_api_limits_is_resized(tmp_path: Path) -> None:
+    from tests.session.test_images import noise_png
+
+    big = base64.b64encode(noise_png(1500, 1400)).decode("ascii")  # 6.3 MB
+    _, [image] = prompt_text([helpers.image_block(big, "image/png")], tmp_path)
+    assert len(base64.b64decode(image.data)) <= MAX_IMAGE_BYTES
+    assert image.media_type in ("image/png", "image/jpeg")
