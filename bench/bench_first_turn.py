@@ -1,16 +1,17 @@
-"""First turn in a big repository: `ask --yes` in a 20,000-file git repository vs a 10-file one.
+"""First turn in a big repository: `ask --json --yes` in a 20,000-file git repository vs a 10-file one.
 
-Each sample is a fresh `python -m tui_assist ask --yes PROMPT` subprocess with a fresh data dir,
+Each sample is a fresh `python -m tui_assist ask --json --yes PROMPT` subprocess with a fresh data dir,
 so the shadow-git snapshot before the turn is a first one (every file hashed): what a user pays on
 the first turn in a repository. The model is the loopback fake (`tests/fakes/anthropic.py`), which
 records when each request arrives; the clock starts just before the spawn. Figures:
 
 - to the first model request: spawn to the fake receiving the turn's request;
-- total: spawn to the process's exit (the snapshots before and after the turn included).
+- wall time to exit: spawn to the process's exit. A turn that changes no file does not wait for
+  its snapshot (goal: <= 1.2x); with `--tool` the bash call waits for it, as it must.
 
 Samples of the two repositories are interleaved, so load on the (shared) machine hits both alike;
-medians and ranges are printed, and the ratio big/small of the medians (goal: first request
-<= 1.5x). Bytecode is compiled once into a cache folder (`PYTHONPYCACHEPREFIX`) before sampling.
+medians and ranges are printed, and the ratio big/small of the medians (goals: first request
+<= 1.5x; wall time to exit <= 1.2x for a text answer). Bytecode is compiled once into a cache folder (`PYTHONPYCACHEPREFIX`) before sampling.
 
 Run: `.venv/bin/python bench/bench_first_turn.py [--files N] [--runs N] [--tool] [--baseline DIR]`;
 `--tool` makes the first reply a bash call (which must wait for the snapshot) followed by the
@@ -77,7 +78,7 @@ class Sample:
     first: float
     """Seconds from spawn to the first model request."""
     total: float
-    """Seconds from spawn to the process's exit."""
+    """Seconds from spawn to the process's exit (its wall time)."""
     first_cpu: float
     """CPU seconds the process had used when its first model request arrived."""
 
@@ -104,7 +105,17 @@ def sample(
     start = time.perf_counter()
     child.append(
         subprocess.Popen(
-            [sys.executable, "-m", "tui_assist", "ask", "--yes", "--workdir", str(repo), "say hello"],
+            [
+                sys.executable,
+                "-m",
+                "tui_assist",
+                "ask",
+                "--json",
+                "--yes",
+                "--workdir",
+                str(repo),
+                "say hello",
+            ],
             env=dict(env, TUI_ASSIST_HOME=str(data)),
             cwd=source,  # `python -m` finds the package in its working directory first
             stdout=subprocess.PIPE,
@@ -149,9 +160,18 @@ def main() -> None:
     rows = [("samples", f"{args.runs} each, interleaved; fresh data dir each (first snapshot); {kind}")]
     for label in sources:
         small_runs, big_runs = runs[label + "small"], runs[label + "big"]
-        for what, pick in (("to the first request", lambda s: s.first), ("total", lambda s: s.total)):
+        for what, pick in (
+            ("to the first request", lambda s: s.first),
+            ("wall time to exit", lambda s: s.total),
+        ):
             a, b = [pick(s) for s in small_runs], [pick(s) for s in big_runs]
-            goal = "  (goal <= 1.5x)" if what != "total" else ""
+            goal = (
+                "  (goal <= 1.5x)"
+                if what == "to the first request"
+                else ""
+                if args.tool
+                else "  (goal <= 1.2x)"
+            )
             rows += [
                 (f"{label}10 files: {what}", figure(a)),
                 (f"{label}{args.files:,} files: {what}", figure(b)),

@@ -35,6 +35,7 @@ from acp.schema import (
 )
 
 from tests.fakes.anthropic import FakeAnthropic, Reply, Text, ToolUse
+from tests.ui import long_conversation
 
 EDITOR = "str_replace_based_edit_tool"
 MCP_SERVER = str(Path(__file__).parents[1] / "fakes" / "mcp_server.py")
@@ -305,6 +306,22 @@ async def test_cancel_mid_stream_a_cancelled_permission_and_a_spent_budget(
     database = sqlite3.connect(tmp_path / "data" / "tui_assist.db")
     outcomes = database.execute("SELECT outcome FROM turns ORDER BY rowid").fetchall()
     assert outcomes == [("cancelled",), ("cancelled",), ("budget_exhausted",)]
+
+
+async def test_load_replays_a_long_conversation_whole_oldest_first(
+    fake: FakeAnthropic, tmp_path: Path, work: Path
+) -> None:
+    conversation = await long_conversation.seed(tmp_path / "data", work, 30)
+    async with agent(fake, tmp_path) as (conn, client, _):
+        await conn.load_session(session_id=conversation, cwd=str(work), mcp_servers=[])
+        # Everything is sent before the load answers: the first prompt and its answer too.
+        assert [u.content.text for u in client.of(UserMessageChunk)] == [
+            f"prompt {i}: how do I do step {i}?" for i in range(30)
+        ]
+        assert [u.content.text for u in client.of(AgentMessageChunk)] == [
+            long_conversation.answer(i) for i in range(30)
+        ]
+        assert [s.title for s in client.of(ToolCallStart)] == [f"ls step{i}" for i in range(4, 30, 5)]
 
 
 async def test_load_replays_an_ask_conversation(fake: FakeAnthropic, tmp_path: Path, work: Path) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 from acp import helpers
 from acp.schema import AgentMessageChunk, AgentThoughtChunk, FileEditToolCallContent, ToolCallStart
 
+from tests.session.test_images import png_bytes
 from tui_assist.acp.agent import prompt_text
 from tui_assist.acp.updates import TurnUpdates
 from tui_assist.core.events import (
@@ -17,6 +19,7 @@ from tui_assist.core.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from tui_assist.session.mentions.image_fit import MAX_IMAGE_BYTES
 
 
 def test_a_subagents_text_stays_out_of_the_answer_and_a_new_file_is_a_diff_from_nothing(
@@ -65,6 +68,9 @@ def test_thinking_is_a_thought(tmp_path: Path) -> None:
     assert isinstance(thought, AgentThoughtChunk) and thought.content.text == "pondering"
 
 
+PIXEL = base64.b64encode(png_bytes()).decode("ascii")
+
+
 def test_prompt_blocks_attach_resources_as_mentions_and_documents(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
     blocks = [
@@ -72,11 +78,22 @@ def test_prompt_blocks_attach_resources_as_mentions_and_documents(tmp_path: Path
         helpers.resource_link_block("app.py", (tmp_path / "src" / "app.py").as_uri()),
         helpers.text_block("and this buffer"),
         helpers.resource_block(helpers.embedded_text_resource((tmp_path / "draft.md").as_uri(), "# Draft\n")),
-        helpers.image_block("aGk=", "image/png"),
+        helpers.image_block(PIXEL, "image/png"),
+        helpers.image_block("aGk=", "image/png"),  # "hi": not an image
     ]
     text, images = prompt_text(blocks, tmp_path)
     assert text.startswith('<attached-documents>\n<document source="draft.md">\n# Draft\n</document>')
     assert "explain @src/app.py and this buffer" in text
-    assert [(i.media_type, i.data) for i in images] == [("image/png", "aGk=")]
+    assert text.endswith("[an image that could not be read was left out]")
+    assert [(i.media_type, i.data) for i in images] == [("image/png", PIXEL)]
     _, refused = prompt_text([helpers.image_block("aGk=", "image/tiff")], tmp_path)
     assert refused == []
+
+
+def test_an_editor_image_over_the_api_limits_is_resized(tmp_path: Path) -> None:
+    from tests.session.test_images import noise_png
+
+    big = base64.b64encode(noise_png(1500, 1400)).decode("ascii")  # 6.3 MB
+    _, [image] = prompt_text([helpers.image_block(big, "image/png")], tmp_path)
+    assert len(base64.b64decode(image.data)) <= MAX_IMAGE_BYTES
+    assert image.media_type in ("image/png", "image/jpeg")

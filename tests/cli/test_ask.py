@@ -263,3 +263,37 @@ def test_sigint_stores_the_interrupted_turn_and_the_next_ask_carries_it(
     assert sent[3]["content"][-1]["text"].endswith("[interrupted by the user]")
     assert "Halfway through" in sent[3]["content"][-1]["text"]
     assert json.loads(again.stdout)["answer"] == "Steered."
+
+
+def test_every_hook_of_a_first_ask_gets_the_conversation_id(
+    fake: FakeAnthropic, work: Path, tmp_path: Path
+) -> None:
+    logged = tmp_path / "hooks.jsonl"
+    logger = tmp_path / "log_stdin.py"
+    logger.write_text(
+        f"import sys\nwith open({str(logged)!r}, 'a') as log:\n    log.write(sys.stdin.read() + '\\n')\n"
+    )
+    config = tmp_path / "xdg_config_home" / "tui-assist" / "config.toml"
+    config.parent.mkdir(parents=True)
+    command = json.dumps(f"{sys.executable} {logger}")
+    config.write_text(
+        "".join(
+            f"[[hooks.{event}]]\ncommand = {command}\n"
+            for event in ("UserPromptSubmit", "PreToolUse", "Stop")
+        )
+    )
+    fake.add(Reply([ToolUse("bash", {"command": "echo hi"})]), Reply("Done."))
+    proc = ask("--json", "--yes", "say hi", fake=fake, cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    conversation = json.loads(proc.stdout)["conversation_id"]
+    payloads = [json.loads(line) for line in logged.read_text().splitlines()]
+    assert [p["hook_event_name"] for p in payloads] == ["UserPromptSubmit", "PreToolUse", "Stop"]
+    assert {p["session_id"] for p in payloads} == {conversation}
+    # The conversation made before the prompt's hooks is the one the turn is stored in, titled by it.
+    listed = subprocess.run(
+        [sys.executable, "-m", "tui_assist", "history", "list", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert [(row["id"], row["title"]) for row in json.loads(listed.stdout)] == [(conversation, "say hi")]

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import io
 import json
 import os
 from pathlib import Path
 
+from PIL import Image
+
 from tests.cli.test_ask import ask
 from tests.fakes.anthropic import FakeAnthropic, Reply
+from tui_assist.session.mentions.image_fit import MAX_IMAGE_BYTES
 
 
 def test_ask_attaches_a_mentioned_file_and_refuses_one_outside_the_workdir(
@@ -58,19 +63,44 @@ def test_ask_says_on_stderr_which_files_it_attached(fake: FakeAnthropic, tmp_pat
     assert "tui-assist: ask: attached notes.md (17 characters)" in proc.stderr
 
 
-def test_ask_attaches_an_image_and_refuses_a_huge_one_in_one_line(
+def test_ask_attaches_an_image_and_resizes_a_big_one_with_one_warning(
     fake: FakeAnthropic, tmp_path: Path
 ) -> None:
-    from tests.session.test_images import png_bytes
+    from tests.session.test_images import noise_png, png_bytes
 
     work = tmp_path / "work"
     work.mkdir()
     (work / "shot.png").write_bytes(png_bytes())
-    (work / "huge.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 5_100_000)
-    fake.add(Reply("A pixel."))
-    proc = ask("what is @shot.png and @huge.png?", fake=fake, cwd=work)
+    big = noise_png(1500, 1400)  # a 6.3 MB screenshot
+    (work / "big.png").write_bytes(big)
+    fake.add(Reply("A pixel and noise."))
+    proc = ask("--json", "what is @shot.png and @big.png?", fake=fake, cwd=work)
     assert proc.returncode == 0, proc.stderr
-    assert "tui-assist: ask: attached shot.png (image, 69 B)" in proc.stderr
-    assert "not attached: @huge.png: an image of 5.1 MB, over the 5.0 MB limit" in proc.stderr
+    # One line says so: in `warnings`, and as a warning on stderr.
+    [warning] = [line for line in json.loads(proc.stdout)["warnings"] if line.startswith("attached")]
+    assert warning.startswith(
+        "attached big.png (image, 6.3 MB, over the API's limits: resized to 1,500×1,400 "
+    )
+    assert f"tui-assist: ask: warning: {warning}" in proc.stderr.splitlines()
     content = fake.requests[-1].body["messages"][0]["content"]
-    assert [b["type"] for b in content] == ["image", "text"]
+    assert [b["type"] for b in content] == ["image", "image", "text"]
+    sent = base64.b64decode(content[1]["source"]["data"])
+    assert len(sent) <= MAX_IMAGE_BYTES
+    with Image.open(io.BytesIO(sent)) as image:
+        assert max(image.size) <= 1568
+        assert f"image/{str(image.format).lower()}" == content[1]["source"]["media_type"]
+
+
+def test_ask_refuses_a_file_that_is_not_an_image_with_one_line_and_no_request(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "fake.png").write_text("not an image at all")
+    fake.add(Reply("never sent"))
+    proc = ask("--json", "what is in @fake.png?", fake=fake, cwd=work)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "tui-assist: ask: @fake.png: not a PNG, JPEG, GIF or WebP image (the prompt was not sent)"
+    ]
+    assert [r for r in fake.requests if r.path == "/v1/messages"] == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -100,3 +101,43 @@ def test_rewind_errors_are_one_line(fake: FakeAnthropic, tmp_path: Path) -> None
     assert (
         proc.stderr.startswith("tui-assist: rewind: no turn with id") and len(proc.stderr.splitlines()) == 1
     )
+
+
+def test_an_ask_that_changes_nothing_exits_without_its_snapshot_and_the_next_ask_and_rewind_work(
+    fake: FakeAnthropic, repo: Path, tmp_path: Path
+) -> None:
+    # git stalls mid-write while the stall flag exists, holding the shadow repository's locks:
+    # an `ask` exiting kills it there, as a slow snapshot of a big repository would be.
+    real_git = shutil.which("git")
+    bin_dir, stall = tmp_path / "bin", tmp_path / "stall"
+    bin_dir.mkdir()
+    (bin_dir / "git").write_text(
+        "#!/bin/sh\n"
+        f'if [ -e "{stall}" ] && [ -n "$GIT_DIR" ]; then\n'
+        '  case " $* " in *" update-index "*) touch "$GIT_DIR/index.lock" "$GIT_DIR/HEAD.lock"; exec sleep 600;; esac\n'
+        "fi\n"
+        f'exec "{real_git}" "$@"\n'
+    )
+    (bin_dir / "git").chmod(0o755)
+    stall.touch()
+    env = {"TUI_ASSIST_HOME": str(tmp_path / "data"), "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    fake.add(Reply("Just an answer."))
+    first = tui_assist("ask", "--yes", "--json", "--workdir", str(repo), "what is b.txt?", fake=fake, env=env)
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["answer"] == "Just an answer."
+    [shadow] = (tmp_path / "data" / "checkpoints").glob("*.git")
+    assert (shadow / "index.lock").exists()  # what the killed git left
+    stall.unlink()
+
+    # The next ask's snapshot recovers; its change is rewound, and so is it from the first turn.
+    fake.add(Reply([ToolUse("bash", {"command": "echo changed > b.txt"})]), Reply("Changed."))
+    second = tui_assist("ask", "--yes", "--json", "--workdir", str(repo), "change b.txt", fake=fake, env=env)
+    assert second.returncode == 0, second.stderr
+    assert json.loads(second.stdout)["warnings"] == []
+    assert (repo / "b.txt").read_text() == "changed\n"
+    plan = tui_assist("rewind", json.loads(first.stdout)["turn_id"], "--files", "--json", fake=fake, env=env)
+    assert plan.returncode == 0, plan.stderr
+    assert (json.loads(plan.stdout)["restore"], json.loads(plan.stdout)["problem"]) == (["b.txt"], None)
+    done = tui_assist("rewind", json.loads(second.stdout)["turn_id"], "--yes", fake=fake, env=env)
+    assert done.returncode == 0, done.stderr
+    assert (repo / "b.txt").read_text() == "original b\n"

@@ -4,22 +4,27 @@ to OpenAI-compatible servers as a data URL), stored and resumed; too big or not 
 from __future__ import annotations
 
 import base64
+import io
+import random
 import struct
 import zlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from tests.fakes.anthropic import FakeAnthropic, Reply
 from tests.sdk_session import loaded_session, sdk_workdir
 from tui_assist.core.conversation import ImageBlock, Message
 from tui_assist.core.model import ModelRequest
 from tui_assist.core.observer import RecordingObserver
+from tui_assist.core.text import file_size
 from tui_assist.providers.openai_compat import build_chat_params
 from tui_assist.session.chat import ChatSession
 from tui_assist.session.config_source import ConfigSource
 from tui_assist.session.mentions import expand_mentions, image_chips
+from tui_assist.session.mentions.image_fit import MAX_IMAGE_BYTES, MAX_SENT_BASE64
 from tui_assist.ui.widgets.prompt import pasted_image
 
 
@@ -38,14 +43,24 @@ def png_bytes() -> bytes:
     )
 
 
+def noise_png(width: int, height: int) -> bytes:
+    """A real PNG of random pixels: noise hardly compresses, so it is about `3 * width * height` bytes."""
+    image = Image.frombytes("RGB", (width, height), random.Random(width).randbytes(width * height * 3))
+    buffer = io.BytesIO()
+    image.save(buffer, "PNG", compress_level=1)
+    return buffer.getvalue()
+
+
 def test_an_image_mention_attaches_an_image_block(tmp_path: Path) -> None:
     (tmp_path / "shot.png").write_bytes(png_bytes())
     (tmp_path / "fake.png").write_text("not an image")
-    (tmp_path / "huge.gif").write_bytes(b"GIF89a" + b"\0" * 5_000_001)
+    (tmp_path / "broken.gif").write_bytes(b"GIF89a" + b"\0" * 100)
     outside = tmp_path.parent / f"{tmp_path.name}-dropped.webp"
-    outside.write_bytes(b"RIFF\0\0\0\0WEBPVP8 " + b"\0" * 20)
+    buffer = io.BytesIO()
+    Image.new("RGB", (2, 2), "red").save(buffer, "WEBP")
+    outside.write_bytes(buffer.getvalue())
 
-    result = expand_mentions(f'what is @shot.png and @fake.png and @huge.gif and @"{outside}"', tmp_path)
+    result = expand_mentions(f'what is @shot.png and @fake.png and @broken.gif and @"{outside}"', tmp_path)
 
     assert [i.media_type for i in result.images] == ["image/png", "image/webp"]
     assert base64.b64decode(result.images[0].data) == png_bytes()
@@ -54,9 +69,36 @@ def test_an_image_mention_attaches_an_image_block(tmp_path: Path) -> None:
     lines = result.notices()
     assert lines[0] == f"attached shot.png (image, {len(png_bytes())} B)"
     assert "not attached: @fake.png: not a PNG, JPEG, GIF or WebP image" in lines
-    assert "not attached: @huge.gif: an image of 5.0 MB, over the 5.0 MB limit" in lines
+    assert "not attached: @broken.gif: not a readable image" in lines
+    assert [r.path for r in result.unsendable_images()] == ["fake.png", "broken.gif"]
+    assert result.warnings() == lines[2:]  # nothing resized: the refusals only
     assert image_chips("look @shot.png @missing.png", tmp_path) == [("shot.png", len(png_bytes()))]
     outside.unlink()
+
+
+def test_an_image_over_the_api_limits_is_resized_to_fit(tmp_path: Path) -> None:
+    big = noise_png(1700, 1300)  # 6.6 MB
+    (tmp_path / "big.png").write_bytes(big)
+    (tmp_path / "tall.png").write_bytes(noise_png(20, 9000))  # small, but a side over 8,000 px
+
+    result = expand_mentions("what is in @big.png and @tall.png", tmp_path)
+
+    assert result.refused == ()
+    sizes = []
+    for block in result.images:
+        data = base64.b64decode(block.data)
+        assert len(data) <= MAX_IMAGE_BYTES and len(block.data) <= MAX_SENT_BASE64
+        with Image.open(io.BytesIO(data)) as sent:
+            sizes.append(sent.size)
+            assert str(sent.format).lower() == block.media_type.removeprefix("image/")
+    assert sizes == [(1568, 1199), (3, 1568)]
+    # One line each says so (a warning, in headless runs).
+    big_line, tall_line = result.warnings()
+    assert big_line.startswith(
+        f"attached big.png (image, {file_size(len(big))}, over the API's limits: resized to 1,568×1,199 "
+    )
+    assert tall_line.startswith("attached tall.png (image, ") and "resized to 3×1,568 PNG" in tall_line
+    assert image_chips("@big.png", tmp_path) == [("big.png", len(big))]
 
 
 def test_a_pasted_image_path_is_recognised(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ long as the test wants, so what waits for it and what does not is seen, not gues
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import stat
@@ -77,27 +78,35 @@ async def session(
     await chat.aclose()
 
 
-async def test_a_read_only_turn_is_answered_while_the_snapshot_is_held(
-    session: ChatSession, fake: FakeAnthropic, held: HeldGit
+async def test_a_read_only_turn_ends_while_its_snapshot_is_held_and_records_it_later(
+    held: HeldGit, session: ChatSession, fake: FakeAnthropic
 ) -> None:
+    # (`held` first: git is held from the session's first snapshot, its warm-up, on.)
     seen_held: list[bool] = []
 
     def answer(request: RecordedRequest) -> Reply:
         seen_held.append(not held.released)  # the request arrived while git was still held
-        threading.Timer(0.3, held.release).start()
         return Reply("Just an answer.")
 
     fake.add(answer)
     outcome = await session.run_turn("what is in notes.txt?", RecordingObserver())
     assert outcome.result.answer == "Just an answer." and outcome.saved
-    assert seen_held == [True]
+    # Answered and stored with git still held: a turn that changes no file never waits for it.
+    assert seen_held == [True] and not held.released
     assert session.store is not None and session.checkpoints is not None
-    assert session.conversation_id is not None
-    # The snapshot was still taken (and recorded) before the turn ended.
-    plan = await plan_rewind(
-        session.store, session.checkpoints.checkpoints.data_dir, outcome.result.turn_id, "files"
-    )
-    assert plan.problem is None and plan.files is not None
+    store, data_dir = session.store, session.checkpoints.checkpoints.data_dir
+    assert await store.turn_checkpoint(outcome.result.turn_id) is None
+    held.release()
+    # Its pair (the snapshot before it, twice: it changed nothing) is recorded once git is done.
+    row = None
+    for _ in range(500):
+        row = await store.turn_checkpoint(outcome.result.turn_id)
+        if row is not None and row.after is not None:
+            break
+        await asyncio.sleep(0.02)
+    assert row is not None and row.after == row.before
+    plan = await plan_rewind(store, data_dir, outcome.result.turn_id, "files")
+    assert plan.problem is None and plan.files is not None and plan.files.is_empty
 
 
 async def test_a_write_in_the_first_reply_waits_for_the_snapshot_and_rewind_restores(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 from textual.events import Paste
@@ -9,6 +10,7 @@ from textual.events import Paste
 from tests.session.test_images import png_bytes
 from tests.ui.helpers import make_app
 from tui_assist.providers.scripted import ScriptedProvider
+from tui_assist.session.mentions.image_fit import MAX_IMAGE_BYTES
 from tui_assist.session.prompt_history import PromptHistory
 from tui_assist.ui.app import TuiAssistApp
 from tui_assist.ui.widgets.completion import CompletionList
@@ -198,3 +200,21 @@ async def test_typing_never_lays_out_the_screen_and_an_image_mention_shows_its_c
         await pilot.press(*["backspace"] * len("@shot.png"))
         await pilot.pause()
         assert not chips.display
+
+
+async def test_a_big_image_chip_says_resized_and_the_request_carries_it_resized(tmp_path: Path) -> None:
+    from tests.session.test_images import noise_png
+
+    (tmp_path / "big.png").write_bytes(noise_png(1500, 1400))
+    provider = ScriptedProvider(["Noise."])
+    app = make_app(provider=provider, workdir=tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _settle(app, pilot)
+        await pilot.press(*"what is @big.png")
+        await pilot.pause()
+        assert "big.png · 6.3 MB · resized" in str(app.query_one(PromptChips).render())
+        await _send(app, pilot, "")
+        [image] = provider.requests[0].messages[-1].images
+        assert len(base64.b64decode(image.data)) <= MAX_IMAGE_BYTES
+        notices = [str(n.source) for n in app.query(Notice)]
+        assert any("attached big.png (image, 6.3 MB, over the API's limits: resized to" in n for n in notices)

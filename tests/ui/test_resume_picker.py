@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from tests.ui.helpers import FakeToolbox, screen_text, settings, wait_until
+from tui_assist.core.observer import NullObserver
 from tui_assist.providers.scripted import ScriptedProvider
+from tui_assist.session.chat import ChatSession
 from tui_assist.session.factory import SetupError
 from tui_assist.ui.app import TuiAssistApp
 from tui_assist.ui.screens.main import MainScreen
@@ -151,3 +153,53 @@ async def test_renaming_without_a_store_says_why() -> None:
         await _settle(app, pilot)
         with pytest.raises(SetupError):
             await app.session.rename("anything")
+
+
+async def _many_conversations(tmp_path: Path, count: int) -> None:
+    """`count` one-turn conversations, all saying `needle`; the one numbered 17 also `zebra`."""
+    provider = ScriptedProvider([f"answer {i}" for i in range(count)])
+    session = ChatSession(
+        settings(tmp_path, checkpoints=False),
+        provider_factory=lambda: provider,
+        toolbox_factory=lambda: FakeToolbox(tmp_path),
+    )
+    await session.load()
+    try:
+        for i in range(count):
+            session.new_conversation()
+            outcome = await session.run_turn(f"needle {i}" + (" zebra" if i == 17 else ""), NullObserver())
+            assert outcome.saved
+    finally:
+        await session.aclose()
+
+
+async def test_typing_shows_the_match_once_the_store_answers_a_few_queries_per_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await _many_conversations(tmp_path, 40)
+    app = _app(tmp_path, [])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _settle(app, pilot)
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, ResumeScreen))
+        picker = app.screen
+        assert isinstance(picker, ResumeScreen)
+        await wait_until(pilot, lambda: len(picker.found) == 40)
+        # Count what each search asks the store: a fixed few queries, not one per conversation found.
+        store = picker.history._store
+        calls: list[str] = []
+        for name in ("search", "get_conversation", "get_conversations", "list_conversations"):
+            method = getattr(store, name)
+
+            async def counted(*args, _name=name, _method=method, **kwargs):
+                calls.append(_name)
+                return await _method(*args, **kwargs)
+
+            monkeypatch.setattr(store, name, counted)
+        await pilot.press(*"needle")  # matches all 40
+        await wait_until(pilot, lambda: len(picker.found) == 40 and "[needle]" in picker.found[0].snippet)
+        assert len(calls) <= 3 * calls.count("search")
+        await pilot.press(*" zebra")
+        await wait_until(pilot, lambda: [f.row.title for f in picker.found] == ["needle 17 zebra"])
+        await wait_until(pilot, lambda: "needle 17 zebra" in screen_text(app))
+        assert len(calls) <= 3 * calls.count("search")

@@ -14,8 +14,10 @@ from tui_assist.core.events import TurnEvent
 from tui_assist.core.observer import ApprovalDecision, ToolApproval
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.session.config import Settings
+from tui_assist.session.config_source import MAX_ROUNDS
 from tui_assist.store.rows import ConversationRow, TurnRow
 from tui_assist.ui.app import TuiAssistApp
+from tui_assist.ui.commands import TuiAssistCommands
 from tui_assist.ui.screens.main import MainScreen
 from tui_assist.ui.screens.resume import ResumeScreen
 from tui_assist.ui.widgets.conversation import TurnView
@@ -204,6 +206,21 @@ async def test_palette_commands_set_rounds_and_start_over(tmp_path: Path) -> Non
         assert "Refine OFF" in screen_text(app)
         assert app.session.conversation.messages == []
         assert not app.query(TurnView)
+
+
+async def test_palette_offers_every_round_budget_up_to_max_rounds() -> None:
+    app = make_app([])
+    async with app.run_test(size=(100, 30)):
+        await app.session.wait_ready()
+        palette = TuiAssistCommands(app.screen)
+        titles = [hit.text async for hit in palette.search("refine: set rounds to")]
+        assert {f"refine: set rounds to {n}" for n in range(1, MAX_ROUNDS + 1)} <= set(titles)
+        best = max(
+            [hit async for hit in palette.search(f"set rounds to {MAX_ROUNDS}")], key=lambda h: h.score
+        )
+        assert best.text == f"refine: set rounds to {MAX_ROUNDS}"
+        best.command()
+        assert app.session.rounds == MAX_ROUNDS
 
 
 async def test_export_writes_the_conversation_as_markdown() -> None:

@@ -63,7 +63,6 @@ from tui_assist.core.approval import MODES, describe_mode
 from tui_assist.core.conversation import ImageBlock
 from tui_assist.core.events import ToolCallFinished, ToolCallStarted
 from tui_assist.core.observer import ApprovalDecision
-from tui_assist.core.text import file_size
 from tui_assist.session.chat import ChatSession
 from tui_assist.session.commands import COMMANDS, CommandError, run_headless
 from tui_assist.session.controller import QuietHost, TurnController
@@ -87,6 +86,8 @@ CLOSE_TIMEOUT = 5.0
 """Seconds a closing session waits for its cancelled turn to be stored."""
 REFINE = "refine"
 """The id of the session config option that turns Refine mode on and off."""
+REPLAY_PAGE = 50
+"""Stored turns read at a time when `session/load` replays a conversation (all are sent)."""
 
 _STOP_REASONS: dict[str, StopReason] = {"cancelled": "cancelled", "budget_exhausted": "max_turn_requests"}
 """A turn's outcome -> the prompt's stop reason (any other outcome that answered: `end_turn`)."""
@@ -208,7 +209,7 @@ class AcpSession(QuietHost):
         """Run one prompt (a turn, or a command) and say why it stopped."""
         if self.controller.running:
             raise RequestError.invalid_request({"details": "a prompt is running in this session"})
-        text, images = prompt_text(blocks, self.chat.settings.workdir)
+        text, images = await asyncio.to_thread(prompt_text, blocks, self.chat.settings.workdir)
         if not text.strip() and not images:
             raise RequestError.invalid_params({"details": "the prompt is empty"})
         self.ended = None
@@ -321,10 +322,10 @@ def prompt_text(blocks: Sequence[Any], workdir: Path) -> tuple[str, list[ImageBl
 
     A resource link to a file in the workdir becomes an `@path` mention (attached by the turn);
     an embedded text resource (an editor buffer) is attached as a document; an image (png, jpeg,
-    gif, webp, at most `MAX_IMAGE_BYTES`) is attached as an image block, as `@shot.png` is.
+    gif, webp) is attached as an image block, as `@shot.png` is: resized when over the API's
+    limits (CPU-bound: call it in a thread), left out with a note when it is not a readable image.
     """
     from tui_assist.session.mentions import attach_documents, format_mention
-    from tui_assist.session.mentions.attachment import MAX_IMAGE_BYTES
 
     parts: list[str] = []
     documents: list[tuple[str, str]] = []
@@ -343,13 +344,28 @@ def prompt_text(blocks: Sequence[Any], workdir: Path) -> tuple[str, list[ImageBl
             case ImageContentBlock(mime_type=mime, data=data):
                 if mime not in ACP_IMAGE_TYPES:
                     parts.append(f" [an image of type {mime} was left out: png, jpeg, gif or webp only] ")
-                elif len(data) * 3 // 4 > MAX_IMAGE_BYTES:
-                    parts.append(f" [an image over the {file_size(MAX_IMAGE_BYTES)} limit was left out] ")
+                elif (image := _fitted_image(data, f"image-{len(images) + 1}")) is None:
+                    parts.append(" [an image that could not be read was left out] ")
                 else:
-                    images.append(ImageBlock(mime, data, f"image-{len(images) + 1}"))
+                    images.append(image)
             case _:
                 parts.append(" [a content block of an unsupported type was left out] ")
     return attach_documents("".join(parts).strip(), documents), images
+
+
+def _fitted_image(data: str, name: str) -> ImageBlock | None:
+    """An editor's base64 image as sent: resized when over the API's limits; None if unreadable."""
+    import base64
+    import binascii
+
+    from tui_assist.session.mentions.image_fit import UnreadableImageError, fit_image
+
+    try:
+        fitted = fit_image(base64.b64decode(data, validate=True))
+    except (binascii.Error, UnreadableImageError):
+        return None
+    sent = data if not fitted.resized else base64.b64encode(fitted.data).decode("ascii")
+    return ImageBlock(fitted.media_type, sent, name)
 
 
 ACP_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -414,14 +430,14 @@ class TuiAssistAgent:
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> LoadSessionResponse:
-        """Open a stored conversation (made here, by the TUI or by `ask`) and replay it first."""
+        """Open a stored conversation (made here, by the TUI or by `ask`) and replay all of it first."""
         from tui_assist.session.history import UnknownIdError
 
         session = await self._open(cwd, mcp_servers)
         try:
             conversation_id = await session.find_conversation(session_id)
             assert conversation_id is not None
-            turns = await session.resume(conversation_id)
+            await session.load_history(conversation_id)
         except (SetupError, UnknownIdError) as exc:
             await session.aclose()
             raise RequestError.resource_not_found(session_id) from exc
@@ -429,7 +445,11 @@ class TuiAssistAgent:
         if old is not None:
             await old.aclose()
         acp_session = self._add(session_id, session)
-        acp_session.replay(turns)
+        # The editor shows what it is sent: the whole conversation, oldest first, a page at a time.
+        position = -1
+        while turns := await session.stored_page(conversation_id, after=position, limit=REPLAY_PAGE):
+            acp_session.replay(turns)
+            position = turns[-1].seq
         acp_session.announce_commands()
         await acp_session.flush()
         return LoadSessionResponse(modes=acp_session.modes(), config_options=acp_session.config_options())

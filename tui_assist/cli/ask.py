@@ -143,7 +143,7 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
     ended = host.ended
     assert ended is not None, "a prompt that is not a command runs a turn"
     if ended.outcome is None:
-        raise SetupError(ended.problem or "the turn did not run")
+        raise (ConfigError if ended.refused_input else SetupError)(ended.problem or "the turn did not run")
     outcome = ended.outcome
     warnings = [*session.notes, *outcome.warnings]
     result = outcome.result
@@ -159,7 +159,8 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
         print(result.answer)
     if outcome.attachments is not None and not args.json:
         for attached in outcome.attachments.attached:
-            print(attached.describe(), file=err)
+            if not attached.resized:  # a resized image's line is a warning, below
+                print(attached.describe(), file=err)
     for warning in warnings:
         print(f"warning: {warning}", file=err)
     for denied_call in session.approvals.refused:

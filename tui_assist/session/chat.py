@@ -114,6 +114,8 @@ class ChatSession(SessionParts):
         self._commands: CustomCommandLoader | None = None
         self._snapshot: asyncio.Task[int | None] | None = None
         """The running turn's snapshot before it (runs alongside its first model request)."""
+        self._snapshot_needed = False
+        """Whether the running turn made a call that may change files (it waited for the snapshot)."""
 
     # -- the next turn -------------------------------------------------------------------------
 
@@ -310,13 +312,27 @@ class ChatSession(SessionParts):
     async def attach(self, prompt: str) -> Attachments | None:
         """The files the prompt's `@path` mentions attach (read in a thread); None without mentions.
 
-        Only paths inside the workdir are read (see `tui_assist.session.mentions`).
+        Only paths inside the workdir are read (see `tui_assist.session.mentions`); an image over
+        the API's limits is resized to fit.
+
+        Raises:
+            UnsendableImageError: when a mentioned image cannot be sent (not a readable image): the
+                prompt asks about it, so it is not sent without it.
         """
-        from tui_assist.session.mentions import expand_mentions, find_mentions
+        from tui_assist.session.mentions import (
+            UnsendableImageError,
+            expand_mentions,
+            find_mentions,
+            format_mention,
+        )
 
         if not find_mentions(prompt):
             return None
-        return await asyncio.to_thread(expand_mentions, prompt, self.settings.workdir)
+        attachments = await asyncio.to_thread(expand_mentions, prompt, self.settings.workdir)
+        if unsendable := attachments.unsendable_images():
+            why = "; ".join(f"{format_mention(item.path)}: {item.detail}" for item in unsendable)
+            raise UnsendableImageError(f"{why} (the prompt was not sent)")
+        return attachments
 
     async def prompt_hooks(self, prompt: str) -> None:
         """Run the `UserPromptSubmit` hooks for `prompt`, before the host runs it as a turn.
@@ -330,6 +346,13 @@ class ChatSession(SessionParts):
         self._prompt_context = None
         if self.hooks is None or not self.hooks.of("UserPromptSubmit"):
             return
+        if self.conversation_id is None and self.store is not None:
+            # Every hook gets the conversation's id, the first turn's too: store it now (titled
+            # by this turn, as `start_conversation` does).
+            try:
+                await self.start_conversation()
+            except Exception:  # the turn's `_begin` tells the user the store failed
+                log.warning("store: cannot create the conversation before its first prompt", exc_info=True)
         self.hooks.session_id = self.conversation_id
         self.hooks.turn_id = None
         seen = RecordingObserver()
@@ -402,14 +425,14 @@ class ChatSession(SessionParts):
         elif attachments is None or attachments.prompt != prompt:
             attachments = await self.attach(prompt)
         sent = attachments.text if attachments is not None else prompt
-        refused = attachments.refused if attachments is not None else ()
-        warnings = [*notes, *(item.describe() for item in refused)]
+        warnings = [*notes, *(attachments.warnings() if attachments is not None else ())]
         compactions = self.context.compactions
         stored = await self._begin(turn_id, strategy.name, prompt, warnings)
         checkpoints = self.checkpoints if stored else None
         # The snapshot runs alongside the model's first request; only a call that may change files
         # waits for it (`_snapshot_taken`), so a big workdir never delays the answer.
         self._snapshot = asyncio.create_task(checkpoints.before(turn_id, warnings)) if checkpoints else None
+        self._snapshot_needed = False
         log = RecordingObserver()
         sent, before = await self._hook_context(prompt, sent, turn_id)
         turn_observer: TurnObserver = FanOutObserver(observer, log)
@@ -448,8 +471,13 @@ class ChatSession(SessionParts):
             self._running = None
             if self.hooks is not None:
                 warnings.extend(self.hooks.take_warnings())
-            if checkpoints is not None:  # whatever the outcome: a cut turn may have changed files
+            if checkpoints is not None and self._snapshot_needed:
+                # Whatever the outcome: a cut turn may have changed files.
                 await asyncio.shield(self._after_snapshot(checkpoints))
+            elif checkpoints is not None and self._snapshot is not None:
+                # No call could change a file: the turn never waits for its snapshot (`ask` exits).
+                before, self._snapshot = self._snapshot, None
+                checkpoints.unchanged(before)
         result.prompt = prompt  # stored as typed; the message sent, files attached, is in the history
         saved = stored and await self._commit(result, log.events, warnings)
         compacted = self.context.compactions > compactions
@@ -457,6 +485,7 @@ class ChatSession(SessionParts):
 
     async def _snapshot_taken(self) -> None:
         """Wait for the running turn's snapshot before it (a tool call about to change files)."""
+        self._snapshot_needed = True
         if self._snapshot is not None:
             await asyncio.shield(self._snapshot)  # a cancelled call must not cancel the snapshot
 
@@ -654,14 +683,20 @@ class ChatSession(SessionParts):
         return await self.stored_page(conversation_id, limit=limit)
 
     async def stored_page(
-        self, conversation_id: str, *, before: int | str | None = None, limit: int = RESUME_TURNS
+        self,
+        conversation_id: str,
+        *,
+        before: int | str | None = None,
+        after: int | None = None,
+        limit: int = RESUME_TURNS,
     ) -> list[StoredTurn]:
         """A page of a stored conversation's turns to redraw, oldest first.
 
-        Its newest turns, or those just before the turn `before` (its position, `seq`, or its id).
-        Reads those turns only (their rows, events and prompts' images), whatever the length of
-        the conversation, and opens nothing: the settings need not be validated yet. Empty when
-        there is no such turn, or no store.
+        Its newest turns, those just before the turn `before` (its position, `seq`, or its id),
+        or the oldest ones after the position `after` (`-1` for the first page, to replay a whole
+        conversation forwards). Reads those turns only (their rows, events and prompts' images),
+        whatever the length of the conversation, and opens nothing: the settings need not be
+        validated yet. Empty when there is no such turn, or no store.
         """
         if self.store is None:
             return []
@@ -670,7 +705,10 @@ class ChatSession(SessionParts):
             if row is None or row.conversation_id != conversation_id:
                 return []
             before = row.seq
-        rows = await self.store.turns_page(conversation_id, limit=limit, before_seq=before)
+        if after is not None:
+            rows = await self.store.turns_page(conversation_id, limit=limit, after_seq=after)
+        else:
+            rows = await self.store.turns_page(conversation_id, limit=limit, before_seq=before)
         ids = [row.id for row in rows]
         events = await self.store.events_of(ids)
         sent_by_turn = await self.store.messages_of(ids, role="user")

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from tui_assist.core.events import UsageRecorded
 from tui_assist.session.hooks import PromptRefused
+from tui_assist.session.mentions.attachment import UnsendableImageError
 from tui_assist.session.slash_commands import SlashInput, parse_slash
 
 if TYPE_CHECKING:
@@ -89,6 +90,8 @@ class TurnEnded:
     """Why there is no outcome: no provider, or an unexpected error (one line)."""
     unsent: bool = False
     """The prompt was never sent (no provider): nothing was stored."""
+    refused_input: bool = False
+    """The prompt was not sent for what it attached (an image that cannot be sent): a usage error."""
 
     @property
     def failed(self) -> bool:
@@ -259,6 +262,8 @@ class TurnController:
             raise
         except PromptRefused as exc:  # nothing sent or stored: the hook's words are the problem
             return TurnEnded(prompt, None, problem=str(exc))
+        except UnsendableImageError as exc:  # nothing sent or stored: the user fixes the mention
+            return TurnEnded(prompt, None, problem=str(exc), refused_input=True)
         except Exception as exc:  # a bug must not take the host down with it
             return TurnEnded(prompt, None, problem=f"{type(exc).__name__}: {exc}")
         return TurnEnded(prompt, outcome)

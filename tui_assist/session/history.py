@@ -45,20 +45,19 @@ class History:
         """Conversations whose title or any prompt or answer matches `query` (all, newest first, if blank).
 
         Full-text hits come first, best match first, then conversations that match by title only.
+        Three queries whatever the number of hits (a picker runs one per keystroke).
         """
         store = self._store
         query = query.strip()
         if not query:
             return [Found(row) for row in await store.list_conversations(limit, 0)]
-        found: dict[str, Found] = {}
-        for hit in await store.search(query, limit * 4):
-            if hit.conversation_id in found:
-                continue
-            row = await store.get_conversation(hit.conversation_id)
-            if row is not None:
-                found[row.id] = Found(row, hit.prompt_snippet or hit.answer_snippet)
-            if len(found) >= limit:
-                break
+        hits = await store.search(query, limit * 4)
+        best: dict[str, str] = {}  # conversation id -> the snippet of its best hit
+        for hit in hits:
+            if len(best) < limit:
+                best.setdefault(hit.conversation_id, hit.prompt_snippet or hit.answer_snippet)
+        rows = await store.get_conversations(list(best))
+        found = {cid: Found(rows[cid], snippet) for cid, snippet in best.items() if cid in rows}
         for row in await store.list_conversations(limit, 0, query=query):
             if row.id not in found and len(found) < limit:
                 found[row.id] = Found(row)

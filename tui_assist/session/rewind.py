@@ -56,6 +56,12 @@ class TurnCheckpoints:
         self.store = store
         self.checkpoints = Checkpoints(data_dir, workdir)
         self._warm_up: asyncio.Task[None] | None = None
+        self._unchanged: asyncio.Task[None] | None = None
+        """Recording the pair of the last turn that changed no file, once its snapshot is taken."""
+        self._pending: set[asyncio.Task[None]] = set()
+        """Every such recording not yet done (`aclose` stops them)."""
+        self._commits: dict[int, str] = {}
+        """The `before` snapshot of each checkpoint recorded and not yet finished."""
         self.disabled: str | None = None
         """Why snapshots are off for this session (a failure is reported once, then they stop)."""
 
@@ -75,20 +81,52 @@ class TurnCheckpoints:
             self.disabled = str(exc)
 
     async def aclose(self) -> None:
-        """Stop a warm-up still under way.
+        """Stop a warm-up, or the snapshot of a turn that changed no file, still under way.
 
         Left running, it would be cancelled by `asyncio.run`'s shutdown, where (Python 3.11) a git
-        process cancelled mid-start can leave the shutdown waiting for it forever.
+        process cancelled mid-start can leave the shutdown waiting for it forever. Cancelling kills
+        its git, and the next snapshot clears what a killed git leaves (`ShadowRepo._locked`); the
+        turn it was for has no pair then, and a rewind to it uses the next one (`plan_rewind`).
         """
-        task = self._warm_up
-        if task is not None and not task.done():
-            task.cancel()
-            await asyncio.wait([task], timeout=10)
+        for task in (self._warm_up, *self._pending):
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.wait([task], timeout=10)
+
+    def unchanged(self, before: asyncio.Task[int | None]) -> None:
+        """Finish, without waiting, the checkpoint of a turn that made no call that could change a file.
+
+        Its pair is its `before` snapshot twice, recorded when that snapshot is done (the next
+        turn's snapshot waits for it).
+
+        Args:
+            before: The task taking the turn's `before` snapshot (it returns the checkpoint's id).
+        """
+        self._unchanged = task = asyncio.create_task(self._finish_unchanged(before))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def _finish_unchanged(self, before: asyncio.Task[int | None]) -> None:
+        try:
+            checkpoint_id = await before
+        except asyncio.CancelledError:
+            before.cancel()  # stopped (`aclose`): so is the snapshot, and its git is killed
+            raise
+        commit = self._commits.pop(checkpoint_id, None) if checkpoint_id is not None else None
+        if checkpoint_id is None or commit is None or self.disabled is not None:
+            return
+        try:
+            await self.store.finish_checkpoint(checkpoint_id, commit)
+        except Exception:
+            log.exception("checkpoints: recording a turn that changed nothing failed")
 
     async def before(self, turn_id: str, warnings: list[str]) -> int | None:
         """Snapshot before a turn and record it; None (and a warning) when that failed."""
+        earlier = self._unchanged  # taken now: a later one may be waiting for this very snapshot
         if self._warm_up is not None:
             await asyncio.shield(self._warm_up)
+        if earlier is not None:
+            await asyncio.shield(earlier)
         if self.disabled is not None:
             return None
         try:
@@ -97,9 +135,11 @@ class TurnCheckpoints:
                 names = ", ".join(s.path for s in snapshot.skipped[:3])
                 more = f" and {len(snapshot.skipped) - 3} more" if len(snapshot.skipped) > 3 else ""
                 warnings.append(f"rewind won't restore {names}{more}: too large or unreadable")
-            return await self.store.record_checkpoint(
+            checkpoint_id = await self.store.record_checkpoint(
                 workdir=str(self.checkpoints.workdir), before=snapshot.commit, turn_id=turn_id
             )
+            self._commits[checkpoint_id] = snapshot.commit
+            return checkpoint_id
         except Exception as exc:
             self.disabled = str(exc)
             log.exception("checkpoints: snapshot before a turn failed")
@@ -110,6 +150,7 @@ class TurnCheckpoints:
         """Snapshot after a turn (whatever its outcome) and record it."""
         if checkpoint_id is None or self.disabled is not None:
             return
+        self._commits.pop(checkpoint_id, None)
         try:
             snapshot = await self.checkpoints.snapshot("after")
             await self.store.finish_checkpoint(checkpoint_id, snapshot.commit)
@@ -203,6 +244,13 @@ async def plan_rewind(
     if scope == "conversation":
         return RewindPlan(turn_id, scope, None, turns)
     row = await store.turn_checkpoint(turn_id)
+    if row is None:
+        # A turn that changed no file may have ended before its snapshot did (`ask` exits without
+        # it): the files before it are those before the next change recorded in its workdir.
+        conversation = await store.get_conversation(turn.conversation_id)
+        assert conversation is not None
+        workdir_key = str(Path(conversation.workdir).expanduser().resolve())
+        row = await store.first_checkpoint_after(workdir_key, turn.started_at)
     if row is None:
         return RewindPlan(turn_id, scope, None, turns, "this turn has no file snapshot")
     since = await store.checkpoints_since(row.workdir, row.id)

@@ -70,6 +70,18 @@ class CheckpointsMixin(StoreBase):
             )
         return _row(tuple(rows[0])) if rows else None
 
+    async def first_checkpoint_after(self, workdir: str, at: float) -> CheckpointRow | None:
+        """The first change recorded in `workdir` at or after the time `at` (of the store's clock)."""
+        async with self._lock:
+            rows = list(
+                await self._db.execute_fetchall(
+                    f"SELECT {_COLUMNS} FROM workdir_checkpoints WHERE workdir = ? AND at >= ? "
+                    "ORDER BY id LIMIT 1",
+                    (workdir, at),
+                )
+            )
+        return _row(tuple(rows[0])) if rows else None
+
     async def checkpoints_since(self, workdir: str, first_id: int) -> list[CheckpointRow]:
         """Every change recorded in `workdir` from `first_id` on, oldest first."""
         async with self._lock:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from tui_assist.core.compaction import HistorySummary
@@ -88,6 +89,19 @@ class ConversationsMixin(StoreBase):
                 f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?", (conversation_id,)
             )
         return next((_conversation_row(row) for row in rows), None)
+
+    async def get_conversations(self, conversation_ids: Sequence[str]) -> dict[str, ConversationRow]:
+        """The conversations with these ids (those that exist), read in one query."""
+        if not conversation_ids:
+            return {}
+        marks = ", ".join("?" * len(conversation_ids))
+        async with self._lock:
+            rows = await self._db.execute_fetchall(
+                f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c WHERE c.id IN ({marks})",
+                list(conversation_ids),
+            )
+        found = [_conversation_row(row) for row in rows]
+        return {row.id: row for row in found}
 
     async def rename_conversation(self, conversation_id: str, title: str) -> None:
         """Give a conversation another title.

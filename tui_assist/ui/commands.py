@@ -9,11 +9,10 @@ from typing import TYPE_CHECKING
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from tui_assist.session.commands import COMMANDS
+from tui_assist.session.config_source import MAX_ROUNDS
 
 if TYPE_CHECKING:
     from tui_assist.ui.app import TuiAssistApp
-
-MAX_ROUNDS_OFFERED = 10
 
 
 class TuiAssistCommands(Provider):
@@ -25,8 +24,8 @@ class TuiAssistCommands(Provider):
         for command in COMMANDS:
             if command.palette:
                 yield command.palette, command.description, partial(app.run_action, command.action, screen)
-        # Variants with an argument: searched for, not listed.
-        for rounds in range(1, MAX_ROUNDS_OFFERED + 1):
+        # Variants with an argument: searched for, not listed. Every budget `/rounds` accepts.
+        for rounds in range(1, MAX_ROUNDS + 1):
             yield (
                 f"refine: set rounds to {rounds}",
                 f"Refine round budget: {rounds}",
@@ -51,4 +50,4 @@ class TuiAssistCommands(Provider):
         for title, help_text, command in self._commands():
             score = matcher.match(title)
             if score > 0:
-                yield Hit(score, matcher.highlight(title), command, help=help_text)
+                yield Hit(score, matcher.highlight(title), command, text=title, help=help_text)

@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import os
 import re
 import stat
+import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any, TypeVar
 
 from tui_assist.session.checkpoints.shadow_repo import ShadowRepo, nul_join, nul_split, os_error
 from tui_assist.session.checkpoints.types import (
@@ -52,6 +55,7 @@ DEFAULT_EXCLUDES = (
 
 # File times come from the kernel's coarse clock, up to a tick behind `time.time_ns()`.
 _CLOCK_SLACK = 0.02
+_T = TypeVar("_T")
 _UNREADABLE_DIR = re.compile(r"could not open directory '(.+)': ")
 
 
@@ -294,7 +298,7 @@ class Checkpoints(ShadowRepo):
     async def _snapshot(self, label: str) -> Snapshot:
         started_ns = time.time_ns()
         state = self._load_state()
-        too_large = await asyncio.to_thread(self._still_too_large, state.too_large)
+        too_large = await _read_in_thread(self._still_too_large, state.too_large)
         rules_changed = await asyncio.to_thread(self._write_excludes, too_large, state.rules)
         scan = await self._scan()
         candidates = scan.tracked_changed + scan.untracked
@@ -305,7 +309,7 @@ class Checkpoints(ShadowRepo):
                 f"{len(candidates):,} new or changed files in {self.workdir}, more than the "
                 f"{self.max_files:,} a checkpoint takes (ignore some in .gitignore, or turn checkpoints off)"
             )
-        to_add, newly_large, unreadable = await asyncio.to_thread(self._sort_candidates, candidates)
+        to_add, newly_large, unreadable = await _read_in_thread(self._sort_candidates, candidates)
         too_large.update(newly_large)
         if newly_large:
             await asyncio.to_thread(self._write_excludes, too_large, "")
@@ -359,7 +363,7 @@ class Checkpoints(ShadowRepo):
 
     async def _nested_files(self, repos: list[str]) -> list[str]:
         """The files of nested repositories, minus what the ignore rules leave out."""
-        files = await asyncio.to_thread(self._walk_nested, repos)
+        files = await _read_in_thread(self._walk_nested, repos)
         if not files:
             return []
         ignored = set(
@@ -545,6 +549,34 @@ class Checkpoints(ShadowRepo):
             except OSError:
                 return False
         return True
+
+
+async def _read_in_thread(func: Callable[..., _T], *args: Any) -> _T:
+    """`func(*args)`, read-only work over the workdir, in a daemon thread.
+
+    A cancelled `asyncio.to_thread` job still holds up `asyncio.run`'s shutdown until it ends: an
+    `ask` that exits without the snapshot of a turn that changed no file need not wait for a scan
+    of a big workdir. Only for work that writes nothing (a daemon thread can stop anywhere).
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[_T] = loop.create_future()
+
+    def settle(outcome: Callable[[], None]) -> None:
+        if not future.done():
+            outcome()
+
+    def run() -> None:
+        try:
+            result = func(*args)
+        except BaseException as error:  # handed to the awaiting task
+            done = functools.partial(settle, functools.partial(future.set_exception, error))
+        else:
+            done = functools.partial(settle, functools.partial(future.set_result, result))
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
+            loop.call_soon_threadsafe(done)
+
+    threading.Thread(target=run, name="checkpoints-scan", daemon=True).start()
+    return await future
 
 
 def _escape_pattern(path: str) -> str:

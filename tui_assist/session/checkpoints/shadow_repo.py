@@ -230,10 +230,12 @@ class ShadowRepo:
                             f"another tui-assist holds the checkpoints of {self.workdir} (try again)"
                         )
                     await asyncio.sleep(0.05)
-                # Holding the lock, no other git runs in this repository: a left-over index.lock
-                # comes from a process killed mid-way and would block every later snapshot.
-                with contextlib.suppress(FileNotFoundError):
-                    (self.git_dir / "index.lock").unlink()
+                # Holding the lock, no other git runs in this repository: a left-over lock file
+                # comes from a git killed mid-way (an `ask` that did not wait for a snapshot it
+                # did not need) and would block every later snapshot.
+                for stale in ("index.lock", "HEAD.lock", "packed-refs.lock"):
+                    with contextlib.suppress(FileNotFoundError):
+                        (self.git_dir / stale).unlink()
                 yield
             finally:
                 os.close(fd)

@@ -8,7 +8,8 @@ All without a UI, in four parts:
 - `syntax`: how a mention is written (`@path`, `@"with spaces"`), finding the mentions of a prompt
   (`find_mentions`) and the one at the cursor (`mention_at`).
 - `attachment`: `expand_mentions` reads what a prompt mentions inside the workdir and puts it,
-  in labelled blocks, before the prompt sent to the model.
+  in labelled blocks, before the prompt sent to the model; `image_fit` resizes an image over the
+  API's limits (Pillow, imported by the first image only).
 
 Importing this package loads neither Textual nor pydantic: the TUI imports it for completion
 before its first frame.
@@ -25,6 +26,7 @@ from tui_assist.session.mentions.attachment import (
     Attachments,
     RefusalReason,
     Refused,
+    UnsendableImageError,
     attach_documents,
     expand_mentions,
     image_chips,
@@ -64,6 +66,7 @@ __all__ = [
     "MentionCompleter",
     "RefusalReason",
     "Refused",
+    "UnsendableImageError",
     "attach_documents",
     "IMAGE_SUFFIXES",
     "expand_mentions",

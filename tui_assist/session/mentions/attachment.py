@@ -19,8 +19,10 @@ util/x.py
 explain @src/app.py
 ```
 
-An image (PNG, JPEG, GIF or WebP, by its first bytes; at most `MAX_IMAGE_BYTES`) attaches as an
-image block of the message instead (`Attachments.images`), before its text. An image may also be
+An image (PNG, JPEG, GIF or WebP, by its first bytes) attaches as an image block of the message
+instead (`Attachments.images`), before its text; one over the API's limits is resized to fit
+(`image_fit`), and one that is not a readable image is refused (`unsendable_images`: the prompt
+is not sent, since the user asked about it). An image may also be
 named by an absolute path outside the workdir: terminals paste a file dropped on them as its
 path, and only the person typing can name one (the model's tools stay confined).
 
@@ -43,6 +45,7 @@ from typing import Literal
 
 from tui_assist.core.conversation import ImageBlock
 from tui_assist.core.text import file_size, truncation_marker
+from tui_assist.session.mentions.image_fit import MAX_SOURCE_BYTES, UnreadableImageError, fit_image
 from tui_assist.session.mentions.listing import MAX_DEPTH, MAX_ENTRIES, git_files, walk_tree, with_parent_dirs
 from tui_assist.session.mentions.syntax import find_mentions, format_mention
 from tui_assist.tools.safe_io import read_at_most
@@ -53,8 +56,6 @@ MAX_TOTAL_CHARS = 200_000
 """Characters attached at most by one prompt, all files and listings together."""
 MAX_DIR_ENTRIES = 500
 """Entries of a directory listing at most (the shallowest are kept)."""
-MAX_IMAGE_BYTES = 5_000_000
-"""The largest image a prompt may attach (the Messages API's limit for one image)."""
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
 """File names that attach as images."""
 _BINARY_PROBE = 8192
@@ -77,9 +78,16 @@ class Attached:
     """Characters (or, past what was read of a big file, bytes) left out; 0 when whole."""
     entries: int = 0
     """For a directory, how many entries the listing shows."""
+    resized: str = ""
+    """For an image over the API's limits, what was sent instead (`1,568×1,045 JPEG, 1.2 MB`)."""
 
     def describe(self) -> str:
         """One line for the pane or stderr: `attached src/app.py (1,204 characters)`."""
+        if self.kind == "image" and self.resized:
+            return (
+                f"attached {self.path} (image, {file_size(self.chars)}, over the API's limits: "
+                f"resized to {self.resized})"
+            )
         if self.kind == "image":
             return f"attached {self.path} (image, {file_size(self.chars)})"
         if self.kind == "directory":
@@ -99,6 +107,8 @@ class Refused:
     reason: RefusalReason
     detail: str
     """Why, in words for the user."""
+    image: bool = False
+    """It names an image: the prompt, which asks about it, must not be sent without it."""
 
     def describe(self) -> str:
         """One line for the pane or stderr: `not attached: @x.bin: a binary file`."""
@@ -121,6 +131,19 @@ class Attachments:
     def notices(self) -> list[str]:
         """One line per mention, attached ones first: for the pane, or stderr in headless runs."""
         return [item.describe() for item in self.attached] + [item.describe() for item in self.refused]
+
+    def warnings(self) -> list[str]:
+        """The lines the turn warns with: the images resized to fit, then the mentions refused."""
+        resized = [item.describe() for item in self.attached if item.resized]
+        return resized + [item.describe() for item in self.refused]
+
+    def unsendable_images(self) -> list[Refused]:
+        """The images mentioned that cannot be sent (not readable images, too big to read)."""
+        return [item for item in self.refused if item.image]
+
+
+class UnsendableImageError(Exception):
+    """A prompt names an image that cannot be sent: no request goes out (the message says why)."""
 
 
 def expand_mentions(
@@ -187,10 +210,10 @@ def expand_mentions(
         if stat.S_ISREG(info.st_mode) and resolved.suffix.lower() in IMAGE_SUFFIXES:
             image = _image(resolved, label, info.st_size)
             if isinstance(image, Refused):
-                refused.append(Refused(mention.path, image.reason, image.detail))
+                refused.append(Refused(mention.path, image.reason, image.detail, image=True))
             else:
-                images.append(image)
-                attached.append(Attached(label, "image", info.st_size, 0))
+                images.append(image[0])
+                attached.append(image[1])
             continue
         if budget <= 0:
             refused.append(
@@ -259,24 +282,28 @@ def image_media_type(head: bytes) -> str | None:
     return None
 
 
-def _image(path: Path, label: str, size: int) -> ImageBlock | Refused:
-    """The image at `path` as a block, or why not (too big, not an image, unreadable)."""
+def _image(path: Path, label: str, size: int) -> tuple[ImageBlock, Attached] | Refused:
+    """The image at `path` as a block, resized to fit when over the API's limits, or why not."""
     import base64
 
-    if size > MAX_IMAGE_BYTES:
-        return Refused(
-            label, "limit", f"an image of {file_size(size)}, over the {file_size(MAX_IMAGE_BYTES)} limit"
-        )
+    if size > MAX_SOURCE_BYTES:
+        return Refused(label, "limit", f"an image of {file_size(size)}, too big to read")
     try:
         data = path.read_bytes()
     except OSError as error:
         return Refused(label, "unreadable", error.strerror or str(error))
-    if len(data) > MAX_IMAGE_BYTES:  # grew since it was checked
-        return Refused(label, "limit", f"an image over the {file_size(MAX_IMAGE_BYTES)} limit")
-    media_type = image_media_type(data[:16])
-    if media_type is None:
+    if image_media_type(data[:16]) is None:  # no need to load Pillow for a text file named .png
         return Refused(label, "binary", "not a PNG, JPEG, GIF or WebP image")
-    return ImageBlock(media_type, base64.b64encode(data).decode("ascii"), Path(label).name)
+    try:
+        fitted = fit_image(data)
+    except UnreadableImageError as error:
+        return Refused(label, "binary", str(error))
+    resized = ""
+    if fitted.resized:
+        kind = fitted.media_type.removeprefix("image/").upper()
+        resized = f"{fitted.width:,}×{fitted.height:,} {kind}, {file_size(len(fitted.data))}"
+    block = ImageBlock(fitted.media_type, base64.b64encode(fitted.data).decode("ascii"), Path(label).name)
+    return block, Attached(label, "image", len(data), 0, resized=resized)
 
 
 _DOCUMENTS_OPEN = "<attached-documents>\n"

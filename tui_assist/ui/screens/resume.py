@@ -26,6 +26,8 @@ from tui_assist.core.text import clip, plural
 from tui_assist.session.chat import TITLE_LIMIT
 
 if TYPE_CHECKING:
+    from textual.worker import Worker
+
     from tui_assist.session.history import Found, History
 
 _MATCH = re.compile(r"\[([^\[\]]*)\]")
@@ -121,6 +123,9 @@ class ResumeScreen(ModalScreen[str | None]):
         """What the search starts from (`/resume QUERY`)."""
         self.found: list[Found] = []
         """What the list shows, in order."""
+        self._wanted = query
+        """The query the list should show the results of (the latest typed)."""
+        self._searching: Worker[None] | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
@@ -154,16 +159,33 @@ class ResumeScreen(ModalScreen[str | None]):
         index = self.query_one(OptionList).highlighted
         return self.found[index] if index is not None and 0 <= index < len(self.found) else None
 
-    @work(exclusive=True, group="resume-search")
-    async def search(self, query: str) -> None:
+    def search(self, query: str) -> None:
+        """Show what `query` finds: one search runs at a time, then the newest query typed.
+
+        A cancelled search still holds the store's connection until its query ends, so searches
+        started per keystroke would queue there and the last match show late: instead the running
+        one finishes, and its result is dropped if the query changed meanwhile.
+        """
+        self._wanted = query
+        if self._searching is None or self._searching.is_finished:
+            self._searching = self._run_searches()
+
+    @work(group="resume-search")
+    async def _run_searches(self) -> None:
         results = self.query_one(OptionList)
-        try:
-            found = await self.history.find(query)
-        except Exception as exc:
-            self.found = []
-            results.clear_options()
-            results.add_option(Option(Content(f"cannot list conversations: {exc}"), disabled=True))
-            return
+        while True:
+            query = self._wanted
+            try:
+                found = await self.history.find(query)
+            except Exception as exc:
+                if query != self._wanted:
+                    continue
+                self.found = []
+                results.clear_options()
+                results.add_option(Option(Content(f"cannot list conversations: {exc}"), disabled=True))
+                return
+            if query == self._wanted:
+                break
         self.found = found
         results.clear_options()
         results.add_options(_option(item) for item in found)

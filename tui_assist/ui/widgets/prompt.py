@@ -73,10 +73,18 @@ class PromptChips(Static):
 
 
 def image_chips_content(chips: list[tuple[str, int]]) -> Content:
-    """Image chips on one line: `▣ shot.png 14 KB` on the accent colour, for the prompt and the pane."""
+    """Image chips on one line: `▣ shot.png 14 KB` on the accent colour, for the prompt and the pane.
+
+    An image too big to send as it is says `resized` (the turn resizes it to fit the API's limits).
+    """
+    from tui_assist.session.mentions.image_fit import fits  # (not before the first frame)
+
     parts: list[Content] = []
     for name, size in chips:
-        parts.append(Content.styled(f" ▣ {name} · {file_size(size)} ", "$text-accent on $accent 25%"))
+        resized = "" if fits(size) else " · resized"
+        parts.append(
+            Content.styled(f" ▣ {name} · {file_size(size)}{resized} ", "$text-accent on $accent 25%")
+        )
     return Content(" ").join(parts)
 
 
