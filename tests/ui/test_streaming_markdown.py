@@ -569,8 +569,8 @@ def test_markdown_parsed_by_the_shared_parser_renders_as_richs_own() -> None:
 
 
 def test_a_frame_asked_for_a_period_after_the_last_is_drawn_at_once() -> None:
-    """Not on Textual's grid, which made it wait up to two periods (see `frame_timer`)."""
-    from tui_assist.ui.frame_timer import frame_wait
+    """Not on Textual's grid, which made it wait up to two periods (see `textual_private.FrameTimer`)."""
+    from tui_assist.ui.textual_private import frame_wait
 
     period = 1 / 60
     assert frame_wait(10.0, 10.0 + period, period) == 0

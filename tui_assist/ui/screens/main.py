@@ -28,7 +28,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Resize
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
@@ -37,8 +36,8 @@ from tui_assist.core.events import NodeStarted, TextDelta, ThinkingDelta, TurnEv
 from tui_assist.core.tree import NodeLog
 from tui_assist.session.commands import COMMANDS
 from tui_assist.ui.bridge import CoreEvent, StopRequested, TextualObserver
-from tui_assist.ui.frame_timer import paced_update_timer
 from tui_assist.ui.setup_help import provider_notice
+from tui_assist.ui.textual_private import PacedScreen
 from tui_assist.ui.widgets.conversation import MAX_TURN_VIEWS, Conversation, TurnView
 from tui_assist.ui.widgets.flow_panel import FlowPanel
 from tui_assist.ui.widgets.footer import KeysFooter
@@ -115,20 +114,15 @@ def command_bindings() -> list[Binding]:
     return sorted(bindings, key=lambda binding: not binding.priority)
 
 
-class MainScreen(Screen[None]):
-    """The chat: its widgets, its keys, and the host of the session's turn controller."""
+class MainScreen(PacedScreen[None]):
+    """The chat: its widgets, its keys, and the host of the session's turn controller.
+
+    Its frames are drawn when asked for, not on Textual's grid (see `PacedScreen`).
+    """
 
     # Layout lives in main.tcss beside this module; the app loads it (see TuiAssistApp.CSS_PATH).
     AUTO_FOCUS = "#prompt"
     BINDINGS = command_bindings()
-    _frame_timer: Timer | None = None
-
-    @property
-    def _update_timer(self) -> Timer:
-        # Frames drawn when asked for, not on Textual's grid: see `frame_timer`.
-        if self._frame_timer is None:
-            self._frame_timer = paced_update_timer(self)
-        return self._frame_timer
 
     def __init__(self, start: StartOptions | None = None) -> None:
         super().__init__()

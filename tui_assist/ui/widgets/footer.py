@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 from textual.widgets import Footer
 
+from tui_assist.ui.textual_private import prune_detached_watchers, show_footer_keys_now
+
 if TYPE_CHECKING:
     from textual.screen import Screen
 
@@ -28,7 +30,7 @@ class KeysFooter(Footer):
             return  # the queued rebuild reads the bindings as they are when it runs
         showing = bool(screen.app.app_focus and self.is_attached and screen is self.screen)
         if showing and not self.children:
-            self._bindings_ready = True
+            show_footer_keys_now(self)
             self.call_next(self.recompose)
         else:
             super().bindings_changed(screen)  # queues a rebuild, after a refresh, when showing
@@ -46,9 +48,7 @@ class KeysFooter(Footer):
         # Each key binds `compact` to the footer, and Textual drops a removed key's watcher only
         # when `compact` changes, which it never does here: the list would grow with every
         # rebuild (a few a turn), and with it the cost of binding each new key.
-        watchers = getattr(self, "__watchers", {}).get("compact")
-        if watchers:
-            watchers[:] = [(node, callback) for node, callback in watchers if node.is_attached]
+        prune_detached_watchers(self, "compact")
 
     def _shown_bindings(self) -> tuple[object, ...]:
         """What the keys are built from (`Footer.compose`)."""

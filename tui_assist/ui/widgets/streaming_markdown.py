@@ -57,6 +57,7 @@ from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
 
+from tui_assist.ui.textual_private import rich_markdown
 from tui_assist.ui.themes import markdown_rich_theme
 
 if TYPE_CHECKING:
@@ -138,22 +139,12 @@ _parser: MarkdownIt | None = None
 def parsed_markdown(text: str, code_theme: str, *, plain_code: bool = False) -> Markdown:
     """Rich's `Markdown` of `text` (no hyperlinks), parsed by one shared parser.
 
-    Rich's `Markdown.__init__` builds a new markdown-it parser for every text, which is more than
-    a third of rendering a streamed block (it happens 30 times a second while an answer streams);
-    this sets the object up as that `__init__` (rich 15.0.0, pinned) does, with the parser reused.
+    Rich's `Markdown.__init__` builds a new markdown-it parser for every text, the bulk of
+    rendering a streamed block (which renders again at every flush while an answer streams);
+    this sets the object up as that `__init__` does, with the parser reused (see `rich_markdown`).
     `plain_code` draws code blocks as plain text, without loading a lexer.
     """
-    kind = _code_markdown(plain_code)
-    markdown = kind.__new__(kind)
-    markdown.markup = text
-    markdown.parsed = load_parser().parse(text)
-    markdown.code_theme = code_theme
-    markdown.justify = None
-    markdown.style = "none"
-    markdown.hyperlinks = False
-    markdown.inline_code_lexer = None
-    markdown.inline_code_theme = code_theme
-    return markdown
+    return rich_markdown(_code_markdown(plain_code), text, load_parser().parse(text), code_theme)
 
 
 def load_parser() -> MarkdownIt:
@@ -357,7 +348,7 @@ def with_next_flush(callback: Callable[[], object]) -> bool:
     queued (none streams, or its text paused: a tool runs).
 
     A frame holds the next one back by up to a refresh period (17 ms; up to 33 ms on Textual's
-    own grid, see `ui.frame_timer`), so a repaint of anything else (an elapsed time) just before a
+    own grid, see `textual_private.FrameTimer`), so a repaint of anything else (an elapsed time) just before a
     flush delayed the answer's growth by as much: its longest pauses, 55-70 ms.
     """
     if not any(widget._timer is not None or widget._held is not None for widget in _streaming):
