@@ -222,7 +222,7 @@ def _cost(screen: MainScreen, args: str) -> None:
 
 @handles("export")
 async def _export(screen: MainScreen, args: str) -> None:
-    from tui_assist.session.export import ExportError
+    from tui_assist.session.export import ExportError, write_export
 
     words = shlex.split(args) if args else []
     fmt = "md"
@@ -241,8 +241,7 @@ async def _export(screen: MainScreen, args: str) -> None:
     except ExportError as exc:
         raise CommandError(str(exc)) from exc
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(document, encoding="utf-8")
+        write_export(path, document)
     except OSError as exc:
         raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from exc
     screen.notify(f"Exported to {path}", timeout=4)
