@@ -63,7 +63,7 @@ from tui_assist.core.approval import MODES, describe_mode
 from tui_assist.core.conversation import ImageBlock
 from tui_assist.core.events import ToolCallFinished, ToolCallStarted
 from tui_assist.core.observer import ApprovalDecision
-from tui_assist.core.text import file_size
+from tui_assist.core.text import base64_size, file_size
 from tui_assist.session.chat import ChatSession
 from tui_assist.session.commands import COMMANDS, CommandError, run_headless
 from tui_assist.session.controller import QuietHost, TurnController
@@ -341,7 +341,7 @@ def prompt_text(blocks: Sequence[Any], workdir: Path) -> tuple[str, list[ImageBl
             case ImageContentBlock(mime_type=mime, data=data):
                 if mime not in ACP_IMAGE_TYPES:
                     parts.append(f" [an image of type {mime} was left out: png, jpeg, gif or webp only] ")
-                elif len(data) * 3 // 4 > MAX_IMAGE_BYTES:
+                elif base64_size(data) > MAX_IMAGE_BYTES:
                     parts.append(f" [an image over the {file_size(MAX_IMAGE_BYTES)} limit was left out] ")
                 else:
                     images.append(ImageBlock(mime, data, f"image-{len(images) + 1}"))

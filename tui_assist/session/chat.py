@@ -23,6 +23,7 @@ from tui_assist.core.events import NodeStarted
 from tui_assist.core.interrupted import interrupted_history
 from tui_assist.core.nodes import new_id
 from tui_assist.core.observer import FanOutObserver, NullObserver, RecordingObserver
+from tui_assist.core.text import base64_size
 from tui_assist.core.tree import NodeLog
 from tui_assist.session.factory import EmptyToolbox
 from tui_assist.session.instructions import Instructions, InstructionsLoader
@@ -649,7 +650,7 @@ class ChatSession(SessionParts):
         turns: list[StoredTurn] = []
         for row in rows:
             sent = next((m for m in sent_by_turn[row.id] if m.images and m.text.endswith(row.prompt)), None)
-            images = [(b.name, len(b.data) * 3 // 4) for b in sent.images] if sent is not None else []
+            images = [(b.name, base64_size(b.data)) for b in sent.images] if sent is not None else []
             turns.append(StoredTurn(row.prompt, row.strategy, row.answer, events[row.id], images, row.seq))
         return turns
 
