@@ -103,7 +103,7 @@ class TuiAssistApp(App[int]):
             self.theme_problems.append(f"unknown theme {wanted!r}; using {DEFAULT_THEME}")
             wanted = DEFAULT_THEME if self.get_theme(DEFAULT_THEME) is not None else "textual-dark"
         # Not `self.theme = wanted`: before the app runs, that schedules a full CSS reparse and
-        # restyle right after the first mount (~40 ms of startup). The first parse reads the
+        # restyle right after the first mount, before the first frame. The first parse reads the
         # current theme anyway, so set the value quietly and the classes its watcher would set.
         self.set_reactive(TuiAssistApp.theme, wanted)
         self.stylesheet.set_variables(self.get_css_variables())

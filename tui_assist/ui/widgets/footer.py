@@ -17,9 +17,9 @@ class KeysFooter(Footer):
     """Textual's footer, rebuilt once however often the bindings change before it is.
 
     Textual's footer rebuilds all its keys for each change. Focusing the prompt at start-up
-    changes them three times before the first frame, so the keys reached the screen ~60 ms later
-    than in a bare app. And Textual builds the first keys only after a refresh, so they showed
-    four frames (~30 ms) after the rest of the screen: these are built at once, in the first frame.
+    changes them three times before the first frame, so the keys reached the screen later than in
+    a bare app. And Textual builds the first keys only after a refresh, so they showed frames after
+    the rest of the screen: these are built at once, in the first frame.
     """
 
     _rebuild_queued = False
@@ -39,7 +39,7 @@ class KeysFooter(Footer):
     async def recompose(self) -> None:
         self._rebuild_queued = False
         # The bindings often "change" to what they were (a resumed conversation changed them
-        # twice after the first frame): a rebuild (8-15 ms) only when the keys would differ.
+        # twice after the first frame): a rebuild (it mounts every key) only when they would differ.
         shown = self._shown_bindings()
         if shown == self._shown and self.children:
             return
