@@ -523,7 +523,7 @@ async def test_a_streaming_answer_collects_the_young_after_each_frame() -> None:
         try:
             for i in range(3):
                 conversation.apply(TextDelta(node_id="a", text=f"Line {i} of the answer.\n\n"))
-                await pilot.pause(2 * streaming_markdown.STREAM_INTERVAL)
+                await wait_until(pilot, lambda: len(middle_collections) > i)  # noqa: B023  (after its frame)
         finally:
             gc.callbacks.remove(count)
     assert len(middle_collections) >= 3
