@@ -48,8 +48,8 @@ def keymap(app: App[Any]) -> Keymap:
 def keymapped_bindings(node: DOMNode) -> BindingsMap:
     """A copy of `node`'s own bindings with the app's keymap applied, as Textual resolves them."""
     bindings = node._bindings.copy()
-    if node.app._keymap:
-        bindings.apply_keymap(node.app._keymap)
+    if installed := keymap(node.app):
+        bindings.apply_keymap(installed)
     return bindings
 
 
