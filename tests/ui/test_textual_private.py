@@ -244,7 +244,7 @@ class _ScrollApp(App[None]):
 
 
 async def test_the_scrollbar_is_a_strip_scrollbar_started_as_textual_starts_its_own() -> None:
-    assert list(inspect.signature(type(App())._start_widget).parameters) == ["self", "parent", "widget"]
+    assert list(inspect.signature(App._start_widget).parameters) == ["self", "parent", "widget"]
     app = _ScrollApp()
     async with app.run_test(size=(40, 10)):
         pane = app.query_one(StripBarVerticalScroll)
