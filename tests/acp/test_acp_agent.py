@@ -36,6 +36,7 @@ from acp.schema import (
 
 from tests.fakes.anthropic import FakeAnthropic, Reply, Text, ToolUse
 from tests.ui import long_conversation
+from tests.wait import wait_until
 
 EDITOR = "str_replace_based_edit_tool"
 MCP_SERVER = str(Path(__file__).parents[1] / "fakes" / "mcp_server.py")
@@ -283,11 +284,7 @@ async def test_cancel_mid_stream_a_cancelled_permission_and_a_spent_budget(
     async with agent(fake, tmp_path) as (conn, client, _):
         session = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
         pending = asyncio.ensure_future(conn.prompt(session_id=session, prompt=[text_block("go slowly")]))
-        for _ in range(200):
-            if client.of(AgentMessageChunk):
-                break
-            await asyncio.sleep(0.05)
-        assert client.of(AgentMessageChunk), "the stream began"
+        await wait_until(lambda: client.of(AgentMessageChunk), what="the stream began")
         await conn.cancel(session_id=session)
         answer = await asyncio.wait_for(pending, 20)
         assert answer.stop_reason == "cancelled"

@@ -6,13 +6,14 @@ import json
 import os
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.fakes.anthropic import Error, FakeAnthropic, Hang, Reply, Text, ToolUse
+from tests.wait import wait_until_sync
 from tui_assist.cli import main
 
 
@@ -229,6 +230,13 @@ def test_a_refine_turn_stopped_by_its_budget_keeps_its_tool_calls(
     assert '"tool_calls": 4' in capsys.readouterr().out
 
 
+def _read_text_deltas(proc: subprocess.Popen[str], streamed: list[str]) -> None:
+    for line in proc.stdout or ():
+        event = json.loads(line)
+        if event.get("type") == "text":
+            streamed.append(event["text"])
+
+
 def test_sigint_stores_the_interrupted_turn_and_the_next_ask_carries_it(
     fake: FakeAnthropic, work: Path, tmp_path: Path
 ) -> None:
@@ -239,13 +247,20 @@ def test_sigint_stores_the_interrupted_turn_and_the_next_ask_carries_it(
     env = dict(os.environ) | {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.base_url}
     argv = [sys.executable, "-m", "tui_assist", "ask", "--yes", "--workdir", str(work)]
     proc = subprocess.Popen(
-        [*argv, "long job"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [*argv, "--output-format", "stream-json", "long job"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
+    streamed: list[str] = []  # the text deltas the client has read, as it prints them
+    threading.Thread(target=_read_text_deltas, args=(proc, streamed), daemon=True).start()
     try:
         assert held.held.wait(30), "the second reply never started streaming"
-        time.sleep(1.0)  # the fake sent the first deltas; let the client read them before the stop
+        wait_until_sync(lambda: "Halfway through" in "".join(streamed), 30, what="the first deltas read")
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        proc.wait(30)
+        err = proc.stderr.read() if proc.stderr else ""
     finally:
         held.release()
         if proc.poll() is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tui_assist.core.text import clip, duration
+from tui_assist.core.text import base64_size, clip, duration
 
 
 @pytest.mark.parametrize(
@@ -28,3 +28,12 @@ def test_durations_read_at_a_glance(seconds: float, shown: str) -> None:
 def test_clip_folds_whitespace_and_marks_the_cut() -> None:
     assert clip("a  b\n c", 10) == "a b c"
     assert clip("abcdefghijkl", 5) == "abcd…"
+
+
+@pytest.mark.parametrize("raw", [b"", b"a", b"ab", b"abc", b"abcd", bytes(range(256)) * 3])
+def test_base64_size_is_the_decoded_length_padded_or_not(raw: bytes) -> None:
+    import base64
+
+    encoded = base64.b64encode(raw).decode("ascii")
+    assert base64_size(encoded) == len(raw)
+    assert base64_size(encoded.rstrip("=")) == len(raw)

@@ -730,7 +730,7 @@ async def test_reads_run_with_row_and_time_limits(data_file: Path) -> None:
             "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT COUNT(*) FROM n"
         )
         assert endless.error is not None and "0.2 s limit" in endless.error
-        assert endless.duration_ms < 2000
+        assert endless.duration_ms < 20_000  # a hang guard: the limit stopped a query that never ends
         assert (await source.query("SELECT COUNT(*) FROM expenses")).rows == ((5,),)  # still usable
     finally:
         await source.close()

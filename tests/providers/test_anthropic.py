@@ -16,6 +16,7 @@ import pytest
 
 from tests.fakes.anthropic import Error, FakeAnthropic, Hang, Reply, Text, Thinking, ToolUse
 from tests.fakes.anthropic import Usage as FakeUsage
+from tests.wait import wait_until
 from tui_assist.core.conversation import (
     Message,
     TextBlock,
@@ -794,10 +795,7 @@ async def test_cancelling_mid_stream_raises_cancelled_and_leaves_the_provider_us
 
     task = asyncio.create_task(provider.complete(ask(), sink))
     assert await asyncio.to_thread(held.held.wait, 5)
-    for _ in range(100):
-        if sink.texts:
-            break
-        await asyncio.sleep(0.01)
+    await wait_until(lambda: sink.texts)
     assert sink.texts == ["Hello "]
     task.cancel()
 
@@ -820,10 +818,7 @@ async def test_a_call_cancelled_after_message_start_reports_what_the_api_counted
     sink = RecordingSink()
     task = asyncio.create_task(provider.complete(ask(), sink))
     assert await asyncio.to_thread(held.held.wait, 5)
-    for _ in range(100):
-        if sink.texts:
-            break
-        await asyncio.sleep(0.01)
+    await wait_until(lambda: sink.texts)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -846,10 +841,7 @@ async def test_a_call_cancelled_before_the_response_reports_no_usage(
     fake.add(Hang(5))
     sink = RecordingSink()
     task = asyncio.create_task(provider.complete(ask(), sink))
-    for _ in range(200):
-        if fake.requests:
-            break
-        await asyncio.sleep(0.01)
+    await wait_until(lambda: fake.requests)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

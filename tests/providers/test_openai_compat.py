@@ -16,6 +16,7 @@ import pytest
 
 from tests.fakes.openai import Error, FakeOpenAI, Hang, Reply, Text, ToolCall
 from tests.fakes.openai import Usage as FakeUsage
+from tests.wait import wait_until
 from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.conversation import (
     Conversation,
@@ -613,10 +614,7 @@ async def test_a_call_cancelled_mid_stream_reports_what_it_has(
     request = ask("count these words " * 50)
     task = asyncio.create_task(provider.complete(request, sink))
     assert await asyncio.to_thread(held.held.wait, 5)
-    for _ in range(100):
-        if len(sink.texts) >= 2:
-            break
-        await asyncio.sleep(0.01)
+    await wait_until(lambda: len(sink.texts) >= 2)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -635,10 +633,7 @@ async def test_a_call_cancelled_before_the_response_reports_no_usage(
     fake.add(Hang(5))
     sink = RecordingSink()
     task = asyncio.create_task(provider.complete(ask(), sink))
-    for _ in range(200):
-        if fake.requests:
-            break
-        await asyncio.sleep(0.01)
+    await wait_until(lambda: fake.requests)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

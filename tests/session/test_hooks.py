@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.anthropic import FakeAnthropic, Reply, ToolUse
+from tests.wait import wait_until
 from tui_assist.core.events import NodeFinished, NodeStarted
 from tui_assist.core.observer import RecordingObserver
 from tui_assist.session.chat import ChatSession
@@ -354,6 +355,14 @@ async def test_pre_compact_runs_under_the_compact_node(
     assert node.parent_id == compact.node_id
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 async def test_a_cancelled_turn_kills_the_running_hook(
     fake: FakeAnthropic, work: Path, tmp_path: Path, opened: list[ChatSession]
 ) -> None:
@@ -365,22 +374,12 @@ async def test_a_cancelled_turn_kills_the_running_hook(
     fake.add(Reply([ToolUse("bash", {"command": "echo hi"})]), Reply("never"))
     session = await open_session(work, tmp_path, opened)
     turn = asyncio.create_task(session.run_turn("go", RecordingObserver()))
-    for _ in range(200):
-        if pid_file.exists() and pid_file.read_text().strip():
-            break
-        await asyncio.sleep(0.05)
+    await wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), what="the hook started")
     pid = int(pid_file.read_text())
     assert session.interrupt()
     outcome = await turn
     assert outcome.result.outcome == "cancelled"
-    for _ in range(100):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        await asyncio.sleep(0.05)
-    else:
-        raise AssertionError("the hook outlived its cancelled turn")
+    await wait_until(lambda: not _alive(pid), what="the hook ended with its cancelled turn")
 
 
 def json_hook(folder: Path, name: str, reply: Mapping[str, object]) -> Path:

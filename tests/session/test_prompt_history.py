@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tui_assist.session.prompt_history import MAX_ENTRY_CHARS, HistoryBrowser, PromptHistory
 
 
@@ -74,3 +76,29 @@ def test_browsing_keeps_the_draft_and_returns_to_it(tmp_path: Path) -> None:
     assert browser.previous("") == "three"
     browser.reset()
     assert not browser.browsing
+
+
+def test_cutting_the_file_back_writes_it_whole_to_disk_before_replacing_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tui_assist.tools.safe_io as safe_io
+
+    path = tmp_path / "h.jsonl"
+    history = PromptHistory(path, max_entries=2)
+    for prompt in ("a", "b", "c", "d"):
+        history.add(prompt)
+    before = path.read_text(encoding="utf-8")
+    synced: list[str] = []
+
+    def failing_fsync(fd: int) -> None:
+        synced.append(path.read_text(encoding="utf-8"))  # the old file, still whole
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(safe_io.os, "fsync", failing_fsync)
+    history.add("e")  # the fifth line: the file is cut back to the newest two
+    assert synced == [before]
+    assert path.read_text(encoding="utf-8") == before  # a failed write leaves the old file
+    assert [p.name for p in tmp_path.iterdir()] == ["h.jsonl"]  # and no partial file
+    monkeypatch.undo()
+    history.add("f")
+    assert PromptHistory(path, max_entries=2).entries == ["e", "f"]

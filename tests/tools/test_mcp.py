@@ -15,6 +15,7 @@ import pydantic
 import pytest
 
 from tests.fakes.mcp_http import serving
+from tests.wait import wait_until
 from tui_assist.core.approval import ApprovalPolicy, FallbackAction
 from tui_assist.core.conversation import Conversation, TextBlock, ToolUseBlock
 from tui_assist.core.events import ToolCallFinished, ToolCallStarted
@@ -184,7 +185,7 @@ async def test_slow_tool_hits_the_timeout_and_the_server_stays_up(tmp_path: Path
     (_, slow, slow_error), after = outputs(result)
     assert slow_error and slow.startswith("MCP tool slow on 'testsrv' timed out after 0.5 s")
     assert after == ("testsrv__echo", "echo: after", False)
-    assert elapsed < 5
+    assert elapsed < 9  # a hang guard: the timeout cut the call short of the tool's 10 s
     assert result.outcome == "answered"
 
 
@@ -390,9 +391,7 @@ async def test_server_that_dies_between_calls_is_restarted_on_next_use(
 
     pid = int((await call(manager, "testsrv__pid", tmp_path))[0])
     os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 5
-    while manager.status()[0].state == "ready" and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
+    await wait_until(lambda: manager.status()[0].state != "ready", what="the crash noticed")
     assert manager.status()[0].state == "crashed"
 
     content, is_error = await call(manager, "testsrv__pid", tmp_path)
@@ -404,7 +403,7 @@ async def test_server_that_dies_between_calls_is_restarted_on_next_use(
 async def test_cancelling_a_turn_while_a_server_starts_leaves_it_startable(tmp_path: Path) -> None:
     async with McpManager({"testsrv": stdio()}, cwd=tmp_path) as manager:
         task = asyncio.create_task(manager.start())
-        await asyncio.sleep(0.1)
+        await wait_until(lambda: manager.status()[0].state == "starting")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

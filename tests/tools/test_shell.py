@@ -72,7 +72,7 @@ async def test_timeout_kills_the_command_and_the_next_one_works(
     out = await run(toolset, ctx, command="sleep 30 & echo $! > sleeper.pid; wait")
     elapsed = time.monotonic() - started
 
-    assert elapsed < 3
+    assert elapsed < 20  # a hang guard: the timeout ended it, well before `sleep 30` would
     assert out.is_error
     assert "timed out after 0.5s" in out.content
     assert "restarted" in out.content

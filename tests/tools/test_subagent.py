@@ -41,7 +41,10 @@ async def test_a_failing_subagent_becomes_an_error_result(tmp_path: Path) -> Non
 
 
 async def test_cancellation_propagates(tmp_path: Path) -> None:
+    started = asyncio.Event()
+
     async def run_subagent(description: str, prompt: str) -> str:
+        started.set()
         await asyncio.sleep(30)
         return "never"
 
@@ -49,7 +52,7 @@ async def test_cancellation_propagates(tmp_path: Path) -> None:
     task = asyncio.create_task(
         tool.run(tool.parse({"description": "d", "prompt": "p"}), context(tmp_path, run_subagent))
     )
-    await asyncio.sleep(0.01)
+    await asyncio.wait_for(started.wait(), 10)  # the sub-agent runs
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -12,6 +12,8 @@ from typing import Any
 
 from rich.console import Console
 
+from tests.wait import TIMEOUT
+from tests.wait import wait_until as wait_for
 from tui_assist.core.conversation import TextBlock, ToolUseBlock
 from tui_assist.core.model import ModelRequest, ModelResponse, StreamSink, ToolSpec
 from tui_assist.core.tooling import ToolContext, ToolInputError, ToolOutput
@@ -144,13 +146,56 @@ class FixedClock:
     perf_counter = time
 
 
-async def wait_until(pilot: Any, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
+PILOT_POLL = 0.02
+"""Seconds between two looks at a pilot's app (each look also draws the screen's pending frame)."""
+
+
+async def wait_until(pilot: Any, predicate: Callable[[], object], timeout: float = TIMEOUT) -> None:
+    """`tests.wait.wait_until` for a pilot's app: the screen processes its messages between looks."""
+    await wait_for(predicate, timeout, between=lambda: pilot.pause(PILOT_POLL))
+
+
+def _nothing_to_draw(app: Any) -> bool:
+    """No streamed text waits for its flush and no widget for its repaint or layout."""
+    from tui_assist.ui.widgets import streaming_markdown
+
+    screen = app.screen
+    flushing = any(w._timer is not None or w._held is not None for w in streaming_markdown._streaming)
+    return not flushing and not screen._dirty_widgets and not screen._layout_required
+
+
+async def settled(pilot: Any, timeout: float = TIMEOUT) -> None:
+    """Wait until the screen has settled: nothing left to draw, the same picture two frames running
+    (what a snapshot or a look at the screen wants, rather than a fixed pause)."""
+    app = pilot.app
+    shown: list[str] = []
+
+    async def same_twice() -> bool:
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()  # Textual's wait for an idle app; it draws the screen's pending frame
+        shown.append(screen_text(app) if _nothing_to_draw(app) else "")
+        return len(shown) > 1 and shown[-1] != "" and shown[-1] == shown[-2]
+
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not await same_twice():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"the screen did not settle in {timeout} s")
+
+
+def palette_searched(app: Any, query: str) -> bool:
+    """The command palette is open, holding `query`, its search for it done, with results."""
+    from textual.command import CommandList, CommandPalette
+    from textual.widgets import Input
+    from textual.worker import WorkerState
+
+    palette = app.screen
+    if not isinstance(palette, CommandPalette) or palette.query_one(Input).value != query:
+        return False
+    searching = any(
+        w.group == palette._GATHER_COMMANDS_GROUP and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
+        for w in app.workers
+    )
+    return not searching and palette.query_one(CommandList).option_count > 0
 
 
 class CannedShellTool(FakeShellTool):

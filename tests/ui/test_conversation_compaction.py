@@ -8,7 +8,7 @@ from textual.app import App, ComposeResult
 from textual.geometry import Region
 from textual.widget import Widget
 
-from tests.ui.helpers import make_app, screen_text
+from tests.ui.helpers import make_app, screen_text, settled
 from tui_assist.core.events import (
     NodeFinished,
     NodeStarted,
@@ -223,7 +223,7 @@ async def test_an_expanded_turn_draws_the_lines_the_styles_cache_would() -> None
             conversation.apply(NodeStarted(node_id="t", parent_id=None, node_kind="turn", label="turn"))
             conversation.apply(NodeStarted(node_id="a", parent_id="t", node_kind="agent", label="agent"))
             conversation.apply(TextDelta(node_id="a", text="An answer.\n\nIn paragraphs.\n\n" * 4))
-            await pilot.pause(0.1)
+            await settled(pilot)
             view = app.query_one(TurnView)
             crop = Region(0, 0, view.size.width, view.size.height)
             # Its fast path (blank lines in its background) is what Textual's own drawing gives.

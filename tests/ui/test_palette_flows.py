@@ -19,7 +19,7 @@ from tui_assist.ui.screens.grounded_prompt import GroundedPromptScreen
 from tui_assist.ui.widgets.flow_panel import FlowPanel
 from tui_assist.ui.widgets.turn_parts import Notice
 
-from .helpers import FakeToolbox, screen_text, settings, wait_until
+from .helpers import FakeToolbox, palette_searched, screen_text, settings, wait_until
 
 CORPUS = SAMPLE_CORPUS
 
@@ -40,7 +40,7 @@ def offline_app(workdir: Path) -> TuiAssistApp:
 async def run_palette(pilot, title: str) -> None:  # type: ignore[no-untyped-def]
     await pilot.press("ctrl+p")
     await pilot.press(*title)
-    await pilot.pause(0.2)
+    await wait_until(pilot, lambda: palette_searched(pilot.app, title))
     await pilot.press("enter")
 
 

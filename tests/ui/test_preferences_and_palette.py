@@ -8,7 +8,7 @@ from pathlib import Path
 from textual.command import CommandPalette
 from textual.widgets import OptionList
 
-from tests.ui.helpers import FakeToolbox, screen_text, wait_until
+from tests.ui.helpers import FakeToolbox, palette_searched, screen_text, wait_until
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.session.config_source import ConfigSource
 from tui_assist.ui.app import TuiAssistApp
@@ -63,7 +63,7 @@ async def _palette_titles(app: TuiAssistApp, pilot, query: str) -> list[str]:
     await pilot.press("ctrl+p")
     await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette))
     await pilot.press(*query)
-    await pilot.pause(0.4)
+    await wait_until(pilot, lambda: palette_searched(app, query))
     options = app.screen.query_one(OptionList)
     return [str(options.get_option_at_index(i).prompt).split("\n")[0] for i in range(options.option_count)]
 
@@ -77,10 +77,11 @@ async def test_the_palette_offers_one_theme_command_and_it_lists_our_themes(tmp_
         assert "theme: choose" in titles[0]
         assert not any(title.strip() == "Theme" for title in titles)  # Textual's own is hidden
         await pilot.press("enter")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: palette_searched(app, ""))  # our theme list, searched for nothing
         options = app.screen.query_one(OptionList)
         listed = sorted(str(options.get_option_at_index(i).prompt) for i in range(options.option_count))
         assert [line.split("\n")[0] for line in listed] == sorted(app.theme_names)
-        await pilot.press(*"light", "enter")
-        await pilot.pause(0.2)
-        assert app.theme == "tui-light"
+        await pilot.press(*"light")
+        await wait_until(pilot, lambda: palette_searched(app, "light"))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.theme == "tui-light")

@@ -8,7 +8,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.ui.helpers import BlockingProvider, FakeToolbox, make_app, screen_text, wait_until
+from textual.command import CommandPalette
+
+from tests.ui.helpers import (
+    BlockingProvider,
+    FakeToolbox,
+    make_app,
+    palette_searched,
+    screen_text,
+    settled,
+    wait_until,
+)
 from tui_assist.core.conversation import Message, Usage
 from tui_assist.core.events import TurnEvent
 from tui_assist.core.observer import ApprovalDecision, ToolApproval
@@ -199,9 +209,10 @@ async def test_palette_commands_set_rounds_and_start_over(tmp_path: Path) -> Non
             await pilot.press("ctrl+p")
             await pilot.pause()
             await pilot.press(*command)
-            await pilot.pause(0.3)
+            await wait_until(pilot, lambda: palette_searched(app, command))  # noqa: B023
             await pilot.press("enter")
-            await pilot.pause(0.1)
+            await wait_until(pilot, lambda: not isinstance(app.screen, CommandPalette))
+        await settled(pilot)
         assert app.session.rounds == 5
         assert "Refine OFF" in screen_text(app)
         assert app.session.conversation.messages == []

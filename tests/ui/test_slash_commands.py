@@ -173,7 +173,7 @@ async def test_new_starts_over_and_resume_opens_the_picker_with_the_query(tmp_pa
         await _run(app, pilot, "/resume rebase")
         picker = app.screen
         assert isinstance(picker, ResumeScreen)
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: bool(picker.found))
         await app.workers.wait_for_complete()
         from textual.widgets import Input, OptionList
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from tests.ui.helpers import FakeToolbox, make_app, review_app, settings, tool_use
+from tests.ui.helpers import FakeToolbox, make_app, review_app, settings, settled, tool_use, wait_until
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.store.db import Store
 from tui_assist.ui.app import TuiAssistApp
@@ -57,7 +57,7 @@ async def _run_turn(pilot) -> None:
     await pilot.press(*"what does answer.txt say?", "enter")
     await pilot.pause()
     await app.workers.wait_for_complete()
-    await pilot.pause(0.1)
+    await settled(pilot)
 
 
 @pytest.mark.parametrize("theme", ["tui-dark", "tui-light", "tui-high-contrast"])
@@ -69,7 +69,7 @@ def test_round_review(snap_compare, fixed_clock) -> None:
     async def open_review(pilot) -> None:
         await _run_turn(pilot)
         await pilot.press("f4", "left")
-        await pilot.pause(0.1)
+        await settled(pilot)
 
     assert snap_compare(_app("tui-dark"), run_before=open_review, terminal_size=SIZE)
 
@@ -93,9 +93,9 @@ async def _review_round(pilot, round_number: int) -> None:
     await pilot.press(*"fix the failing test", "enter")
     await pilot.pause()
     await app.workers.wait_for_complete()
-    await pilot.pause(0.1)
+    await settled(pilot)
     await pilot.press("f4", *(["left"] if round_number == 1 else []))
-    await pilot.pause(0.1)
+    await settled(pilot)
 
 
 def test_round_review_first_round_at_80_columns(snap_compare, fixed_clock) -> None:
@@ -109,7 +109,7 @@ def test_round_review_verdict_and_diff_at_80_columns(snap_compare, fixed_clock) 
     async def run_before(pilot) -> None:
         await _review_round(pilot, 2)
         pilot.app.screen.query_one("#review-body").scroll_end(animate=False)
-        await pilot.pause(0.1)
+        await settled(pilot)
 
     assert snap_compare(review_app(), run_before=run_before, terminal_size=(80, 24))
 
@@ -131,7 +131,7 @@ def test_main_screen_with_the_panels_opened_at_80_columns(snap_compare, fixed_cl
     async def open_panels(pilot) -> None:
         await _run_turn(pilot)
         await pilot.press("f2")
-        await pilot.pause(0.1)
+        await settled(pilot)
 
     assert snap_compare(_app("tui-dark"), run_before=open_panels, terminal_size=(80, 24))
 
@@ -188,14 +188,14 @@ def test_resume_picker(snap_compare, fixed_clock, fixed_store_clock, size) -> No
         await pilot.press("ctrl+n")
         await pilot.press(*"deploy checklist", "enter")
         await pilot.app.workers.wait_for_complete()
-        await pilot.pause(0.1)  # the main screen, behind the picker, settled after the turn
+        await settled(pilot)  # the main screen, behind the picker, settled after the turn
         await pilot.press("ctrl+o")
-        while not (isinstance(pilot.app.screen, ResumeScreen) and len(pilot.app.screen.found) == 2):
-            await pilot.pause(0.02)
+        await wait_until(
+            pilot, lambda: isinstance(pilot.app.screen, ResumeScreen) and len(pilot.app.screen.found) == 2
+        )
         picker = pilot.app.screen
         picker.query_one("#query").cursor_blink = False
-        while "flux capacitor" not in str(picker.query_one("#preview", Static).content):
-            await pilot.pause(0.02)
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: "flux capacitor" in str(picker.query_one("#preview", Static).content))
+        await settled(pilot)
 
     assert snap_compare(app, run_before=open_picker, terminal_size=size)

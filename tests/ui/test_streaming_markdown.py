@@ -10,6 +10,7 @@ from textual.containers import VerticalScroll
 from textual.geometry import Region
 from textual.pilot import Pilot
 
+from tests.ui.helpers import settled, wait_until
 from tui_assist.core.events import NodeFinished, NodeStarted, TextDelta
 from tui_assist.ui.widgets import streaming_markdown
 from tui_assist.ui.widgets.conversation import Conversation
@@ -108,7 +109,7 @@ async def test_deltas_are_merged_before_they_are_drawn() -> None:
         widget._flush = counting  # type: ignore[method-assign]
         for _ in range(200):
             widget.append("word ")
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: flushes and widget._timer is None and widget._held is None)
         assert 1 <= flushes <= 3
         assert "word word" in _lines(widget)[0]
 
@@ -121,8 +122,7 @@ async def test_a_huge_append_is_drawn_over_several_frames(monkeypatch) -> None:
         widget.append("\n\n".join(f"Paragraph {i} of the answer." for i in range(100)))
         widget.flush()
         assert widget._pending
-        await pilot.pause(1.0)
-        assert not widget._pending
+        await wait_until(pilot, lambda: not widget._pending)
         assert "Paragraph 99 of the answer." in "\n".join(_lines(widget))
 
 
@@ -151,7 +151,7 @@ async def test_only_a_few_rendered_chunks_are_kept() -> None:
         body = "lorem ipsum dolor sit amet " * 20
         widget.append("\n\n".join(f"## Part {i}\n\n{body}" for i in range(60)) + "\n")
         widget.finish()
-        await pilot.pause(1.0)
+        await wait_until(pilot, lambda: not widget._pending and widget._timer is None)
         assert len(widget._chunks) > streaming_markdown.CACHED_CHUNKS
         assert len(widget._cache) <= streaming_markdown.CACHED_CHUNKS
         # Scrolling back renders an evicted chunk again, identically.
@@ -364,8 +364,7 @@ async def test_a_taller_answer_costs_one_layout_of_the_screen_not_two() -> None:
         more = "".join(f"More {i}.\n\n" for i in range(30))  # the scrollbar's thumb shrinks
         conversation.apply(TextDelta(node_id="a", text=more + "One more paragraph, the last.\n\n"))
         answer.flush()
-        for _ in range(5):  # a few frames: Textual's own second layout would come a frame later
-            await pilot.pause(0.02)
+        await settled(pilot)  # Textual's own second layout would come a frame later
         assert answer.line_count > height
         assert len(layouts) == 1
         # And one frame: the scrollbar's new thumb is drawn in it, not in a frame of its own.
@@ -478,7 +477,7 @@ async def test_full_collections_wait_while_an_answer_streams_and_only_then(
                 conversation.apply(NodeFinished(node_id="a", output="x"))
                 await pilot.pause()
                 assert gc.get_threshold() == (young, middle, full)  # not with the frames that show the end
-                await pilot.pause(0.25)
+                await wait_until(pilot, lambda: gc.get_threshold() == thresholds)  # but after them
             else:
                 await app.query_one(AnswerText).remove()
                 await pilot.pause()
@@ -524,7 +523,7 @@ async def test_a_streaming_answer_collects_the_young_after_each_frame() -> None:
         try:
             for i in range(3):
                 conversation.apply(TextDelta(node_id="a", text=f"Line {i} of the answer.\n\n"))
-                await pilot.pause(2 * streaming_markdown.STREAM_INTERVAL)
+                await wait_until(pilot, lambda: len(middle_collections) > i)  # noqa: B023  (after its frame)
         finally:
             gc.callbacks.remove(count)
     assert len(middle_collections) >= 3
@@ -535,6 +534,16 @@ def _painted(widget: StreamingMarkdown) -> list[list[tuple[str, str]]]:
     return [[(segment.text, str(segment.style)) for segment in strip] for strip in widget.render_lines(crop)]
 
 
+def _flushed(app: App[None], text: str) -> bool:
+    """The streaming answer has drawn `text` and has no flush waiting."""
+    answers = list(app.query(AnswerText))
+    return (
+        bool(answers)
+        and all(a._timer is None and a._held is None for a in answers)
+        and any(text in "\n".join(_lines(a)) for a in answers)
+    )
+
+
 async def test_lines_kept_while_the_answer_grows_are_the_lines_painted_afresh() -> None:
     app = _Chat()
     async with app.run_test(size=(60, 40)) as pilot:
@@ -543,7 +552,7 @@ async def test_lines_kept_while_the_answer_grows_are_the_lines_painted_afresh() 
             conversation.apply(TextDelta(node_id="a", text=f"Paragraph {i} with **bold** words.\n\n"))
             conversation.apply(TextDelta(node_id="a", text=f"- item {i}\n- another\n\n```python\nx = {i}\n"))
             conversation.apply(TextDelta(node_id="a", text="```\n\nThe tail grows"))
-            await pilot.pause(0.05)
+            await wait_until(pilot, lambda: _flushed(app, f"x = {i}"))  # noqa: B023
             answer = app.query_one(AnswerText)
             kept = _painted(answer)
             answer.selection_updated(None)  # forgets what was painted: everything is painted again
@@ -569,8 +578,8 @@ def test_markdown_parsed_by_the_shared_parser_renders_as_richs_own() -> None:
 
 
 def test_a_frame_asked_for_a_period_after_the_last_is_drawn_at_once() -> None:
-    """Not on Textual's grid, which made it wait up to two periods (see `frame_timer`)."""
-    from tui_assist.ui.frame_timer import frame_wait
+    """Not on Textual's grid, which made it wait up to two periods (see `textual_private.FrameTimer`)."""
+    from tui_assist.ui.textual_private import frame_wait
 
     period = 1 / 60
     assert frame_wait(10.0, 10.0 + period, period) == 0

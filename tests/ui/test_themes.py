@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.helpers import make_app, screen_text
+from tests.ui.helpers import make_app, palette_searched, screen_text, settled, wait_until
 from tui_assist.paths import themes_dir, user_themes_dir
 from tui_assist.ui.themes import ThemeFileError, discover_themes, load_theme_file, markdown_rich_theme
 
@@ -94,14 +94,14 @@ async def test_switching_theme_from_the_palette_rerenders_markdown() -> None:
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"theme: choose")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: palette_searched(app, "theme: choose"))
         await pilot.press("enter")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: palette_searched(app, ""))
         await pilot.press(*"tui-light")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: palette_searched(app, "tui-light"))
         await pilot.press("enter")
-        await pilot.pause(0.2)
-        assert app.theme == "tui-light"
+        await wait_until(pilot, lambda: app.theme == "tui-light")
+        await settled(pilot)  # restyled in the new theme
         assert "Heading" in screen_text(app)
         from tui_assist.ui.widgets.turn_parts import AnswerText
 

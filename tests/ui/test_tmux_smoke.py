@@ -6,7 +6,6 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 
 from tests.fakes.anthropic import FakeAnthropic, Reply
 from tests.tmux_harness import TmuxApp
+from tests.wait import wait_until_sync
 
 pytestmark = [
     pytest.mark.tmux,
@@ -71,10 +71,8 @@ def test_typing_during_a_slow_turn_queues_the_prompt_whole(tmp_path: Path) -> No
         stdout=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 30
-        while not port_file.exists():
-            assert time.monotonic() < deadline and fake.poll() is None, "the fake did not start"
-            time.sleep(0.05)
+        wait_until_sync(lambda: port_file.exists() or fake.poll() is not None, 30, what="the fake started")
+        assert fake.poll() is None, "the fake did not start"
         work = tmp_path / "work"
         work.mkdir()
         env = {
@@ -95,19 +93,13 @@ def test_typing_during_a_slow_turn_queues_the_prompt_whole(tmp_path: Path) -> No
             app.key("Enter")
             app.wait_for("queued · second part", timeout=10)
             assert len(_recorded(record)) <= 1  # still streaming the first answer
-            deadline = time.monotonic() + 30
-            while len(_recorded(record)) < 2:
-                assert time.monotonic() < deadline, app.screen()
-                time.sleep(0.1)
+            wait_until_sync(lambda: len(_recorded(record)) >= 2, 30, what="the second request")
             app.wait_for("Got both parts.", timeout=10)
             app.wait_for("○ idle", timeout=10)  # the turn is stored (and snapshotted), not just shown
             app.key("C-c")
             app.wait_for("again to quit", timeout=5)
             app.key("C-c")
-            deadline = time.monotonic() + 10
-            while not app.pane_dead():
-                assert time.monotonic() < deadline, "ctrl+c twice did not quit"
-                time.sleep(0.05)
+            wait_until_sync(app.pane_dead, 10, what="ctrl+c twice quitting")
     finally:
         fake.terminate()
         fake.wait(10)

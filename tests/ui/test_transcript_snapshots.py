@@ -21,7 +21,7 @@ from tui_assist.ui.widgets.diff_view import FOLD_LINES, DiffView
 from tui_assist.ui.widgets.prompt import Prompt
 from tui_assist.ui.widgets.turn_parts import ThinkingView, ToolCallView, UserMessage
 
-from .helpers import screen_text, settings
+from .helpers import screen_text, settings, settled
 
 WORK = Path("/tmp/tui-assist-transcript-snapshots")
 EDITOR = "str_replace_based_edit_tool"
@@ -65,7 +65,7 @@ async def _run_turn(pilot: Any) -> None:
     await pilot.press(*"why does @shot.png say 41?", "enter")
     await pilot.pause()
     await app.workers.wait_for_complete()
-    await pilot.pause(0.1)
+    await settled(pilot)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 36)])
@@ -84,7 +84,7 @@ async def test_thinking_folds_the_diff_shows_and_the_prompt_has_its_chip(fixed_c
         await pilot.press("enter")
         await pilot.pause()
         await app.workers.wait_for_complete()
-        await pilot.pause(0.1)
+        await settled(pilot)
         [user] = app.query(UserMessage)
         assert user.images == [("shot.png", 69)]
         thinking = list(app.query(ThinkingView))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.helpers import FakeToolbox, screen_text, settings, wait_until
+from tests.ui.helpers import FakeToolbox, screen_text, settings, settled, wait_until
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.session.trust import ProjectTrust
 from tui_assist.ui.app import TuiAssistApp
@@ -159,7 +159,7 @@ def test_trust_dialog_snapshot(snap_compare, fixed_clock) -> None:
             "script scripts/guard.sh",
         ]
         app.push_screen(TrustScreen("/work/project", items, changed=True))
-        await pilot.pause(0.1)
+        await settled(pilot)
 
     assert snap_compare(make_app(), run_before=open_dialog, terminal_size=(100, 30))
 

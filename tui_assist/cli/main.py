@@ -211,7 +211,7 @@ async def _bench_strategies(args: argparse.Namespace, settings: Settings) -> int
 
 def _run_tui(args: argparse.Namespace, source: ConfigSource) -> int:
     # Until the first frame is painted, Python's cyclic GC would only rescan the objects that
-    # importing Textual creates (~15 ms); the main screen turns it back on after that frame.
+    # importing Textual creates, a delay for nothing; the main screen turns it back on after that frame.
     gc.disable()
     # The TUI validates its settings after its first frame, too (see ConfigSource).
     from tui_assist.ui.app import run

@@ -86,6 +86,12 @@ def file_size(size: int) -> str:
     return f"{size / 1_000_000:.1f} MB"
 
 
+def base64_size(data: str) -> int:
+    """How many bytes the base64 text `data` decodes to, without decoding it."""
+    padding = min(len(data) - len(data.rstrip("=")), 2)
+    return len(data) * 3 // 4 - padding
+
+
 def truncation_marker(omitted: int) -> str:
     """The line that stands in for output that was cut.
 

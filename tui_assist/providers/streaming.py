@@ -207,7 +207,7 @@ class SdkProvider(Generic[ClientT]):
     def prepare(self) -> None:
         """Make the client now, in the caller's thread, not in the event loop at the first request.
 
-        Its TLS set-up takes 30-55 ms. A configuration the SDK rejects is left for that request to
+        Its TLS set-up would hold the event loop. A configuration the SDK rejects is left for that request to
         report, as when the client is made on first use.
         """
         try:

@@ -1,7 +1,7 @@
 """The settings' sources merged but not yet validated: what the TUI paints its first frame from.
 
-Validating (`tui_assist.session.config`, pydantic) costs about 100 ms of imports and schema building,
-half of a bare Textual app's whole time to first paint. Reading the TOML file, the environment
+Validating (`tui_assist.session.config`, pydantic) costs imports and schema building, as much as
+a large part of a bare Textual app's time to first paint. Reading the TOML file, the environment
 and the flags costs next to nothing, so the TUI starts from a `ConfigSource`, draws its first frame
 from the source's best-effort `preview`, and validates right after (`ChatSession.load`). The
 headless commands validate at once.

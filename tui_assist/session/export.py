@@ -24,6 +24,8 @@ from tui_assist.core.events import FileDiff, ToolCallFinished
 from tui_assist.core.tool_labels import tool_title, unified_diff
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from tui_assist.store import Store
     from tui_assist.store.rows import ConversationRow, RoundRow, ToolCallRow, TurnRow
 
@@ -33,6 +35,21 @@ EXPORT_FORMATS: tuple[ExportFormat, ...] = ("md", "json")
 
 class ExportError(Exception):
     """A conversation cannot be exported; the message is one line for users."""
+
+
+def write_export(path: Path, document: str) -> None:
+    """Write an exported `document` to `path`, making its folders; all of it or nothing.
+
+    The file is replaced whole (`write_atomically`): a failed or interrupted write leaves the file
+    that was there as it was.
+
+    Raises:
+        OSError: when the folder cannot be made or the file written.
+    """
+    from tui_assist.tools.safe_io import write_atomically
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(path, document.encode("utf-8"))
 
 
 def iso(ts: float | None) -> str | None:

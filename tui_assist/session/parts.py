@@ -261,7 +261,7 @@ class SessionParts:
                 conversation.
         """
         # The store needs only the data dir, which the preview knows: it opens before validation
-        # (pydantic's import and the validation take ~150 ms), so a conversation redrawn in
+        # (pydantic's import and the validation are slow), so a conversation redrawn in
         # `after_store` shows without waiting for them.
         if self._use_store:
             await self._open_store()

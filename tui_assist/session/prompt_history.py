@@ -3,7 +3,8 @@
 One small append-only file in the data dir (`prompt_history.jsonl`, one JSON string per line, so
 a prompt may span lines) shared by every conversation and every running instance: appending a
 line is one `write` on a file opened for appending, which two instances can do at once. The file
-is bounded: past twice `max_entries` lines it is rewritten with the newest `max_entries`.
+is bounded: past twice `max_entries` lines it is replaced (`write_atomically`: a crash leaves the
+old file or the new) by one of the newest `max_entries`.
 
 A history that can't be read or written never stops the chat: it is then empty, or not saved.
 """
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -107,11 +107,10 @@ class PromptHistory:
         return entries[-self.max_entries :]
 
     def _rewrite(self, entries: list[str]) -> None:
-        partial = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        partial.write_text(
-            "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), encoding="utf-8"
-        )
-        partial.replace(self.path)
+        from tui_assist.tools.safe_io import write_atomically  # only when cutting the file back
+
+        data = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries)
+        write_atomically(self.path, data.encode("utf-8"), new_mode=0o600)
         self._lines = len(entries)
 
 

@@ -167,7 +167,8 @@ def write_atomically(path: Path, data: bytes, *, new_mode: int = 0o666) -> None:
     """Write `data` to a new file beside `path`, flush it to disk and rename it over `path`.
 
     The one place in the package that replaces a file (`os.replace`): the editor's writes, the
-    saved TUI state, the rules files and the checkpoints' state all come here. A crash leaves the
+    saved TUI state, the rules files, the checkpoints' state, the prompt history's cut-backs and
+    `/export` all come here. A crash leaves the
     old content or the new, never half a file. The temporary file is created exclusively
     (`O_EXCL | O_NOFOLLOW`), so nothing planted under its name is written through; its data is
     `fsync`ed before the rename. A replaced file keeps its permission bits (and its owner, where

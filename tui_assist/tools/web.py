@@ -376,7 +376,7 @@ class WebFetchTool:
 
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
-    """The default verifying TLS context, built once: building one costs ~80 ms, every call."""
+    """The default verifying TLS context, built once: building one (loading the CA store) is slow."""
     import httpx2
 
     return httpx2.create_ssl_context(trust_env=False)

@@ -20,6 +20,7 @@ from tui_assist.paths import data_dir, themes_dir
 from tui_assist.session.config_source import DEFAULT_THEME, ConfigPreview, ConfigSource
 from tui_assist.session.preferences import Preferences, for_this_run, preferences_path
 from tui_assist.ui.screens.main import MainScreen, StartOptions
+from tui_assist.ui.textual_private import keymap
 from tui_assist.ui.themes import discover_themes
 from tui_assist.ui.widgets.streaming_markdown import highlight_deferred
 
@@ -102,7 +103,7 @@ class TuiAssistApp(App[int]):
             self.theme_problems.append(f"unknown theme {wanted!r}; using {DEFAULT_THEME}")
             wanted = DEFAULT_THEME if self.get_theme(DEFAULT_THEME) is not None else "textual-dark"
         # Not `self.theme = wanted`: before the app runs, that schedules a full CSS reparse and
-        # restyle right after the first mount (~40 ms of startup). The first parse reads the
+        # restyle right after the first mount, before the first frame. The first parse reads the
         # current theme anyway, so set the value quietly and the classes its watcher would set.
         self.set_reactive(TuiAssistApp.theme, wanted)
         self.stylesheet.set_variables(self.get_css_variables())
@@ -139,7 +140,7 @@ class TuiAssistApp(App[int]):
     @property
     def interrupt_key(self) -> str:
         """The key that interrupts a turn or quits (ctrl+c unless the keymap moved it)."""
-        return self._keymap.get("interrupt-or-quit", "ctrl+c")
+        return keymap(self).get("interrupt-or-quit", "ctrl+c")
 
     def action_interrupt_or_quit(self) -> None:
         """ctrl+c that copied nothing: the chat interrupts its turn or quits (see MainScreen)."""

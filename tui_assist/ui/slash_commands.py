@@ -23,6 +23,7 @@ from tui_assist.core.text import CompletionSpan
 from tui_assist.paths import config_dir, data_dir
 from tui_assist.session.commands import SLASH, CommandError, cost_markdown, parse_refine, parse_rounds
 from tui_assist.session.slash_commands import SlashCommand, SlashInput, closest, matching
+from tui_assist.ui.textual_private import binding_chain
 from tui_assist.ui.widgets.completion import CompletionItem
 
 if TYPE_CHECKING:
@@ -161,7 +162,7 @@ def _help(screen: MainScreen, args: str) -> None:
 def key_help(screen: MainScreen) -> list[tuple[str, str, str]]:
     """The chat's own keys where the focus is now, the keymap applied: (keys, what, binding id)."""
     keys: dict[str, tuple[list[str], str]] = {}
-    for _, bindings in screen._binding_chain:
+    for _, bindings in binding_chain(screen):
         for _, binding in bindings:
             if binding.id and binding.description:
                 shown, _ = keys.setdefault(binding.id, ([], binding.description))
@@ -222,7 +223,7 @@ def _cost(screen: MainScreen, args: str) -> None:
 
 @handles("export")
 async def _export(screen: MainScreen, args: str) -> None:
-    from tui_assist.session.export import ExportError
+    from tui_assist.session.export import ExportError, write_export
 
     words = shlex.split(args) if args else []
     fmt = "md"
@@ -241,8 +242,7 @@ async def _export(screen: MainScreen, args: str) -> None:
     except ExportError as exc:
         raise CommandError(str(exc)) from exc
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(document, encoding="utf-8")
+        write_export(path, document)
     except OSError as exc:
         raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from exc
     screen.notify(f"Exported to {path}", timeout=4)

@@ -10,8 +10,8 @@ one call checks the budget *before* the spend, opens the child's node (`NodeStar
 parent's id), and closes it exactly once (`done`, `failed` or `cancelled`) through the core's
 `NodeScope`. Leaves therefore stay plain code, and every combinator reports the same way.
 
-Node ids are a per-run random prefix plus a counter: unique like `uuid4`, at a fraction of its
-cost, which matters on the per-step hot path (see `bench/bench_workflow.py`).
+Node ids are a per-run random prefix plus a counter: unique like `uuid4`, cheaper to make,
+which matters on the per-step hot path (see `bench/bench_workflow.py`).
 """
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ class MentionCompleter:
         return await asyncio.to_thread(self.load_sync, refresh=refresh)
 
     def complete(self, query: str, limit: int = 20) -> list[Completion]:
-        """The best paths for `query` (milliseconds; empty before the first load).
+        """The best paths for `query` (fast enough per keystroke; empty before the first load).
 
         Args:
             query: What follows the `@`, as `mention_at(...).query` gives it.

@@ -1,12 +1,12 @@
 """Fuzzy matching of paths against a query typed one keystroke at a time.
 
-A query matches a path when its characters occur in it in order, ignoring case. Scoring one path
-in Python takes microseconds, too long to score 100,000 per keystroke, so the work is arranged to
+A query matches a path when its characters occur in it in order, ignoring case. Scoring paths one
+at a time in Python is too slow for a large tree at every keystroke, so the work is arranged to
 run in C:
 
 - paths are sorted shortest first and lowercased once; for each character a mask (one byte per
   path, held as an int) says which paths contain it, so `&` over the query's characters gives
-  the paths that hold them all, in any order, in microseconds;
+  the paths that hold them all, in any order, in one pass of C;
 - when few enough paths hold them, each is checked with a regular expression
   whose possessive quantifiers never backtrack (`[^a]*+a[^b]*+b…`), `itertools.compress`
   walking the paths in step with the mask; the matches are kept, so the next keystroke (which
@@ -62,7 +62,7 @@ _WORD_BREAKS = frozenset("_-. ")
 _SEPARATORS = _WORD_BREAKS | {"/"}
 _TO_SLASH = str.maketrans("_-. ", "////")
 _WARM_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789./_-"
-"""Characters whose masks are built with the index rather than on their first keystroke (10 ms each)."""
+"""Characters whose masks are built with the index rather than on their first keystroke (which would lag)."""
 _SCORE_CHAR = 16
 _BONUS_SEGMENT = 10  # at the start of the path or right after `/`
 _BONUS_WORD = 8  # after `_`, `-`, `.` or a space
@@ -166,7 +166,7 @@ class FuzzyMatcher:
         else:
             holding = self._holding_all(needle)
             matches = None
-            # Checking a path costs a fraction of a microsecond: checking them all would cost a
+            # Checking one path is cheap, but checking them all would cost a
             # keystroke's budget, so a query with so common characters is left to the groups.
             if holding.bit_count() <= self._verify_all:
                 matches = list(self._lines(holding, match, examine=None))

@@ -10,7 +10,7 @@ from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from typing import IO, TYPE_CHECKING, Final, cast
 
-from tui_assist.core.text import clip, exc_text, truncate_middle
+from tui_assist.core.text import base64_size, clip, exc_text, truncate_middle
 from tui_assist.core.tooling import ToolOutput
 from tui_assist.tools.mcp.config import McpStartError
 from tui_assist.tools.mcp.tool import RemoteTool
@@ -101,7 +101,7 @@ def to_output(result: mcp_types.CallToolResult, max_chars: int) -> ToolOutput:
             parts.append(block.text)
         elif isinstance(block, ImageContent | AudioContent):
             kind = "image" if isinstance(block, ImageContent) else "audio"
-            parts.append(f"[{kind} {block.mime_type}, {len(block.data) * 3 // 4} bytes, not shown]")
+            parts.append(f"[{kind} {block.mime_type}, {base64_size(block.data)} bytes, not shown]")
         elif isinstance(block, ResourceLink):
             parts.append(f"[resource {block.uri}: {block.name}]")
         elif isinstance(block, EmbeddedResource):  # pyright: ignore[reportUnnecessaryIsInstance]

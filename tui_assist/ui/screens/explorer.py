@@ -2,7 +2,7 @@
 
 Everything here is offline: the patterns run with their deterministic `rules` leaves. The run
 reports through the same `TextualObserver` a chat turn uses, and its events are folded into a
-`NodeLog` that the reused `FlowPanel` draws. A rules run finishes in a millisecond, so the screen
+`NodeLog` that the reused `FlowPanel` draws. A rules run finishes at once, so the screen
 plays the event stream back at `pace` seconds per node event: the tree grows as the run went,
 in the order it went, instead of appearing all at once.
 

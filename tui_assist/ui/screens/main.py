@@ -28,7 +28,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Resize
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
@@ -37,8 +36,8 @@ from tui_assist.core.events import NodeStarted, TextDelta, ThinkingDelta, TurnEv
 from tui_assist.core.tree import NodeLog
 from tui_assist.session.commands import COMMANDS
 from tui_assist.ui.bridge import CoreEvent, StopRequested, TextualObserver
-from tui_assist.ui.frame_timer import paced_update_timer
 from tui_assist.ui.setup_help import provider_notice
+from tui_assist.ui.textual_private import PacedScreen
 from tui_assist.ui.widgets.conversation import MAX_TURN_VIEWS, Conversation, TurnView
 from tui_assist.ui.widgets.flow_panel import FlowPanel
 from tui_assist.ui.widgets.footer import KeysFooter
@@ -115,20 +114,15 @@ def command_bindings() -> list[Binding]:
     return sorted(bindings, key=lambda binding: not binding.priority)
 
 
-class MainScreen(Screen[None]):
-    """The chat: its widgets, its keys, and the host of the session's turn controller."""
+class MainScreen(PacedScreen[None]):
+    """The chat: its widgets, its keys, and the host of the session's turn controller.
+
+    Its frames are drawn when asked for, not on Textual's grid (see `PacedScreen`).
+    """
 
     # Layout lives in main.tcss beside this module; the app loads it (see TuiAssistApp.CSS_PATH).
     AUTO_FOCUS = "#prompt"
     BINDINGS = command_bindings()
-    _frame_timer: Timer | None = None
-
-    @property
-    def _update_timer(self) -> Timer:
-        # Frames drawn when asked for, not on Textual's grid: see `frame_timer`.
-        if self._frame_timer is None:
-            self._frame_timer = paced_update_timer(self)
-        return self._frame_timer
 
     def __init__(self, start: StartOptions | None = None) -> None:
         super().__init__()
@@ -272,7 +266,7 @@ class MainScreen(Screen[None]):
     def _after_first_frame(self) -> None:
         # `tui-assist` paused the collector for the first frame (see cli.main): everything created
         # so far (Textual, the screen) is long-lived, and its first collection would scan all of
-        # it (~100 ms before the footer's keys show), so it is frozen out of collections first.
+        # it (and hold back the footer's keys), so it is frozen out of collections first.
         if not gc.isenabled():
             gc.freeze()
             gc.enable()
@@ -294,7 +288,7 @@ class MainScreen(Screen[None]):
     def _load_when_drawn(self, wait: float) -> None:
         """Start loading once the whole screen is drawn, footer keys included (they are in the first
         frame unless the terminal lacks focus, see `KeysFooter`): loading (threads importing the
-        SDK hold the GIL) would delay them by a few hundred milliseconds."""
+        SDK hold the GIL) would visibly delay them."""
         footers = self.query(Footer)
         if wait > 0 and footers and not any(key.region for key in footers.first().children):
             self.set_timer(0.01, lambda: self._load_when_drawn(wait - 0.01))
@@ -343,7 +337,7 @@ class MainScreen(Screen[None]):
             await asyncio.sleep(0)
         # Everything alive now (modules, the SDK, the app's widgets) lives for the whole session.
         # Freezing it keeps Python's full collections from scanning it again and again: with the
-        # SDK loaded, each full collection otherwise stalls the event loop for 50-100+ ms.
+        # SDK loaded, each full collection otherwise stalls the event loop for several frames.
         gc.freeze()
         self._after_load()
 
@@ -442,7 +436,7 @@ class MainScreen(Screen[None]):
         """Before the first turn, the tree's title says what will show there (the tree is hidden).
 
         The class is the side panel's, not the screen's: changing a class restyles the widgets
-        below it, and the screen's are all of them (a first turn paid ~15 ms for it).
+        below it, and the screen's are all of them (a first turn would pay for restyling them).
         """
         side = self.query_one("#side")
         if fresh == side.has_class("-fresh"):
@@ -736,7 +730,7 @@ class MainScreen(Screen[None]):
         # Only the newest turns are read; earlier ones load as the user scrolls up.
         self.conversation.offer_earlier(self._pages_of(conversation_id), turns[0].seq if turns else None)
         # The last answer on screen first (bounded: a screen on top of this one draws instead);
-        # the tree and the flow panel after it (the tree's first mount alone costs ~15 ms).
+        # the tree and the flow panel after it (the tree's first mount would hold the answer back).
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.conversation.wait_for_refresh(), PAINT_WAIT)
         for event, record in for_panels:

@@ -31,7 +31,7 @@ from textual.markup import escape
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Collapsible, Footer, Static
-from textual.widgets._collapsible import CollapsibleTitle
+from textual.widgets.collapsible import CollapsibleTitle
 
 from tui_assist.core.events import FileDiff, ThinkingDelta, ToolCallFinished, ToolCallStarted, VerdictReached
 from tui_assist.core.text import clip, duration

@@ -3,7 +3,7 @@
 A layout arranges every displayed widget of the screen, and a streaming answer that grows taller
 asks for one several times a second; and each of Python's full garbage collections scans every
 live object, which with a hundred turns of widgets (each with its styles, caches and rendered
-strips) stalled the event loop for 100-300 ms while an answer streamed. So a finished turn a few
+strips) stalled the event loop, visibly, while an answer streamed. So a finished turn a few
 turns back is *compacted*: it captures the lines its children drew (the look is the same), then
 drops the children. What it keeps is small and mostly invisible to the collector: the lines as
 tuples of `(text, style index)` (tuples of strings and ints are untracked), the few styles they
@@ -224,7 +224,7 @@ class CompactableTurn(LaidOutSize, Vertical):
         # Expanded, the turn draws nothing of its own (no border, no padding): it shows only in
         # the margins between its children. But every growth of a streamed answer resizes it, and
         # the styles cache would build each of its visible lines again (as costly as drawing the
-        # answer itself, 30 times a second): blank lines in its background are the same lines.
+        # answer itself, at every flush): blank lines in its background are the same lines.
         if self.opacity < 1 or self.styles.border or self.styles.padding:
             return super().render_lines(crop)
         background = self.background_colors[1]

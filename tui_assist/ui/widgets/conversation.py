@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.widget import AwaitMount, Widget
 
 from tui_assist.core.events import (
@@ -46,6 +46,7 @@ from tui_assist.core.events import (
 )
 from tui_assist.core.text import clip
 from tui_assist.core.tree import NodeLog
+from tui_assist.ui.textual_private import StripBarVerticalScroll
 from tui_assist.ui.widgets.compaction import CompactableTurn
 from tui_assist.ui.widgets.streaming_markdown import LaidOutSize
 from tui_assist.ui.widgets.turn_parts import (
@@ -62,9 +63,6 @@ from tui_assist.ui.widgets.turn_parts import (
 )
 
 if TYPE_CHECKING:
-    from textual.geometry import Size
-    from textual.scrollbar import ScrollBar
-
     from tui_assist.session.chat import StoredTurn
 
 TurnKey = int | str
@@ -350,8 +348,12 @@ class TurnView(CompactableTurn):
                 self._rounds[node_id].fold(is_folded)
 
 
-class Conversation(LaidOutSize, VerticalScroll):
-    """The scrolling conversation; stays anchored to the bottom while answers stream."""
+class Conversation(LaidOutSize, StripBarVerticalScroll):
+    """The scrolling conversation; stays anchored to the bottom while answers stream.
+
+    Its scrollbar is drawn straight to strips and repainted with the layout (see
+    `StripBarVerticalScroll`): a streamed answer moves its thumb at every growth.
+    """
 
     DEFAULT_CSS = """
     Conversation {
@@ -397,28 +399,6 @@ class Conversation(LaidOutSize, VerticalScroll):
         elif not overflow and self.is_anchored:
             self.anchor(False)
             self.scroll_home(animate=False, immediate=True)
-
-    @property
-    def vertical_scrollbar(self) -> ScrollBar:
-        # Textual's own property, making a scrollbar that renders a streamed answer's many
-        # layouts at a fraction of the cost (see `scrollbar`).
-        if self._vertical_scrollbar is None:
-            from tui_assist.ui.widgets.scrollbar import StripScrollBar
-
-            self._vertical_scrollbar = StripScrollBar(thickness=self.scrollbar_size_vertical)
-            self._vertical_scrollbar.display = False
-            self.app._start_widget(self, self._vertical_scrollbar)
-        return self._vertical_scrollbar
-
-    def _scroll_update(self, virtual_size: Size) -> None:
-        # Textual repaints the scrollbar a frame after the layout that moved its thumb: its
-        # `refresh()` marks it dirty at once, and asks the screen for the repaint with a message.
-        # This runs inside that layout, which repaints the pane (its size changed) and so the
-        # dirty scrollbar in it; the message would only add a frame to each growth of a streamed
-        # answer (a repaint of the pane's height, and a second burst of output to the terminal).
-        super()._scroll_update(virtual_size)
-        if self.show_vertical_scrollbar:
-            self.vertical_scrollbar._repaint_required = False
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 from textual.widgets import Footer
 
+from tui_assist.ui.textual_private import prune_detached_watchers, show_footer_keys_now
+
 if TYPE_CHECKING:
     from textual.screen import Screen
 
@@ -15,9 +17,9 @@ class KeysFooter(Footer):
     """Textual's footer, rebuilt once however often the bindings change before it is.
 
     Textual's footer rebuilds all its keys for each change. Focusing the prompt at start-up
-    changes them three times before the first frame, so the keys reached the screen ~60 ms later
-    than in a bare app. And Textual builds the first keys only after a refresh, so they showed
-    four frames (~30 ms) after the rest of the screen: these are built at once, in the first frame.
+    changes them three times before the first frame, so the keys reached the screen later than in
+    a bare app. And Textual builds the first keys only after a refresh, so they showed frames after
+    the rest of the screen: these are built at once, in the first frame.
     """
 
     _rebuild_queued = False
@@ -28,7 +30,7 @@ class KeysFooter(Footer):
             return  # the queued rebuild reads the bindings as they are when it runs
         showing = bool(screen.app.app_focus and self.is_attached and screen is self.screen)
         if showing and not self.children:
-            self._bindings_ready = True
+            show_footer_keys_now(self)
             self.call_next(self.recompose)
         else:
             super().bindings_changed(screen)  # queues a rebuild, after a refresh, when showing
@@ -37,7 +39,7 @@ class KeysFooter(Footer):
     async def recompose(self) -> None:
         self._rebuild_queued = False
         # The bindings often "change" to what they were (a resumed conversation changed them
-        # twice after the first frame): a rebuild (8-15 ms) only when the keys would differ.
+        # twice after the first frame): a rebuild (it mounts every key) only when they would differ.
         shown = self._shown_bindings()
         if shown == self._shown and self.children:
             return
@@ -46,9 +48,7 @@ class KeysFooter(Footer):
         # Each key binds `compact` to the footer, and Textual drops a removed key's watcher only
         # when `compact` changes, which it never does here: the list would grow with every
         # rebuild (a few a turn), and with it the cost of binding each new key.
-        watchers = getattr(self, "__watchers", {}).get("compact")
-        if watchers:
-            watchers[:] = [(node, callback) for node, callback in watchers if node.is_attached]
+        prune_detached_watchers(self, "compact")
 
     def _shown_bindings(self) -> tuple[object, ...]:
         """What the keys are built from (`Footer.compose`)."""

@@ -23,6 +23,7 @@ from textual.widgets import Static, TextArea
 from textual.widgets.text_area import Document
 
 from tui_assist.core.text import file_size
+from tui_assist.ui.textual_private import keymapped_bindings
 
 if TYPE_CHECKING:
     from tui_assist.session.prompt_history import HistoryBrowser
@@ -172,21 +173,17 @@ class Prompt(TextArea):
         self._error_for: str | None = None
         """The text the shown error is about; an edit clears the error."""
 
-    async def _on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
         # TextArea inserts a newline for enter before bindings are consulted, and a priority
         # binding would run ahead of characters still queued here (typing fast and pressing
         # enter sent half the prompt). So our two bindings are resolved here, in key order,
-        # with the user's keymap applied.
-        bindings = self._bindings.copy()
-        if self.app._keymap:
-            bindings.apply_keymap(self.app._keymap)
-        for binding in bindings.key_to_bindings.get(event.key, ()):
+        # with the user's keymap applied. (Textual calls this before TextArea's own handler.)
+        for binding in keymapped_bindings(self).key_to_bindings.get(event.key, ()):
             if binding.action in self._OWN_ACTIONS:
                 event.stop()
                 event.prevent_default()
                 await self.run_action(binding.action)
                 return
-        await super()._on_key(event)
 
     # -- sending -----------------------------------------------------------------------------------
 
@@ -302,7 +299,7 @@ class Prompt(TextArea):
         maybe = "@" in text and any(suffix in lowered for suffix in IMAGE_SUFFIXES)
         self.chips.show(image_chips(text, self._workdir()) if maybe else [])
 
-    async def _on_paste(self, event: events.Paste) -> None:
+    async def on_paste(self, event: events.Paste) -> None:
         # Textual calls each class's handler in turn: TextArea's pastes unless this one prevents it.
         image = pasted_image(event.text)
         if image is None:

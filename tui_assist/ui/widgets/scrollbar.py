@@ -1,9 +1,9 @@
 """A vertical scrollbar that draws its rows straight to strips.
 
 Textual's `ScrollBar` renders like any widget: its bar becomes a Rich renderable, and each row
-goes through the widget's `StylesCache` (padding, borders, tint, opacity, filters), about 1 ms
-for 40 rows. The conversation's scrollbar renders again at every layout of a streamed answer (its
-thumb moves as the answer grows), so that is a few percent of an answer's CPU. A scrollbar has
+goes through the widget's `StylesCache` (padding, borders, tint, opacity, filters). The
+conversation's scrollbar renders again at every layout of a streamed answer (its thumb moves as
+the answer grows), so that work is paid at every growth of the answer. A scrollbar has
 none of those styles: this one builds the same rows from Textual's own bar (`render_bar`) with the
 widget's base style, one strip per distinct row, and applies the app's line filters, as
 `StylesCache` does. A scrollbar styled beyond that (tint, opacity) renders the usual way.

@@ -10,10 +10,10 @@ long the answer grows.
 What a flush costs is mostly not this widget's work but Textual's: a taller answer means a full
 layout of the screen and a repaint of the whole pane, since anchored content scrolls. Textual
 would lay out and repaint a second time a frame later, because the layout changed the virtual
-sizes of the answer, its turn and the pane; `LaidOutSize` drops that request, which halves what a
-growth costs. So the answer can be drawn `STREAM_INTERVAL` apart while text streams (through a
-real terminal it then grows every 33-50 ms; at 1/8 s it grew in visible bursts), and the first
-delta after a pause is drawn on the next frame. A flush that changes no line repaints nothing, and
+sizes of the answer, its turn and the pane; `LaidOutSize` drops that request, so a growth is laid
+out and repainted once. So the answer can be drawn `STREAM_INTERVAL` apart while text streams
+(drawn less often, it grew in visible bursts), and the first delta after a pause is drawn on the
+next frame. A flush that changes no line repaints nothing, and
 one that changes only the tail without changing the height repaints only the tail lines that
 differ. A fast stream (more lines a second than `LAYOUT_INTERVAL` would lay out one at a time)
 keeps a few blank lines of room below its text (`_next_reserve`), so its new lines mostly fill
@@ -26,8 +26,8 @@ indented code stay with their block).
 
 Committed chunks keep only their source and their height at the current width; their strips live
 in a small LRU cache and are rendered again on demand when scrolled back into view. So the number
-of live objects (and the cost of Python's full garbage collections, which stalled the loop for
-100 ms and more when every line of a long answer was kept as strips) stays bounded however long
+of live objects (and the cost of Python's full garbage collections, which stalled the loop
+visibly when every line of a long answer was kept as strips) stays bounded however long
 the answer or the session grows.
 """
 
@@ -57,6 +57,7 @@ from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
 
+from tui_assist.ui.textual_private import rich_markdown
 from tui_assist.ui.themes import markdown_rich_theme
 
 if TYPE_CHECKING:
@@ -74,21 +75,20 @@ FRAME_INTERVAL = 1 / 60
 together are drawn together), and between the slices of a burst larger than `FRAME_BUDGET`."""
 STREAM_INTERVAL = 1 / 30
 """Least seconds between two flushes while text streams: 30 growths a second read as smooth, and
-leave room (Textual paints at most 60 frames a second) for the answer to grow within 50 ms even
+leave room (Textual paints at most 60 frames a second) for the answer to keep that pace even
 when a frame comes late. Each flush that adds lines costs a layout of the screen and a repaint of
-the pane, so drawing every delta (1,000 a second in a fast stream) would spend the CPU on that."""
+the pane, so drawing every delta (a fast stream sends many a frame) would spend the CPU on that."""
 LAYOUT_INTERVAL = 1 / 8
 """Seconds of a fast stream's growth that the room below its text holds (see `_next_reserve`):
-a layout of the screen and a repaint of the whole pane (it scrolls) cost several times a repaint
-of the lines that changed, so a fast stream is laid out about 8 times a second (10 at 200 lines
-a second, where the room is as tall as it may be) rather than 30, and its text still grows every
-`STREAM_INTERVAL`."""
+a layout of the screen and a repaint of the whole pane (it scrolls) cost much more than a repaint
+of the lines that changed, so a fast stream is laid out about this often rather than at every
+flush, and its text still grows every `STREAM_INTERVAL`."""
 LAYOUT_LEAD = 0.012
 """Seconds before its due time that a paced flush starts. One that must lay out the screen (the
-pane scrolls, so it is repainted whole) reaches the terminal 10-18 ms later than one that repaints
-a few lines, and is drawn at once; one that repaints waits for its due time (`_held`). So the
-answer grows about `STREAM_INTERVAL` apart either way: each layout's growth came that much late,
-the stream's longest pauses (46-51 ms)."""
+pane scrolls, so it is repainted whole) reaches the terminal later than one that repaints a few
+lines, and is drawn at once; one that repaints waits for its due time (`_held`). So the answer
+grows about `STREAM_INTERVAL` apart either way: started on time, each layout's growth came late
+by its own cost, the stream's longest pauses."""
 RESERVE_SHARE = 1 / 2
 """The room below a streaming answer's text is at most this share of the screen's height."""
 FRAME_BUDGET = 4_000
@@ -138,26 +138,16 @@ _parser: MarkdownIt | None = None
 def parsed_markdown(text: str, code_theme: str, *, plain_code: bool = False) -> Markdown:
     """Rich's `Markdown` of `text` (no hyperlinks), parsed by one shared parser.
 
-    Rich's `Markdown.__init__` builds a new markdown-it parser for every text, which is more than
-    a third of rendering a streamed block (it happens 30 times a second while an answer streams);
-    this sets the object up as that `__init__` (rich 15.0.0, pinned) does, with the parser reused.
+    Rich's `Markdown.__init__` builds a new markdown-it parser for every text, the bulk of
+    rendering a streamed block (which renders again at every flush while an answer streams);
+    this sets the object up as that `__init__` does, with the parser reused (see `rich_markdown`).
     `plain_code` draws code blocks as plain text, without loading a lexer.
     """
-    kind = _code_markdown(plain_code)
-    markdown = kind.__new__(kind)
-    markdown.markup = text
-    markdown.parsed = load_parser().parse(text)
-    markdown.code_theme = code_theme
-    markdown.justify = None
-    markdown.style = "none"
-    markdown.hyperlinks = False
-    markdown.inline_code_lexer = None
-    markdown.inline_code_theme = code_theme
-    return markdown
+    return rich_markdown(_code_markdown(plain_code), text, load_parser().parse(text), code_theme)
 
 
 def load_parser() -> MarkdownIt:
-    """The shared markdown-it parser, and Rich's Markdown, imported (~50 ms) and made once."""
+    """The shared markdown-it parser, and Rich's Markdown, imported (slow, so late) and made once."""
     global _parser
     if _parser is None:
         # markdown-it is slow to import: not before first paint.
@@ -171,7 +161,7 @@ def load_parser() -> MarkdownIt:
 @cache
 def _code_markdown(plain_code: bool) -> type[Markdown]:
     """Rich's `Markdown`, its code blocks highlighted with a lexer and a theme made once (Rich makes
-    both again for each render of a block, and a streaming block renders 30 times a second); with
+    both again for each render of a block, and a streaming block renders at every flush); with
     `plain_code`, drawn as plain text as wide and as tall as highlighted, in the code theme's own
     text and background colours (only a lexer's colours are missing)."""
     from pygments.token import Token
@@ -260,8 +250,8 @@ _WARM_UP = "# Warm\n\n- a **list** with `code`\n\n```python\nprint(1)\n```\n"
 def warm_up() -> None:
     """Import and run what the first answer's Markdown needs (in a thread, before any turn).
 
-    The Markdown parser, Pygments and its lexers are slow to load (the first code block cost
-    the event loop 60 ms of lexer set-up while an answer streamed), and the first answer should
+    The Markdown parser, Pygments and its lexers are slow to load (the first code block stalled
+    the event loop with its lexer's set-up while an answer streamed), and the first answer should
     not pay for it.
     """
     console = Console(file=io.StringIO(), force_terminal=True, color_system="truecolor", width=40)
@@ -306,8 +296,8 @@ def _hold_full_collections(widget: StreamingMarkdown) -> None:
     """Hold off Python's full collections while `widget` streams (see `_release_full_collections`).
 
     What survives the young collections while an answer streams (Textual's strips carry several
-    caches each) makes a full collection scan some 40,000 objects every half second or so: a
-    20-40 ms stall of the event loop, as long as a frame's budget, so the answer visibly paused.
+    caches each) makes each full collection scan tens of thousands of objects: a stall of the
+    event loop as long as a frame's budget, so the answer visibly paused.
     Textual pauses the collector for smooth scrolling for the same reason (`PAUSE_GC_ON_SCROLL`);
     here only the full collections wait. The young ones go on, less often (see `YOUNG_THRESHOLD`),
     and the young and middle generations are collected after each frame (`_collect_after_frame`).
@@ -323,10 +313,10 @@ def _hold_full_collections(widget: StreamingMarkdown) -> None:
 def _collect_after_frame(app: App[object]) -> None:
     """Collect the young and middle generations once the next frame is drawn.
 
-    Left to the allocation count, a middle collection came every half second, in the middle of a
-    frame, and scanned what ten young ones had kept (25,000-35,000 objects, mostly the caches of
-    Textual's strips): 25-40 ms, the longest pauses of a streamed answer. Collected after each
-    frame, they scan one frame's leftovers (1-5 ms), in the time before the next flush. (Answers
+    Left to the allocation count, a middle collection came in the middle of a frame and scanned
+    what ten young ones had kept (mostly the caches of Textual's strips): the longest pauses of
+    a streamed answer. Collected after each frame, they scan one frame's leftovers, in the time
+    before the next flush. (Answers
     streaming side by side each ask: a second collection in a row finds next to nothing.)
     """
     app.call_after_refresh(_collect_after_write)
@@ -334,8 +324,8 @@ def _collect_after_frame(app: App[object]) -> None:
 
 WRITE_WAIT = 0.001
 """Seconds between a frame and the collection after it: Textual's writer thread writes the frame
-to the terminal once the event loop lets go of the interpreter, and a collection (1-3 ms) would
-hold it back as long."""
+to the terminal once the event loop lets go of the interpreter, and a collection would hold it
+back as long as it runs."""
 
 
 def _collect_after_write() -> None:
@@ -356,9 +346,9 @@ def with_next_flush(callback: Callable[[], object]) -> bool:
     that flush's frame rather than in a frame of its own; False (and not kept) if no flush is
     queued (none streams, or its text paused: a tool runs).
 
-    A frame holds the next one back by up to a refresh period (17 ms; up to 33 ms on Textual's
-    own grid, see `ui.frame_timer`), so a repaint of anything else (an elapsed time) just before a
-    flush delayed the answer's growth by as much: its longest pauses, 55-70 ms.
+    A frame holds the next one back by up to a refresh period (up to two on Textual's own grid,
+    see `textual_private.FrameTimer`), so a repaint of anything else (an elapsed time) just before
+    a flush delayed the answer's growth by as much: its longest pauses.
     """
     if not any(widget._timer is not None or widget._held is not None for widget in _streaming):
         return False
@@ -384,8 +374,8 @@ def _release_full_collections(widget: StreamingMarkdown, *, finished: bool) -> N
     _run_with_flush()  # nothing streams any more to take them along
     if _thresholds is not None:
         # Once the end of the answer is drawn: the full collection this lets run (at once: the
-        # middle collections of the stream count towards it) has the stream's leftovers to scan
-        # (100-200 ms), and would hold back the frames that show the end.
+        # middle collections of the stream count towards it) has the stream's leftovers to scan,
+        # and would hold back the frames that show the end.
         widget.app.set_timer(RELEASE_DELAY, _restore_full_collections)
 
 

@@ -1,0 +1,390 @@
+"""The private Textual and Rich APIs `ui.textual_private` relies on, and that nothing else uses one.
+
+Each test fails when upstream changes what the fence relies on: the name, its signature, its
+behaviour, or (for code the fence copies and adapts) its source.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib
+import inspect
+import textwrap
+from functools import cache
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from rich.markdown import Markdown
+from textual import _time
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widget import Widget
+from textual.widgets import Footer, Static
+
+from tests.wait import wait_until
+from tui_assist.ui import textual_private
+from tui_assist.ui.textual_private import (
+    FrameTimer,
+    PacedScreen,
+    StripBarVerticalScroll,
+    binding_chain,
+    keymap,
+    keymapped_bindings,
+    prune_detached_watchers,
+    rich_markdown,
+    show_footer_keys_now,
+)
+from tui_assist.ui.widgets.scrollbar import StripScrollBar
+from tui_assist.ui.widgets.streaming_markdown import load_parser
+
+UI = Path(textual_private.__file__).parent
+
+
+def _digest(function: object) -> str:
+    return hashlib.sha256(inspect.getsource(function).encode()).hexdigest()[:16]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("what", "function", "digest"),
+    [
+        ("Widget.vertical_scrollbar", Widget.vertical_scrollbar.fget, "6b140a728f0b50e4"),
+        ("Widget._scroll_update", Widget._scroll_update, "edb9f6257285830d"),
+        ("Screen._update_timer", Screen._update_timer.fget, "6736ab93692ef9ed"),
+        ("Timer._run", Timer._run, "60c942a84c1a8765"),
+        ("Markdown.__init__", Markdown.__init__, "f62a531a8a981101"),
+    ],
+)
+def test_the_upstream_code_the_fence_adapts_is_unchanged(what: str, function: object, digest: str) -> None:
+    """The fence copies these (or runs inside them): a change upstream needs the copy re-read."""
+    assert _digest(function) == digest, f"{what} changed upstream: re-check ui/textual_private.py"
+
+
+# -- keys ------------------------------------------------------------------------------------------
+
+
+class _Keys(Widget, can_focus=True):
+    BINDINGS = [
+        Binding("f6", "ping", "Ping", id="ping"),
+        Binding("f7", "off", "Off", id="off"),
+    ]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return action != "off"
+
+
+class _KeysApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield _Keys()
+
+
+async def test_the_keymap_is_what_set_keymap_installed() -> None:
+    app = _KeysApp()
+    async with app.run_test():
+        app.set_keymap({"ping": "f9"})
+        assert keymap(app) == {"ping": "f9"}
+
+
+async def test_a_nodes_own_bindings_come_with_the_keymap_applied() -> None:
+    app = _KeysApp()
+    async with app.run_test():
+        keys = app.query_one(_Keys)
+        assert set(keymapped_bindings(keys).key_to_bindings) == {"f6", "f7"}
+        app.set_keymap({"ping": "f9"})
+        bindings = keymapped_bindings(keys)
+        assert [b.action for b in bindings.key_to_bindings["f9"]] == ["ping"]
+        assert "f6" not in bindings.key_to_bindings
+        assert "f6" in keys._bindings.key_to_bindings  # a copy: the node's own are left alone
+
+
+async def test_the_binding_chain_keeps_disabled_actions_that_active_bindings_drops() -> None:
+    app = _KeysApp()
+    async with app.run_test() as pilot:
+        keys = app.query_one(_Keys)
+        keys.focus()
+        await pilot.pause()
+        app.set_keymap({"ping": "f9"})
+        chain = binding_chain(app.screen)
+        assert chain[0][0] is keys
+        assert {b.action for _, b in chain[0][1]} == {"ping", "off"}
+        assert "f9" in chain[0][1].key_to_bindings  # the keymap applied
+        assert "f7" not in app.screen.active_bindings  # why /help reads the chain
+
+
+class _UnreadyFooter(Footer):
+    """A footer that is never told its bindings changed: its keys wait for `show_footer_keys_now`."""
+
+    def bindings_changed(self, screen: Screen) -> None:
+        pass
+
+
+class _FooterApp(App[None]):
+    BINDINGS = [Binding("f6", "ping", "Ping")]
+
+    def compose(self) -> ComposeResult:
+        yield _UnreadyFooter()
+
+
+async def test_a_footer_builds_no_keys_until_its_bindings_are_ready() -> None:
+    assert isinstance(Footer._bindings_ready, reactive)
+    app = _FooterApp()
+    async with app.run_test() as pilot:
+        footer = app.query_one(_UnreadyFooter)
+        await pilot.pause()
+        assert not footer.children
+        show_footer_keys_now(footer)
+        footer.call_later(footer.recompose)  # as Textual's footer does, in the footer's own context
+        await wait_until(lambda: footer.children)
+
+
+class _Counter(Widget):
+    count = reactive(0)
+
+
+class _Watcher(Widget):
+    def __init__(self, counter: _Counter) -> None:
+        super().__init__()
+        self.counter = counter
+
+    def on_mount(self) -> None:
+        self.watch(self.counter, "count", lambda: None, init=False)
+
+
+class _WatchApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield _Counter()
+
+
+async def test_a_removed_nodes_watchers_stay_until_pruned() -> None:
+    app = _WatchApp()
+    async with app.run_test():
+        counter = app.query_one(_Counter)
+        watcher = _Watcher(counter)
+        await app.mount(watcher)
+        await watcher.remove()
+        watchers = getattr(counter, "__watchers")["count"]
+        assert [node for node, _ in watchers] == [watcher]  # Textual keeps it
+        prune_detached_watchers(counter, "count")
+        assert getattr(counter, "__watchers")["count"] == []
+
+
+# -- Rich's Markdown -------------------------------------------------------------------------------
+
+
+def _rendered(markdown: Markdown) -> str:
+    console = Console(width=60, record=True, color_system="truecolor", file=None)
+    with console.capture():
+        console.print(markdown)
+    return console.export_text(styles=True)
+
+
+def test_a_markdown_from_tokens_has_what_init_sets_and_renders_the_same() -> None:
+    text = "# Title\n\nSome *text* and `code`, a [link](https://example.com).\n\n```python\nx = 1\n```\n"
+    upstream = Markdown(text, code_theme="monokai", hyperlinks=False)
+    ours = rich_markdown(Markdown, text, load_parser().parse(text), "monokai")
+    assert set(vars(ours)) == set(vars(upstream))
+    assert {k: v for k, v in vars(ours).items() if k != "parsed"} == {
+        k: v for k, v in vars(upstream).items() if k != "parsed"
+    }
+    assert _rendered(ours) == _rendered(upstream)
+
+
+# -- frames drawn when asked for -------------------------------------------------------------------
+
+
+def test_the_timer_internals_the_frame_timer_uses_exist() -> None:
+    assert list(inspect.signature(Timer._tick).parameters) == ["self", "next_timer", "count"]
+    assert inspect.iscoroutinefunction(Timer._run) and callable(Timer._start)
+    assert callable(_time.get_time) and inspect.iscoroutinefunction(_time.sleep)
+    assert isinstance(inspect.getattr_static(Screen, "_update_timer"), property)
+    assert callable(Screen._on_timer_update)
+
+
+class _Paced(PacedScreen[None]):
+    frames = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static("first", id="text")
+
+    def _on_timer_update(self) -> None:
+        self.frames += 1
+        super()._on_timer_update()
+
+
+class _PacedApp(App[None]):
+    def get_default_screen(self) -> Screen[None]:
+        return _Paced()
+
+
+async def test_a_paced_screen_draws_its_frames_with_a_frame_timer() -> None:
+    app = _PacedApp()
+    async with app.run_test():
+        screen = app.screen
+        assert isinstance(screen, _Paced)
+        timer = screen._update_timer
+        assert isinstance(timer, FrameTimer) and timer in screen._timers
+        await wait_until(lambda: screen.frames and not timer._active.is_set())
+        drawn = screen.frames
+        app.query_one("#text", Static).update("second")
+        await wait_until(lambda: screen.frames > drawn and not timer._active.is_set())
+    assert timer._task is None  # stopped with the screen, as the timers `set_interval` makes
+
+
+# -- the conversation's scrollbar ------------------------------------------------------------------
+
+
+class _ScrollApp(App[None]):
+    def compose(self) -> ComposeResult:
+        with StripBarVerticalScroll():
+            yield Static("line\n" * 200)
+
+
+async def test_the_scrollbar_is_a_strip_scrollbar_started_as_textual_starts_its_own() -> None:
+    assert list(inspect.signature(App._start_widget).parameters) == ["self", "parent", "widget"]
+    app = _ScrollApp()
+    async with app.run_test(size=(40, 10)):
+        pane = app.query_one(StripBarVerticalScroll)
+        await wait_until(lambda: pane.vertical_scrollbar.display)
+        bar = pane.vertical_scrollbar
+        assert isinstance(bar, StripScrollBar) and pane._vertical_scrollbar is bar
+        assert bar.parent is pane and bar.is_running
+        bar.refresh()
+        assert bar._repaint_required  # what Textual's `refresh` marks, and the layout clears
+        pane._scroll_update(pane.virtual_size)
+        assert not bar._repaint_required
+
+
+# -- the fence holds -------------------------------------------------------------------------------
+
+
+def _upstream_private_names(cls: type) -> set[str]:
+    """The private names Textual's and Rich's classes in `cls`'s MRO define or set on `self`."""
+    names: set[str] = set()
+    for base in cls.__mro__:
+        if base.__module__.startswith(("textual", "rich")):
+            names |= _class_private_names(base)
+    return names
+
+
+@cache
+def _class_private_names(base: type) -> frozenset[str]:
+    names = {name for name in vars(base) if _private(name)}
+    try:
+        source = textwrap.dedent(inspect.getsource(base))
+    except (OSError, TypeError):
+        return frozenset(names)
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and _self_attribute(node) and _private(node.attr):
+            names.add(node.attr)
+    return frozenset(names)
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.endswith("__")
+
+
+def _self_attribute(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Attribute):
+        return False
+    value = node.value
+    return (isinstance(value, ast.Name) and value.id in ("self", "cls")) or (
+        isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super"
+    )
+
+
+@cache
+def _all_upstream_private_names() -> frozenset[str]:
+    import rich
+    import textual
+
+    names: set[str] = set()
+    for package in (textual, rich):
+        for path in Path(package.__file__).parent.rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _private(node.name):
+                    names.add(node.name)
+                elif isinstance(node, ast.Attribute) and _private(node.attr):
+                    names.add(node.attr)
+    return frozenset(names)
+
+
+def private_uses(path: Path, upstream: frozenset[str]) -> list[str]:
+    """Where the module at `path` reaches into Textual or Rich: private modules, a private name of
+    a Textual or Rich base class on `self` (used or overridden), or of upstream on anything else."""
+    module = importlib.import_module(".".join(path.relative_to(UI.parent.parent).with_suffix("").parts))
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    ours: set[str] = set()
+    found: list[str] = []
+    where = f"{path.relative_to(UI.parent.parent)}"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(("textual", "rich")):
+            parts = [*node.module.split("."), *(alias.name for alias in node.names)]
+            if any(part.startswith("_") for part in parts):
+                found.append(f"{where}:{node.lineno}: from {node.module} import ...")
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "__new__"
+        ):
+            found.append(f"{where}:{node.lineno}: {ast.unparse(node.func)}")
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "setattr", "hasattr")
+            and any(isinstance(arg, ast.Constant) and str(arg.value).startswith("__") for arg in node.args)
+        ):
+            found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.ClassDef) and isinstance(cls := getattr(module, node.name, None), type):
+            theirs = _upstream_private_names(cls)
+            for inner in ast.walk(node):
+                name = None
+                if _self_attribute(inner):
+                    name = inner.attr  # type: ignore[attr-defined]
+                elif isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
+                    name = inner.name
+                if name is None:
+                    continue
+                if name in theirs:
+                    found.append(f"{where}:{inner.lineno}: {node.name}.{name}")
+                else:
+                    ours.add(name)
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and not _self_attribute(node)
+            and _private(node.attr)
+            and node.attr in upstream
+            and node.attr not in ours
+        ):
+            found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_nothing_in_ui_but_the_fence_touches_a_private_name_of_textual_or_rich() -> None:
+    upstream = _all_upstream_private_names()
+    modules = sorted(path for path in UI.rglob("*.py") if path.name != "textual_private.py")
+    found = [use for path in modules for use in private_uses(path, upstream)]
+    assert found == [], "private Textual/Rich APIs outside ui/textual_private.py:\n" + "\n".join(found)
+
+
+def test_the_check_finds_the_private_uses_the_fence_holds() -> None:
+    """The check above would catch each of them, were they outside the fence."""
+    found = "\n".join(private_uses(UI / "textual_private.py", _all_upstream_private_names()))
+    for use in (
+        "from textual import ...",
+        "kind.__new__",
+        "getattr(node, '__watchers', {})",
+        "FrameTimer._run",
+        "PacedScreen._update_timer",
+        "StripBarVerticalScroll._scroll_update",
+        "StripBarVerticalScroll._vertical_scrollbar",
+        "app._keymap",
+        "screen._binding_chain",
+        "footer._bindings_ready",
+        "self.app._start_widget",
+    ):
+        assert use in found, use
