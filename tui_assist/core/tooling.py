@@ -25,6 +25,30 @@ class ToolOutput:
     """For a file write: the file's text before and after (hosts show it; the model does not)."""
 
 
+@dataclass(frozen=True, slots=True)
+class CodeDiagnostic:
+    """An error a language server found in a file."""
+
+    line: int
+    """1-based."""
+    column: int
+    """1-based."""
+    message: str
+    code: str | None = None
+    """The checker's rule, e.g. `F821`."""
+
+
+class Diagnostics(Protocol):
+    """Checks a file after an editor write (the session's language servers)."""
+
+    async def after_write(self, path: Path, before: str | None, after: str) -> Sequence[CodeDiagnostic]:
+        """The errors the write of `after` (over `before`, None for a new file) introduced.
+
+        Returns within the checker's own wait, with none when it has no answer; never raises.
+        """
+        ...
+
+
 class ToolInputError(Exception):
     """The model's input for a tool is invalid; the message goes back to the model."""
 

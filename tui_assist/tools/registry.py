@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypedDict, runtime_checkable
 
-from tui_assist.core.tooling import SubagentSpec, Tool, ToolboxFactory
+from tui_assist.core.tooling import Diagnostics, SubagentSpec, Tool, ToolboxFactory
 from tui_assist.tools.files import TextEditorTool
 from tui_assist.tools.sandbox import Sandbox
 from tui_assist.tools.shell import BashTool
@@ -107,6 +107,8 @@ class ToolboxOptions(TypedDict, total=False):
     """Run `bash` in this OS sandbox (`choose_sandbox(...).sandbox`); None: unsandboxed."""
     subagents: Subagents
     """The custom sub-agents the `agent` tool offers, or a callable read each time."""
+    diagnostics: Diagnostics | None
+    """Checks each file the editor writes (the session's language servers); None: no checks."""
 
 
 def default_toolbox(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolset:
@@ -138,7 +140,9 @@ def default_toolbox(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolset
                 pass_env=options.get("pass_env", ()),
                 sandbox=options.get("sandbox"),
             ),
-            TextEditorTool(workdir, max_output_chars=max_output_chars),
+            TextEditorTool(
+                workdir, max_output_chars=max_output_chars, diagnostics=options.get("diagnostics")
+            ),
             AgentTool(subagents() if callable(subagents) else subagents),
             *extras,
         ],
