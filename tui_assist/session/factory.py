@@ -16,10 +16,11 @@ from tui_assist.paths import data_dir
 
 if TYPE_CHECKING:
     from tui_assist.core.model import Provider
-    from tui_assist.core.tooling import SubagentSpec, Tool, ToolboxFactory
+    from tui_assist.core.tooling import Diagnostics, SubagentSpec, Tool, ToolboxFactory
     from tui_assist.session.config import Settings
     from tui_assist.session.config_source import ConfigPreview
     from tui_assist.store.db import Store
+    from tui_assist.tools.lsp import LspServers
     from tui_assist.tools.mcp import McpManager, McpServerConfig
     from tui_assist.tools.sandbox import Sandbox
 
@@ -107,11 +108,13 @@ def make_toolbox_factory(
     extra_tools: Callable[[], Sequence[Tool]] | None = None,
     sandbox: Sandbox | None = None,
     subagents: Callable[[], Sequence[SubagentSpec]] | None = None,
+    diagnostics: Diagnostics | None = None,
 ) -> ToolboxFactory:
     """The tool registry's factory: a fresh toolbox (shell, editor, sub-agents, web_fetch, extras) per run.
 
     `sandbox` is the OS sandbox bash runs in (`choose_sandbox`), None for none; `subagents` gives
-    the custom sub-agents the `agent` tool offers (read for each toolbox). The sandbox's network
+    the custom sub-agents the `agent` tool offers (read for each toolbox); `diagnostics` checks
+    each file the editor writes (`make_lsp`). The sandbox's network
     switch does not apply to `web_fetch`: it runs in this process, behind the approval policy and
     its own address checks.
     """
@@ -133,7 +136,38 @@ def make_toolbox_factory(
         pass_env=settings.tools.bash.pass_env,
         sandbox=sandbox,
         subagents=subagents or (),
+        diagnostics=diagnostics,
     )
+
+
+def make_lsp(settings: Settings, notify: Callable[[str], None]) -> LspServers | None:
+    """The language servers that check the editor's writes (none started yet); None when there are none.
+
+    `ruff server` is built in for `.py` and `.pyi` when a `ruff` is found, unless `[lsp.ruff]`
+    says `enabled = false`; `[lsp.ruff] command` or `extensions` replace its defaults.
+
+    Args:
+        settings: The `[lsp.NAME]` tables, `lsp_wait_ms` and the workdir (the servers' root).
+        notify: Told once, in one line, when a server can't start or stops for good.
+    """
+    from tui_assist.session.config import LspServerSettings
+    from tui_assist.tools.lsp import RUFF_EXTENSIONS, LspServers, LspServerSpec, ruff_command
+
+    configured = dict(settings.lsp)
+    ruff = configured.get("ruff", LspServerSettings())
+    defaults = {
+        "command": ruff.command or list(ruff_command() or ()),  # no ruff found: no built-in
+        "extensions": ruff.extensions or list(RUFF_EXTENSIONS),
+    }
+    configured["ruff"] = ruff.model_copy(update=defaults)
+    specs = [
+        LspServerSpec(name, tuple(server.command), tuple(server.extensions))
+        for name, server in configured.items()
+        if server.enabled and server.command
+    ]
+    if not specs:
+        return None
+    return LspServers(specs, settings.workdir, wait_seconds=settings.lsp_wait_ms / 1000, notify=notify)
 
 
 def make_mcp(settings: Settings, servers: Mapping[str, McpServerConfig] | None = None) -> McpManager | None:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from tui_assist.session.rewind import TurnCheckpoints
     from tui_assist.session.trust import ProjectFiles
     from tui_assist.store.db import Store
+    from tui_assist.tools.lsp import LspServers
     from tui_assist.tools.mcp import McpManager
     from tui_assist.tools.sandbox import Sandbox
 
@@ -118,6 +119,8 @@ class SessionParts:
         self._mcp: McpManager | None = None
         self._project_mcp: ProjectMcpServers | None = None
         """The project's MCP servers, once `load` has read them (started only when trusted)."""
+        self.lsp: LspServers | None = None
+        """The language servers that check the editor's writes (each starts on first use)."""
         self._provider_factory = provider_factory
         self._toolbox_factory = toolbox_factory
         self._ready = asyncio.Event()
@@ -312,10 +315,11 @@ class SessionParts:
     def _make_toolbox_factory(
         self, extra: Callable[[], Sequence[Tool]] | None, sandbox: Sandbox | None
     ) -> ToolboxFactory:
-        from tui_assist.session.factory import make_toolbox_factory
+        from tui_assist.session.factory import make_lsp, make_toolbox_factory
 
         try:
-            return make_toolbox_factory(self.settings, extra, sandbox, self._custom_agents)
+            self.lsp = make_lsp(self.settings, self.notes.append)
+            return make_toolbox_factory(self.settings, extra, sandbox, self._custom_agents, self.lsp)
         except Exception as exc:  # a broken tool must not keep the chat from opening
             log.exception("tools unavailable")
             self.notes.append(f"tools are unavailable ({exc}); the model gets no tools")
@@ -481,10 +485,11 @@ class SessionParts:
             self.checkpoints = TurnCheckpoints(self.store, data_dir(s.data_dir), s.workdir)
 
     async def aclose(self) -> None:
-        """Release what `load` opened: MCP servers, the provider's connections, the store."""
+        """Release what `load` opened: MCP and language servers, the provider's connections, the store."""
         for closer in (
             self.checkpoints.aclose if self.checkpoints is not None else None,
             self._mcp.aclose if self._mcp is not None else None,
+            self.lsp.aclose if self.lsp is not None else None,
             self.provider.aclose if self.provider is not None else None,
             self.store.close if self.store is not None and self._owns_store else None,
         ):

@@ -157,6 +157,11 @@ class LspServers:
         ]
 
     @property
+    def specs(self) -> tuple[LspServerSpec, ...]:
+        """The servers, in the order they were given."""
+        return tuple(self._specs)
+
+    @property
     def pids(self) -> dict[str, int]:
         """The process id of each running server, by name."""
         return {name: s.process.pid for name, s in self._servers.items() if s.alive}
