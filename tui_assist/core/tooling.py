@@ -38,6 +38,22 @@ class CodeDiagnostic:
     """The checker's rule, e.g. `F821`."""
 
 
+LSP_PREFIX = "LSP: "
+"""How a language server's error starts its line in a tool result."""
+
+
+def diagnostic_line(display: str, error: CodeDiagnostic) -> str:
+    """`LSP: path:line:col: message [code]`: one error as the model, the critic and the user read it."""
+    code = f" [{error.code}]" if error.code else ""
+    return f"{LSP_PREFIX}{display}:{error.line}:{error.column}: {error.message}{code}"
+
+
+def keep_diagnostic_lines(shown: str, whole: str) -> str:
+    """`shown` (a cut of `whole`) with the `LSP:` lines the cut dropped after it, so they stay in sight."""
+    lost = [line for line in whole.splitlines() if line.startswith(LSP_PREFIX) and line not in shown]
+    return "\n".join([shown, *lost]) if lost else shown
+
+
 class Diagnostics(Protocol):
     """Checks a file after an editor write (the session's language servers)."""
 

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tui_assist.core.events import FileDiff
 from tui_assist.core.model import ToolSpec
-from tui_assist.core.tooling import CodeDiagnostic, Diagnostics, ToolContext, ToolInputError, ToolOutput
+from tui_assist.core.tooling import Diagnostics, ToolContext, ToolInputError, ToolOutput, diagnostic_line
 from tui_assist.tools.base import PathOutsideWorkdir, confine, describe_validation_error
 from tui_assist.tools.safe_io import (
     EditError,
@@ -406,7 +406,7 @@ class TextEditorTool:
         errors = await self._diagnostics.after_write(path, before, after)
         if not errors:
             return output
-        lines = "\n".join(_lsp_line(args.display, error) for error in errors)
+        lines = "\n".join(diagnostic_line(args.display, error) for error in errors)
         return ToolOutput(f"{output.content}\n{lines}", diff=output.diff)
 
     # -----------------------------------------------------------------------------------------
@@ -574,11 +574,6 @@ def _require_encodable(data: _Input) -> None:
                     f"invalid input for {TOOL_NAME}: {field} is not valid Unicode "
                     f"({error.reason} at character {error.start})"
                 ) from error
-
-
-def _lsp_line(display: str, error: CodeDiagnostic) -> str:
-    code = f" [{error.code}]" if error.code else ""
-    return f"LSP: {display}:{error.line}:{error.column}: {error.message}{code}"
 
 
 def _reason(error: Exception) -> str:
