@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -130,3 +132,25 @@ async def test_closing_stops_the_server_process(servers: LspServers, tmp_path: P
 async def test_files_no_server_checks_are_left_alone(servers: LspServers, tmp_path: Path) -> None:
     assert await servers.after_write(tmp_path / "notes.txt", None, "print(undefined_name)\n") == []
     assert servers.pids == {}
+
+
+async def test_a_server_gets_no_secrets_and_one_that_exits_at_once_is_one_warning(
+    ctx: ToolContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret")
+    monkeypatch.setenv("LSP_TEST_PLAIN", "plain")
+    dump = "import json, os; open('env.json', 'w').write(json.dumps(dict(os.environ)))"
+    warnings: list[str] = []
+    servers = LspServers(
+        [LspServerSpec("dumper", (sys.executable, "-c", dump), (".py",))], tmp_path, notify=warnings.append
+    )
+    editor = TextEditorTool(tmp_path, diagnostics=servers)
+
+    created = await edit(editor, ctx, command="create", path="mod.py", file_text="print(undefined_name)\n")
+    await edit(editor, ctx, command="create", path="mod.py", file_text="print(undefined_name)\n")
+    await servers.aclose()
+
+    env = json.loads((tmp_path / "env.json").read_text())
+    assert env["LSP_TEST_PLAIN"] == "plain" and "ANTHROPIC_API_KEY" not in env
+    assert created.content == "File created: mod.py (1 lines)"
+    assert len(warnings) == 1 and warnings[0].startswith("language server dumper could not start")

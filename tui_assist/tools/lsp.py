@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import shutil
 import sys
 from collections import Counter
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tui_assist.core.tooling import CodeDiagnostic
+from tui_assist.tools.shell import is_secret_variable
 
 if TYPE_CHECKING:
     from lsprotocol import types
@@ -261,7 +263,10 @@ class LspServers:
         from tui_assist import __version__
 
         client: Any = LanguageClient("tui-assist", __version__, converter_factory=_converter)
-        await client.start_io(*spec.command, cwd=str(self._root))
+        # Its own session: a ctrl+c in the terminal is the chat's, not the server's. No secrets in
+        # its environment: a language server reads code, it calls no APIs.
+        env = {name: value for name, value in os.environ.items() if not is_secret_variable(name)}
+        await client.start_io(*spec.command, cwd=str(self._root), env=env, start_new_session=True)
         process: asyncio.subprocess.Process = client._server  # pygls keeps the process it started
         published: dict[tuple[str, int | None], list[types.Diagnostic]] = {}
         changed = asyncio.Condition()
