@@ -154,3 +154,28 @@ async def test_a_server_gets_no_secrets_and_one_that_exits_at_once_is_one_warnin
     assert env["LSP_TEST_PLAIN"] == "plain" and "ANTHROPIC_API_KEY" not in env
     assert created.content == "File created: mod.py (1 lines)"
     assert len(warnings) == 1 and warnings[0].startswith("language server dumper could not start")
+
+
+async def test_a_server_that_never_reports_leaves_the_result_as_it_is(
+    ctx: ToolContext, tmp_path: Path
+) -> None:
+    silent = Path(__file__).with_name("lsp_silent_server.py")
+    warnings: list[str] = []
+    servers = LspServers(
+        [LspServerSpec("silent", (sys.executable, str(silent)), (".py",))],
+        tmp_path,
+        wait_seconds=0.2,
+        notify=warnings.append,
+    )
+    editor = TextEditorTool(tmp_path, diagnostics=servers)
+    try:
+        created = await edit(
+            editor, ctx, command="create", path="mod.py", file_text="print(undefined_name)\n"
+        )
+        pid = servers.pids["silent"]
+    finally:
+        await servers.aclose()
+
+    assert created.content == "File created: mod.py (1 lines)"
+    assert warnings == []
+    assert not _alive(pid)
