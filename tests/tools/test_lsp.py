@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -41,6 +42,15 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def _command_lines() -> list[str]:
+    lines: list[str] = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if entry.name.isdigit():
+                lines.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+    return lines
 
 
 async def test_an_edit_that_breaks_the_file_reports_the_new_error_and_the_fix_reports_none(
@@ -179,3 +189,25 @@ async def test_a_server_that_never_reports_leaves_the_result_as_it_is(
     assert created.content == "File created: mod.py (1 lines)"
     assert warnings == []
     assert not _alive(pid)
+
+
+async def test_a_server_that_does_not_answer_initialize_is_given_up_and_killed(
+    ctx: ToolContext, tmp_path: Path
+) -> None:
+    mute = f"import time; time.sleep(600)  # {tmp_path}"
+    warnings: list[str] = []
+    servers = LspServers(
+        [LspServerSpec("mute", (sys.executable, "-c", mute), (".py",))],
+        tmp_path,
+        start_seconds=1.0,
+        notify=warnings.append,
+    )
+    editor = TextEditorTool(tmp_path, diagnostics=servers)
+    try:
+        created = await edit(editor, ctx, command="create", path="mod.py", file_text="x = 1\n")
+    finally:
+        await servers.aclose()
+
+    assert created.content == "File created: mod.py (1 lines)"
+    assert len(warnings) == 1 and "no answer within 1 s" in warnings[0]
+    assert not [cmdline for cmdline in _command_lines() if str(tmp_path) in cmdline]

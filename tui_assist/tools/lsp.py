@@ -37,8 +37,6 @@ log = logging.getLogger(__name__)
 MAX_ERRORS = 20
 """The most new errors one write reports."""
 RUFF_EXTENSIONS = (".py", ".pyi")
-_START_SECONDS = 10.0
-"""How long the first write of a server's files waits for it to start (not counted in the wait)."""
 _SHUTDOWN_SECONDS = 2.0
 """How long a stopping server has to answer `shutdown` and exit before it is killed."""
 _MAX_RESTARTS = 1
@@ -125,6 +123,7 @@ class LspServers:
         workdir: Path,
         *,
         wait_seconds: float = 1.5,
+        start_seconds: float = 10.0,
         notify: Callable[[str], None] | None = None,
     ) -> None:
         """Know the servers; none starts until a file of its kind is written.
@@ -132,12 +131,14 @@ class LspServers:
         Args:
             specs: The servers; every one naming a file's extension checks it.
             workdir: The servers' root (`rootUri`, the workspace folder) and working directory.
-            wait_seconds: How long a write waits for its diagnostics (a start included).
+            wait_seconds: How long a write waits for its diagnostics once the server is ready.
+            start_seconds: How long a server has to answer `initialize` (the first write waits).
             notify: Told once, in one line, when a server can't start or stops for good.
         """
         self._specs = list(specs)
         self._root = workdir.resolve()
         self._wait = wait_seconds
+        self._start_seconds = start_seconds
         self._notify: Callable[[str], None] = notify or log.debug
         self._servers: dict[str, _Server] = {}
         self._starting: dict[str, asyncio.Task[_Server | None]] = {}
@@ -172,7 +173,7 @@ class LspServers:
         """The errors the write of `after` to `path` introduced, by every server that checks it.
 
         A server without an answer within the wait adds none. The wait counts from when the
-        server is ready: the first write also waits for it to start (at most `_START_SECONDS`).
+        server is ready: the first write also waits for it to start (at most `start_seconds`).
         """
         specs = [] if self._closed else self.specs_for(path)
         found = await asyncio.gather(*(self._errors(spec, path, before, after) for spec in specs))
@@ -184,7 +185,7 @@ class LspServers:
         try:
             async with self._locks.setdefault(spec.name, asyncio.Lock()):
                 for attempt in range(2):
-                    server = await asyncio.wait_for(self._server(spec), _START_SECONDS)
+                    server = await self._server(spec)
                     if server is None:
                         return []
                     try:
@@ -220,6 +221,7 @@ class LspServers:
             return server
         if server is not None:  # it crashed
             del self._servers[spec.name]
+            await self._stop(server)  # its client and log reader
             if self._restarts[spec.name] >= _MAX_RESTARTS:
                 self._give_up(spec, f"language server {spec.name} stopped again; edits are not checked by it")
                 return None
@@ -247,17 +249,17 @@ class LspServers:
 
     async def _start(self, spec: LspServerSpec) -> _Server | None:
         try:
-            return await self._launch(spec)
+            return await asyncio.wait_for(self._launch(spec), self._start_seconds)
         except Exception as exc:
+            why = f"no answer within {self._start_seconds:g} s" if isinstance(exc, TimeoutError) else str(exc)
             self._give_up(
                 spec,
-                f"language server {spec.name} could not start ({' '.join(spec.command)}: {exc}); "
+                f"language server {spec.name} could not start ({' '.join(spec.command)}: {why}); "
                 "edits are not checked by it",
             )
             return None
 
     async def _launch(self, spec: LspServerSpec) -> _Server:
-        from lsprotocol import types
         from pygls.lsp.client import LanguageClient
 
         from tui_assist import __version__
@@ -268,13 +270,25 @@ class LspServers:
         env = {name: value for name, value in os.environ.items() if not is_secret_variable(name)}
         await client.start_io(*spec.command, cwd=str(self._root), env=env, start_new_session=True)
         process: asyncio.subprocess.Process = client._server  # pygls keeps the process it started
-        published: dict[tuple[str, int | None], list[types.Diagnostic]] = {}
-        changed = asyncio.Condition()
+        server = _Server(spec, client, process, pulls=False, published={}, changed=asyncio.Condition())
+        server.tasks.append(asyncio.ensure_future(self._drain_stderr(spec, process)))
+        try:
+            await self._initialize(server)
+        except BaseException:  # no answer, a refusal, or the start given up: leave nothing running
+            await self._stop(server, graceful=False)
+            raise
+        log.info("language server %s started (pid %d)", spec.name, process.pid)
+        return server
+
+    async def _initialize(self, server: _Server) -> None:
+        from lsprotocol import types
+
+        client = server.client
 
         async def published_diagnostics(params: types.PublishDiagnosticsParams) -> None:
-            published[(params.uri, params.version)] = list(params.diagnostics)
-            async with changed:
-                changed.notify_all()
+            server.published[(params.uri, params.version)] = list(params.diagnostics)
+            async with server.changed:
+                server.changed.notify_all()
 
         client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)(published_diagnostics)
         root = self._root.as_uri()
@@ -295,17 +309,7 @@ class LspServers:
             )
         )
         client.initialized(types.InitializedParams())
-        server = _Server(
-            spec,
-            client,
-            process,
-            pulls=result.capabilities.diagnostic_provider is not None,
-            published=published,
-            changed=changed,
-        )
-        server.tasks.append(asyncio.ensure_future(self._drain_stderr(spec, process)))
-        log.info("language server %s started (pid %d)", spec.name, process.pid)
-        return server
+        server.pulls = result.capabilities.diagnostic_provider is not None
 
     @staticmethod
     async def _drain_stderr(spec: LspServerSpec, process: asyncio.subprocess.Process) -> None:
@@ -379,9 +383,14 @@ class LspServers:
         await asyncio.gather(*(self._stop(s) for s in servers), return_exceptions=True)
 
     @staticmethod
-    async def _stop(server: _Server) -> None:
+    async def _stop(server: _Server, *, graceful: bool = True) -> None:
+        """`shutdown` and `exit` (when `graceful`), a kill for a server that doesn't go; then the client."""
         client, process = server.client, server.process
-        if server.alive:
+        if not graceful:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
+        elif server.alive:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(client.shutdown_async(None), _SHUTDOWN_SECONDS)
                 client.exit(None)
