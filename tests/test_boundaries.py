@@ -54,7 +54,8 @@ def test_core_does_not_load_the_anthropic_sdk(module: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["tui_assist.tools.lsp", "tui_assist.tools.registry", "tui_assist.session.parts", "tui_assist.ui.app"]
+    "module",
+    ["tui_assist.tools.lsp", "tui_assist.tools.registry", "tui_assist.session.parts", "tui_assist.ui.app"],
 )
 def test_the_language_server_client_loads_only_when_a_server_starts(module: str) -> None:
     loaded = _loaded(module)
