@@ -72,7 +72,8 @@ def new_errors(
     before: Sequence[CodeDiagnostic], before_text: str, after: Sequence[CodeDiagnostic], after_text: str
 ) -> list[CodeDiagnostic]:
     """The errors of `after` that `before` did not have (as many times), at most `MAX_ERRORS`."""
-    remaining = Counter(_key(d, before_text.splitlines()) for d in before)
+    before_lines = before_text.splitlines()
+    remaining = Counter(_key(d, before_lines) for d in before)
     lines = after_text.splitlines()
     fresh: list[CodeDiagnostic] = []
     for diagnostic in after:
@@ -86,10 +87,9 @@ def new_errors(
 
 @dataclass(slots=True)
 class _Document:
-    """A file as the server was last told it."""
+    """A file the server has open: the version it was last told."""
 
     version: int
-    text: str
 
 
 @dataclass(slots=True)
@@ -325,7 +325,7 @@ class LspServers:
 
         document = server.documents.get(uri)
         if document is None:
-            document = server.documents[uri] = _Document(1, text)
+            document = server.documents[uri] = _Document(1)
             server.client.text_document_did_open(
                 types.DidOpenTextDocumentParams(
                     types.TextDocumentItem(uri=uri, language_id=_language_id(path), version=1, text=text)
@@ -333,7 +333,6 @@ class LspServers:
             )
         else:
             document.version += 1
-            document.text = text
             server.client.text_document_did_change(
                 types.DidChangeTextDocumentParams(
                     text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=document.version),
