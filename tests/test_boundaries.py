@@ -51,3 +51,13 @@ def test_non_ui_modules_never_load_textual(module: str) -> None:
 )
 def test_core_does_not_load_the_anthropic_sdk(module: str) -> None:
     assert "anthropic" not in _loaded(module)
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["tui_assist.tools.lsp", "tui_assist.tools.registry", "tui_assist.session.parts", "tui_assist.ui.app"],
+)
+def test_the_language_server_client_loads_only_when_a_server_starts(module: str) -> None:
+    loaded = _loaded(module)
+    assert "pygls" not in loaded
+    assert "lsprotocol" not in loaded

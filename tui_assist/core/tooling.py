@@ -25,6 +25,46 @@ class ToolOutput:
     """For a file write: the file's text before and after (hosts show it; the model does not)."""
 
 
+@dataclass(frozen=True, slots=True)
+class CodeDiagnostic:
+    """An error a language server found in a file."""
+
+    line: int
+    """1-based."""
+    column: int
+    """1-based."""
+    message: str
+    code: str | None = None
+    """The checker's rule, e.g. `F821`."""
+
+
+LSP_PREFIX = "LSP: "
+"""How a language server's error starts its line in a tool result."""
+
+
+def diagnostic_line(display: str, error: CodeDiagnostic) -> str:
+    """`LSP: path:line:col: message [code]`: one error as the model, the critic and the user read it."""
+    code = f" [{error.code}]" if error.code else ""
+    return f"{LSP_PREFIX}{display}:{error.line}:{error.column}: {error.message}{code}"
+
+
+def keep_diagnostic_lines(shown: str, whole: str) -> str:
+    """`shown` (a cut of `whole`) with the `LSP:` lines the cut dropped after it, so they stay in sight."""
+    lost = [line for line in whole.splitlines() if line.startswith(LSP_PREFIX) and line not in shown]
+    return "\n".join([shown, *lost]) if lost else shown
+
+
+class Diagnostics(Protocol):
+    """Checks a file after an editor write (the session's language servers)."""
+
+    async def after_write(self, path: Path, before: str | None, after: str) -> Sequence[CodeDiagnostic]:
+        """The errors the write of `after` (over `before`, None for a new file) introduced.
+
+        Returns within the checker's own wait, with none when it has no answer; never raises.
+        """
+        ...
+
+
 class ToolInputError(Exception):
     """The model's input for a tool is invalid; the message goes back to the model."""
 

@@ -38,6 +38,7 @@ __all__ = [
     "ConfigError",
     "HookEvent",
     "HookSettings",
+    "LspServerSettings",
     "McpSettings",
     "ModelSettings",
     "PermissionSettings",
@@ -147,6 +148,25 @@ class HookSettings(_Section):
         return value
 
 
+class LspServerSettings(_Section):
+    """One `[lsp.NAME]` table: a language server that checks the files the editor writes."""
+
+    command: list[str] = Field(default_factory=list)
+    """The program and its arguments; it speaks LSP on stdin and stdout. For `ruff`, empty: the
+    `ruff` on PATH (or beside this Python) as `ruff server`."""
+    extensions: list[str] = Field(default_factory=list)
+    """The file endings it checks, e.g. `[".ts", ".tsx"]`; for `ruff`, empty: `.py` and `.pyi`."""
+    enabled: bool = True
+    """`false` turns the server off (the built-in `ruff` too)."""
+
+    @field_validator("extensions")
+    @classmethod
+    def _dotted(cls, extensions: list[str]) -> list[str]:
+        if any(not e.strip(".") for e in extensions):
+            raise ValueError("an extension is a file ending such as .py")
+        return [e if e.startswith(".") else f".{e}" for e in extensions]
+
+
 class PermissionSettings(_Section):
     """`[permissions]`: rules such as `bash(git status)`, `bash(pytest *)`, `edit`, `mcp__files`."""
 
@@ -237,6 +257,10 @@ class Settings(_Section):
     hooks: dict[str, Any] = Field(default_factory=dict)
     """The user's hooks by event (`[[hooks.PreToolUse]]`), as written: `session/hooks.py` reads
     them, so an entry it cannot honour is a warning naming it, not a config error."""
+    lsp: dict[str, LspServerSettings] = Field(default_factory=dict)
+    """Language servers by name (`[lsp.NAME]`), beside the built-in `ruff` for Python."""
+    lsp_wait_ms: int = Field(default=1500, ge=0)
+    """How long an editor write waits for the language server's errors before its result goes on."""
     trust_project: bool = False
     """Trust the workdir's project hooks, MCP servers and agents (and remember it): `--trust-project`."""
     keymap: dict[str, str] = Field(default_factory=dict)
@@ -264,6 +288,18 @@ class Settings(_Section):
                 f"a thinking budget is at least {MIN_THINKING_BUDGET} tokens (or use off or auto)"
             )
         return budget
+
+    @field_validator("lsp")
+    @classmethod
+    def _lsp_servers_complete(cls, servers: dict[str, LspServerSettings]) -> dict[str, LspServerSettings]:
+        for name, server in servers.items():
+            if name == "ruff" or not server.enabled:
+                continue  # the built-in has defaults for both
+            if not server.command:
+                raise ValueError(f'[lsp.{name}] needs a command, e.g. command = ["{name}", "--stdio"]')
+            if not server.extensions:
+                raise ValueError(f'[lsp.{name}] needs the extensions it checks, e.g. extensions = [".ts"]')
+        return servers
 
     @property
     def resolved_model(self) -> str:

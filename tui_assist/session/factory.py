@@ -16,10 +16,11 @@ from tui_assist.paths import data_dir
 
 if TYPE_CHECKING:
     from tui_assist.core.model import Provider
-    from tui_assist.core.tooling import SubagentSpec, Tool, ToolboxFactory
+    from tui_assist.core.tooling import Diagnostics, SubagentSpec, Tool, ToolboxFactory
     from tui_assist.session.config import Settings
     from tui_assist.session.config_source import ConfigPreview
     from tui_assist.store.db import Store
+    from tui_assist.tools.lsp import LspServers
     from tui_assist.tools.mcp import McpManager, McpServerConfig
     from tui_assist.tools.sandbox import Sandbox
     from tui_assist.tools.skill import SkillEntry
@@ -109,14 +110,15 @@ def make_toolbox_factory(
     sandbox: Sandbox | None = None,
     subagents: Callable[[], Sequence[SubagentSpec]] | None = None,
     skills: Callable[[], Sequence[SkillEntry]] | None = None,
+    diagnostics: Diagnostics | None = None,
 ) -> ToolboxFactory:
     """The tool registry's factory: a fresh toolbox (shell, editor, sub-agents, web_fetch, extras) per run.
 
     `sandbox` is the OS sandbox bash runs in (`choose_sandbox`), None for none; `subagents` gives
     the custom sub-agents the `agent` tool offers and `skills` the skills the `skill` tool offers
-    (each read for each toolbox). The sandbox's network
-    switch does not apply to `web_fetch`: it runs in this process, behind the approval policy and
-    its own address checks.
+    (each read for each toolbox); `diagnostics` checks each file the editor writes (`make_lsp`).
+    The sandbox's network switch does not apply to `web_fetch`: it runs in this process, behind
+    the approval policy and its own address checks.
     """
     from tui_assist.tools.registry import toolbox_factory
 
@@ -138,7 +140,38 @@ def make_toolbox_factory(
         sandbox=sandbox,
         subagents=subagents or (),
         skills=skills or (),
+        diagnostics=diagnostics,
     )
+
+
+def make_lsp(settings: Settings, notify: Callable[[str], None]) -> LspServers | None:
+    """The language servers that check the editor's writes (none started yet); None when there are none.
+
+    `ruff server` is built in for `.py` and `.pyi` when a `ruff` is found, unless `[lsp.ruff]`
+    says `enabled = false`; `[lsp.ruff] command` or `extensions` replace its defaults.
+
+    Args:
+        settings: The `[lsp.NAME]` tables, `lsp_wait_ms` and the workdir (the servers' root).
+        notify: Told once, in one line, when a server can't start or stops for good.
+    """
+    from tui_assist.session.config import LspServerSettings
+    from tui_assist.tools.lsp import RUFF_EXTENSIONS, LspServers, LspServerSpec, ruff_command
+
+    configured = dict(settings.lsp)
+    ruff = configured.get("ruff", LspServerSettings())
+    defaults = {
+        "command": ruff.command or list(ruff_command() or ()),  # no ruff found: no built-in
+        "extensions": ruff.extensions or list(RUFF_EXTENSIONS),
+    }
+    configured["ruff"] = ruff.model_copy(update=defaults)
+    specs = [
+        LspServerSpec(name, tuple(server.command), tuple(server.extensions))
+        for name, server in configured.items()
+        if server.enabled and server.command
+    ]
+    if not specs:
+        return None
+    return LspServers(specs, settings.workdir, wait_seconds=settings.lsp_wait_ms / 1000, notify=notify)
 
 
 def provider_key_variables(settings: Settings) -> frozenset[str]:
@@ -160,7 +193,7 @@ def sandbox_read_only_paths(settings: Settings, trusted_scripts: Sequence[Path] 
     workdir that trusted project hooks and MCP commands run. The two dirs are made if missing, so
     that they can be bound read-only rather than removed as a sandboxed command's creation.
     """
-    from tui_assist.paths import config_dir
+    from tui_assist.paths import claude_home, config_dir
 
     ours = [config_dir(), data_dir(settings.data_dir)]
     for folder in ours:
@@ -168,7 +201,7 @@ def sandbox_read_only_paths(settings: Settings, trusted_scripts: Sequence[Path] 
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             log.warning("cannot create %s: %s", folder, error)
-    return [*ours, Path.home() / ".claude", *trusted_scripts]
+    return [*ours, claude_home(), *trusted_scripts]
 
 
 def make_mcp(settings: Settings, servers: Mapping[str, McpServerConfig] | None = None) -> McpManager | None:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from tui_assist.session.rewind import TurnCheckpoints
     from tui_assist.session.trust import ProjectFiles
     from tui_assist.store.db import Store
+    from tui_assist.tools.lsp import LspServers
     from tui_assist.tools.mcp import McpManager
     from tui_assist.tools.sandbox import Sandbox
     from tui_assist.tools.skill import SkillEntry
@@ -119,6 +120,8 @@ class SessionParts:
         self._mcp: McpManager | None = None
         self._project_mcp: ProjectMcpServers | None = None
         """The project's MCP servers, once `load` has read them (started only when trusted)."""
+        self.lsp: LspServers | None = None
+        """The language servers that check the editor's writes (each starts on first use)."""
         self._provider_factory = provider_factory
         self._toolbox_factory = toolbox_factory
         self._ready = asyncio.Event()
@@ -276,7 +279,10 @@ class SessionParts:
             from tui_assist.tools.sandbox import choose_sandbox
 
             s = self.settings
-            read_only = await asyncio.to_thread(sandbox_read_only_paths, s)
+            # The scripts project hooks and MCP servers run stay read-only, trusted or not yet: a
+            # sandboxed command must not rewrite what runs outside the sandbox.
+            scripts = self.extensions.trusted_scripts if self.extensions is not None else ()
+            read_only = await asyncio.to_thread(sandbox_read_only_paths, s, scripts)
             choice = await asyncio.to_thread(
                 choose_sandbox, s.sandbox, network=s.sandbox_network, read_only=read_only
             )
@@ -317,10 +323,13 @@ class SessionParts:
     def _make_toolbox_factory(
         self, extra: Callable[[], Sequence[Tool]] | None, sandbox: Sandbox | None
     ) -> ToolboxFactory:
-        from tui_assist.session.factory import make_toolbox_factory
+        from tui_assist.session.factory import make_lsp, make_toolbox_factory
 
         try:
-            return make_toolbox_factory(self.settings, extra, sandbox, self._custom_agents, self._skills)
+            self.lsp = make_lsp(self.settings, self.notes.append)
+            return make_toolbox_factory(
+                self.settings, extra, sandbox, self._custom_agents, self._skills, self.lsp
+            )
         except Exception as exc:  # a broken tool must not keep the chat from opening
             log.exception("tools unavailable")
             self.notes.append(f"tools are unavailable ({exc}); the model gets no tools")
@@ -518,7 +527,9 @@ class SessionParts:
             self.checkpoints = TurnCheckpoints(self.store, data_dir(s.data_dir), s.workdir)
 
     async def aclose(self) -> None:
-        """Run the `SessionEnd` hooks, then release what `load` opened: MCP servers, provider, store."""
+        """Run the `SessionEnd` hooks, then release what `load` opened: MCP and language servers,
+        the provider, the store.
+        """
         if self.hooks is not None and self.hooks.of("SessionEnd"):
             from tui_assist.core.observer import NullObserver
 
@@ -530,6 +541,7 @@ class SessionParts:
             self.checkpoints.aclose if self.checkpoints is not None else None,
             self.hooks.aclose if self.hooks is not None else None,
             self._mcp.aclose if self._mcp is not None else None,
+            self.lsp.aclose if self.lsp is not None else None,
             self.provider.aclose if self.provider is not None else None,
             self.store.close if self.store is not None and self._owns_store else None,
         ):

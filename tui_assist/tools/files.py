@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tui_assist.core.events import FileDiff
 from tui_assist.core.model import ToolSpec
-from tui_assist.core.tooling import ToolContext, ToolInputError, ToolOutput
+from tui_assist.core.tooling import Diagnostics, ToolContext, ToolInputError, ToolOutput, diagnostic_line
 from tui_assist.tools.base import PathOutsideWorkdir, confine, describe_validation_error
 from tui_assist.tools.safe_io import (
     EditError,
@@ -145,6 +145,9 @@ class InsertArgs:
 
 EditorArgs = ViewArgs | CreateArgs | StrReplaceArgs | InsertArgs
 
+_Written = tuple[Path, str | None, str]
+"""A write's file, its text before (None: a new file) and after: what the diagnostics check."""
+
 
 # ---------------------------------------------------------------------------------------------
 # Pure text operations, shared by `run` and by `summary` (which shows the diff before approval).
@@ -259,7 +262,12 @@ class TextEditorTool:
     """The `str_replace_based_edit_tool`: view, create, str_replace and insert, inside the workdir."""
 
     def __init__(
-        self, workdir: Path, *, max_output_chars: int = 30_000, max_file_bytes: int = MAX_FILE_BYTES
+        self,
+        workdir: Path,
+        *,
+        max_output_chars: int = 30_000,
+        max_file_bytes: int = MAX_FILE_BYTES,
+        diagnostics: Diagnostics | None = None,
     ) -> None:
         """Create the editor for one workdir.
 
@@ -267,7 +275,9 @@ class TextEditorTool:
             workdir: The only directory (with its subdirectories) the editor may touch.
             max_output_chars: `view` output beyond this many characters is cut, with a marker.
             max_file_bytes: Larger files are refused (before they are read).
+            diagnostics: Checks each written file; its new errors join the result as `LSP:` lines.
         """
+        self._diagnostics = diagnostics
         self._workdir = workdir
         self._root = workdir.resolve()
         self._max_output_chars = max_output_chars
@@ -381,13 +391,23 @@ class TextEditorTool:
             ctx: The running context (unused: the editor is bound to its workdir).
 
         Returns:
-            The view, or a confirmation with a numbered snippet of the edited region; an error
-            output when the file is missing, not text, ambiguous to edit, or outside the workdir.
+            The view, or a confirmation with a numbered snippet of the edited region (and, after a
+            write, the errors it introduced, as `LSP: path:line:col: message [code]` lines); an
+            error output when the file is missing, not text, ambiguous to edit, or outside the
+            workdir.
         """
         try:
-            return await asyncio.to_thread(self._execute, args)
+            output, written = await asyncio.to_thread(self._execute, args)
         except (EditError, PathOutsideWorkdir, OSError) as error:
             return ToolOutput(_reason(error), is_error=True)
+        if written is None or self._diagnostics is None:
+            return output
+        path, before, after = written
+        errors = await self._diagnostics.after_write(path, before, after)
+        if not errors:
+            return output
+        lines = "\n".join(diagnostic_line(args.display, error) for error in errors)
+        return ToolOutput(f"{output.content}\n{lines}", diff=output.diff)
 
     # -----------------------------------------------------------------------------------------
 
@@ -414,42 +434,46 @@ class TextEditorTool:
         relative = path.relative_to(self._root)
         return str(relative) if relative.parts else "."
 
-    def _execute(self, args: EditorArgs) -> ToolOutput:
+    def _execute(self, args: EditorArgs) -> tuple[ToolOutput, _Written | None]:
         # Re-check at the last moment: the filesystem may have changed since `parse`.
         path = confine(self._workdir, args.path)
         match args:
             case ViewArgs():
-                return ToolOutput(self._view(path, args))
+                return ToolOutput(self._view(path, args)), None
             case CreateArgs(display=display, file_text=text):
                 existed = writable_target(path, display)
                 old_text = self._text_before(path, display) if existed else None
                 make_directories(self._root, path.parent)
                 existed = replace_file(path, text.encode("utf-8"), display)
                 verb = "overwrote" if existed else "created"
-                return ToolOutput(
+                before = old_text if existed else None
+                output = ToolOutput(
                     f"File {verb}: {display} ({len(_split_lines(text))} lines)",
-                    diff=self._diff(path, old_text if existed else None, text),
+                    diff=self._diff(path, before, text),
                 )
+                return output, (path, before, text)
             case StrReplaceArgs(display=display, old_str=old, new_str=new):
                 before = read_text(path, display, self._max_file_bytes)
                 after, line = _replace_once(before, old, new, display)
                 replace_file(path, after.encode("utf-8"), display)
                 snippet = _snippet(after, line, len(_split_lines(new)))
-                return ToolOutput(
+                output = ToolOutput(
                     f"Edited {display}. The edited region now reads:\n{snippet}",
                     diff=self._diff(path, before, after),
                 )
+                return output, (path, before, after)
             case InsertArgs(display=display, insert_line=line, insert_text=text):
                 before = read_text(path, display, self._max_file_bytes)
                 after = _insert_after(before, line, text, display)
                 replace_file(path, after.encode("utf-8"), display)
                 count = len(_split_lines(text if text.endswith("\n") else text + "\n"))
                 snippet = _snippet(after, line + 1, count)
-                return ToolOutput(
+                output = ToolOutput(
                     f"Inserted {count} line(s) after line {line} of {display}. "
                     f"The region now reads:\n{snippet}",
                     diff=self._diff(path, before, after),
                 )
+                return output, (path, before, after)
 
     def _text_before(self, path: Path, display: str) -> str | None:
         """The text a `create` overwrites; None when it is not readable text (no diff then)."""

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypedDict, runtime_checkable
 
-from tui_assist.core.tooling import SubagentSpec, Tool, ToolboxFactory
+from tui_assist.core.tooling import Diagnostics, SubagentSpec, Tool, ToolboxFactory
 from tui_assist.tools.files import TextEditorTool
 from tui_assist.tools.sandbox import Sandbox
 from tui_assist.tools.search import GlobTool, GrepTool
@@ -117,6 +117,8 @@ class ToolboxOptions(TypedDict, total=False):
     """The custom sub-agents the `agent` tool offers, or a callable read each time."""
     skills: Skills
     """The skills the `skill` tool offers (no tool when there are none), or a callable read each time."""
+    diagnostics: Diagnostics | None
+    """Checks each file the editor writes (the session's language servers); None: no checks."""
 
 
 def default_toolbox(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolset:
@@ -151,7 +153,9 @@ def default_toolbox(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolset
                 sandbox=options.get("sandbox"),
                 key_variables=options.get("key_variables", ()),
             ),
-            TextEditorTool(workdir, max_output_chars=max_output_chars),
+            TextEditorTool(
+                workdir, max_output_chars=max_output_chars, diagnostics=options.get("diagnostics")
+            ),
             GlobTool(workdir),
             GrepTool(workdir),
             AgentTool(subagents() if callable(subagents) else subagents),

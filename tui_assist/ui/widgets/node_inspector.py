@@ -8,6 +8,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from tui_assist.core.text import clip
+from tui_assist.core.tooling import keep_diagnostic_lines
 from tui_assist.core.tree import NodeRecord
 
 _CLIP = 600
@@ -64,7 +65,7 @@ def inspector_content(record: NodeRecord, name: str | None = None) -> Content:
         parts += [("\ninput  ", muted), _clip(given)]
     produced = record.output or record.text
     if produced:
-        parts += [("\noutput ", muted), _clip(produced)]
+        parts += [("\noutput ", muted), keep_diagnostic_lines(_clip(produced), produced)]
     if record.feedback:
         parts += [("\nfeedback ", muted), _clip(record.feedback)]
     if record.error:

@@ -21,6 +21,7 @@ from textual.widgets import Static
 from tui_assist.core.events import FileDiff
 from tui_assist.core.text import clip, duration
 from tui_assist.core.tool_labels import key_argument, tool_title
+from tui_assist.core.tooling import keep_diagnostic_lines
 from tui_assist.ui.widgets.diff_view import DiffView
 from tui_assist.ui.widgets.streaming_markdown import LaidOutSize, StreamingMarkdown
 
@@ -264,9 +265,10 @@ class ToolCallView(ConversationEntry, Vertical, can_focus=True):
 
     def _body_content(self) -> Content:
         shown = json.dumps(self.tool_input, indent=2, ensure_ascii=False)
-        output = (
-            self.output if len(self.output) <= _BODY_LIMIT else self.output[:_BODY_LIMIT] + "\n[… truncated]"
-        )
+        output = self.output
+        if len(output) > _BODY_LIMIT:
+            # The language server's errors end an edit's result: they stay in sight when it is cut.
+            output = keep_diagnostic_lines(output[:_BODY_LIMIT] + "\n[… truncated]", output)
         return Content.assemble(("input\n", "bold"), shown, ("\noutput\n", "bold"), output or "(none yet)")
 
     def show_details(self, expanded: bool) -> None:
