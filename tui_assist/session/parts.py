@@ -527,9 +527,7 @@ class SessionParts:
             self.checkpoints = TurnCheckpoints(self.store, data_dir(s.data_dir), s.workdir)
 
     async def aclose(self) -> None:
-        """Run the `SessionEnd` hooks, then release what `load` opened: MCP and language servers,
-        the provider, the store.
-        """
+        """Run the `SessionEnd` hooks, then release what `load` opened (MCP and language servers...)."""
         if self.hooks is not None and self.hooks.of("SessionEnd"):
             from tui_assist.core.observer import NullObserver
 
