@@ -331,6 +331,7 @@ def test_a_session_keeps_the_users_dirs_read_only(tmp_path: Path, monkeypatch: p
 
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")  # Claude Code's own default, ~/.claude
     settings = Settings(workdir=tmp_path, data_dir=tmp_path / ".local" / "share" / "tui-assist")
     script = tmp_path / "hooks" / "check.sh"
     paths = sandbox_read_only_paths(settings, [script])

@@ -6,6 +6,7 @@ builder imports its heavy module (an SDK, the tools, aiosqlite) only when called
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -197,10 +198,10 @@ def sandbox_read_only_paths(settings: Settings, trusted_scripts: Sequence[Path] 
 
     ours = [config_dir(), data_dir(settings.data_dir)]
     for folder in ours:
-        try:
+        # A folder that cannot be made is reported where it is used (the store says how to fix
+        # the data dir); a log line here would open the log file inside that same folder.
+        with contextlib.suppress(OSError):
             folder.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            log.warning("cannot create %s: %s", folder, error)
     return [*ours, claude_home(), *trusted_scripts]
 
 
