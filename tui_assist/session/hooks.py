@@ -375,9 +375,6 @@ async def run_hook(
     `$CLAUDE_PROJECT_DIR` is the workdir and `$CLAUDE_PLUGIN_ROOT` a plugin hook's folder, in
     the environment, so the shell expands them in the command as Claude Code's does.
 
-    The hook runs in a process group of its own, so a timeout (or a cancelled turn) kills what
-    it started too.
-
     The hook runs in a process group of its own and in a `ProcessScope`: a timeout (at most
     `HOOK_TIMEOUT_MAX`) or a cancelled turn kills all it started, a `setsid` daemon too. A daemon
     left running by a hook that exited is handed back in `HookRun.survivors` (the session ends it
