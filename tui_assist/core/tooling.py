@@ -86,7 +86,7 @@ class SubagentSpec:
 
     def allows(self, tool_name: str) -> bool:
         """Whether this sub-agent may use the tool named `tool_name`."""
-        from tui_assist.core.claude_tools import matches
+        from tui_assist.core.claude_names import matches
 
         if any(matches(pattern, tool_name) for pattern in self.disallowed_tools):
             return False
@@ -94,7 +94,7 @@ class SubagentSpec:
 
     def reads_only(self, tool_name: str) -> bool:
         """Whether it may use `tool_name` only to read (`tools` names `Read`, not `Edit`)."""
-        from tui_assist.core.claude_tools import reads_only
+        from tui_assist.core.claude_names import reads_only
 
         return self.tools is not None and reads_only(self.tools, tool_name)
 
