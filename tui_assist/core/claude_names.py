@@ -26,6 +26,10 @@ EDITOR_TOOL: Final = "str_replace_based_edit_tool"
 MCP_PREFIX: Final = "mcp__"
 READING: Final = "(read)"
 """A pattern's suffix for a tool given only to read with: `Read` is the editor, for `view` only."""
+WRITING: Final = "(write)"
+"""A disallowed pattern's suffix for a tool's writes alone: `disallowedTools: Write` leaves `Read`."""
+WRITE_TOOLS: Final = frozenset({"Write", "Edit", "MultiEdit"})
+"""The editor's writing names: disallowing one takes away the editor's writes, not its reads."""
 WEB_SEARCH: Final = "web_search"
 """The API's web search: a server tool the provider offers (`[tools.web] search`), not a tool of
 the toolbox; an agent naming it keeps whatever the session offers."""
@@ -225,10 +229,12 @@ class ToolNames:
     """One line per name that stands for nothing here, saying why."""
 
 
-def resolve_tools(names: Iterable[str]) -> ToolNames:
+def resolve_tools(names: Iterable[str], *, disallowing: bool = False) -> ToolNames:
     """The tools `names` stand for (`Read`, `Bash(git:*)`, `mcp__github`, `bash`...).
 
-    A rule's specifier (`Bash(git status:*)`) is dropped here: the tool is what is named.
+    A rule's specifier (`Bash(git status:*)`) is dropped here: the tool is what is named. With
+    `disallowing` (an agent's `disallowedTools`), `Write`, `Edit` and `MultiEdit` stand for the
+    editor's writes only (`EDITOR(write)`), so a read-only agent keeps `Read`.
     """
     patterns: list[str] = []
     problems: list[str] = []
@@ -240,7 +246,9 @@ def resolve_tools(names: Iterable[str]) -> ToolNames:
         if claude in NOT_BUILT:
             problems.append(f"{claude}: {NOT_BUILT[claude]}")
         elif claude is not None:
-            patterns.append(CLAUDE_TOOLS[claude] + (READING if claude == "Read" else ""))
+            suffix = READING if claude == "Read" and not disallowing else ""
+            suffix = WRITING if claude in WRITE_TOOLS and disallowing else suffix
+            patterns.append(CLAUDE_TOOLS[claude] + suffix)
         elif name in OWN_TOOLS:
             patterns.append(name)
         elif name.startswith(MCP_PREFIX) and len(name) > len(MCP_PREFIX):
@@ -258,7 +266,7 @@ def resolve_tools(names: Iterable[str]) -> ToolNames:
 
 def matches(pattern: str, tool_name: str) -> bool:
     """Whether `tool_name` is the tool `pattern` names (`SERVER__*`: any tool of that server)."""
-    pattern = pattern.removesuffix(READING)
+    pattern = pattern.removesuffix(READING).removesuffix(WRITING)
     if pattern.endswith("__*"):
         return tool_name.startswith(pattern[:-1])
     return tool_name == pattern
