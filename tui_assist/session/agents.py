@@ -17,8 +17,9 @@ sub-agent; subfolders are read too (`**/*.md`):
 The body is its system prompt. `tools` (a comma-separated string or a YAML list, in Claude Code's
 names or ours: see `core.claude_names`) is the subset of tools it may use (all when absent);
 `disallowedTools` takes tools away (`Write`, `Edit`: the editor's writes only, so `Read` stays).
-`model` is `sonnet`, `opus`, `haiku` (current ids), a full id, or `inherit` (the session's). A name that stands for nothing here, or a key this program does not
-read, is one warning naming the file; the agent still loads. When two files define the same name,
+`model` is `sonnet`, `opus`, `haiku` (current ids), a full id, or `inherit` (the session's). A
+name that stands for nothing here, or a key this program does not read, is one warning naming
+the file; the agent still loads. When two files define the same name,
 the project's win over the user's, and `.tui-assist/` over `.claude/`.
 """
 
