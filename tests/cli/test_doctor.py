@@ -215,3 +215,19 @@ def test_doctor_text_says_what_waits_for_trust_and_trusts_nothing(
     # Doctor never trusts, even with --trust-project (it ignores that flag) or trust_project in config.
     assert main([*argv, "--trust-project"]) == 0
     assert doctor_json(setup, capsys)["trust"]["status"] == "untrusted"
+
+
+def test_with_import_user_off_the_users_claude_files_are_said_to_be_unread(
+    setup: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = setup["config"] / "config.toml"
+    config.write_text(
+        config.read_text().replace("[permissions]", "[claude]\nimport_user = false\n\n[permissions]")
+    )
+    by_path = {Path(s["path"]): s for s in doctor_json(setup, capsys)["sources"]}
+    claude = setup["home"] / ".claude"
+    for name in ("settings.json", "agents", "skills"):
+        place = by_path[claude / name]
+        assert (place["present"], place["loaded"]) == (True, []), name
+        assert place["skipped"] == ["not read: [claude] import_user = false"], name
+    assert "helper" not in json.dumps(by_path[setup["config"] / "agents"])
