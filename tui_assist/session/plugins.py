@@ -84,14 +84,15 @@ class Plugin:
     def brings(self) -> list[str]:
         """What the plugin adds, one line each: commands, agents, skills, hooks and MCP servers.
 
-        Paths inside the plugin read `${CLAUDE_PLUGIN_ROOT}/...`, wherever the plugin is now.
+        Names are the ones sessions use (`PLUGIN:NAME`); paths inside the plugin read
+        `${CLAUDE_PLUGIN_ROOT}/...`, wherever the plugin is now.
         """
         from tui_assist.session.mcp_config import plugin_mcp_servers
 
         root = str(self.root)
         lines = [f"command /{self.name}:{path.stem}" for path in _markdown_files(self.commands_dir)]
-        lines += [f"agent {path.stem}: {path}" for path in _markdown_files(self.agents_dir)]
-        lines += [f"skill {folder.name}" for folder in _skill_folders(self.skills_dir)]
+        lines += [f"agent {self.name}:{path.stem}: {path}" for path in _markdown_files(self.agents_dir)]
+        lines += [f"skill {self.name}:{folder.name}" for folder in _skill_folders(self.skills_dir)]
         lines += [f"hook {line}" for line in _hook_lines(self.hooks_file)]
         lines += [f"MCP server {line}" for line in plugin_mcp_servers([self]).describe()]
         return [line.replace(root, "${CLAUDE_PLUGIN_ROOT}") for line in lines]
