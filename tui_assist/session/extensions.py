@@ -254,7 +254,7 @@ def agents_markdown(found: Extensions | None) -> str:
         return (
             "**Agents** · none. Put Markdown files with front matter (`name`, `description`, `tools`, "
             f"`model`) in `.tui-assist/agents/`, `.claude/agents/`, `{config_dir() / 'agents'}` or"
-            " `~/.claude/agents/`."
+            " `~/.claude/agents/`, or install a plugin (`tui-assist plugin install`)."
         )
     return "**Agents**\n\n" + "\n".join(f"- `{line}`" for line in lines)
 
@@ -268,6 +268,6 @@ def skills_markdown(found: Extensions | None) -> str:
         return (
             "**Skills** · none. A skill is a folder holding a `SKILL.md` (front matter `name`, "
             "`description`), in `.claude/skills/`, `~/.claude/skills/` or "
-            f"`{config_dir() / 'skills'}`."
+            f"`{config_dir() / 'skills'}`, or in an installed plugin's `skills/`."
         )
     return "**Skills**\n\n" + "\n".join(f"- `{line}`" for line in lines)
