@@ -138,6 +138,20 @@ class Checkpoints(ShadowRepo):
             await self._require(before, after)
             return await self._diff(before, after)
 
+    async def file_bytes(self, commit: str, path: str) -> bytes | None:
+        """A file's content in a snapshot, or None when the snapshot does not hold it.
+
+        Args:
+            commit: The snapshot's commit.
+            path: Relative to the workdir, with `/` separators.
+        """
+        async with self._locked():
+            await self._require(commit)
+            listed = await self._git("ls-tree", "-z", "--name-only", commit, "--", path)
+            if nul_split(listed) != [path]:
+                return None
+            return await self._git("cat-file", "blob", f"{commit}:{path}")
+
     async def has(self, commit: str) -> bool:
         """Whether a snapshot is still stored (pruning removes old ones).
 
