@@ -9,6 +9,7 @@ import pytest
 
 from tui_assist.session.checkpoints import Checkpoints
 from tui_assist.session.checkpoints.hunks import (
+    HunkConflict,
     TurnChanges,
     diff_hunks,
     file_hunks,
@@ -56,10 +57,8 @@ def test_a_file_changed_since_the_turn_is_reverted_where_the_hunk_now_is() -> No
         revert_file(file, {1}, moved.encode())
         == ("a header the user added\n" + OLD.replace("line 3\n", "line three\n")).encode()
     )
-    from tui_assist.session.checkpoints.hunks import _Conflict
-
     edited = NEW.replace("line 17b", "line 17 by the user")
-    with pytest.raises(_Conflict):
+    with pytest.raises(HunkConflict):
         revert_file(file, {1}, edited.encode())
     assert revert_file(file, {0}, edited.encode()) == edited.replace("line three", "line 3").encode()
 

@@ -38,6 +38,7 @@ __all__ = [
     "CONTEXT",
     "FileHunks",
     "Hunk",
+    "HunkConflict",
     "HunkKey",
     "Remark",
     "RevertResult",
@@ -47,6 +48,7 @@ __all__ = [
     "find_remarks",
     "load_changes",
     "reasons_prompt",
+    "remarks_on",
     "revert_file",
     "revert_hunks",
     "revert_text",
@@ -242,8 +244,8 @@ def file_hunks(path: str, kind: ChangeKind, old: bytes | None, new: bytes | None
     return FileHunks(path, kind, old, new, hunks)
 
 
-class _Conflict(Exception):
-    pass
+class HunkConflict(Exception):
+    """The file changed since the turn where a rejected hunk is: it is left alone."""
 
 
 def revert_file(file: FileHunks, rejected: Collection[int], current: bytes | None) -> bytes | None:
@@ -255,24 +257,24 @@ def revert_file(file: FileHunks, rejected: Collection[int], current: bytes | Non
         current: What the file holds on disk now (None when it is not there).
 
     Raises:
-        _Conflict: The file changed since the turn where a rejected hunk is.
+        HunkConflict: The file changed since the turn where a rejected hunk is.
     """
     every = {h.index for h in file.hunks} <= set(rejected)
     old_text, new_text = _text(file.old or b""), _text(file.new or b"")
     whole = file.binary or file.kind != "modified"
     if whole or (every and current == file.new):
         if not every or current != file.new:
-            raise _Conflict
+            raise HunkConflict
         return file.old
     assert old_text is not None and new_text is not None
     current_text = _text(current) if current is not None else None
     if current_text is None:
-        raise _Conflict
+        raise HunkConflict
     if current_text == new_text:
         return revert_text(old_text, new_text, rejected).encode("utf-8")
     reverted = _revert_moved(current_text, old_text, new_text, rejected)
     if reverted is None:
-        raise _Conflict
+        raise HunkConflict
     return reverted.encode("utf-8")
 
 
@@ -369,9 +371,9 @@ async def revert_hunks(
         target = _inside(workdir, file.path)
         try:
             if target is None:
-                raise _Conflict
+                raise HunkConflict
             content = revert_file(file, indexes, _read(target))
-        except _Conflict:
+        except HunkConflict:
             conflicts.append(file.path)
             continue
         try:
@@ -410,5 +412,5 @@ def _read(path: Path) -> bytes | None:
     except FileNotFoundError:
         return None
     if not stat.S_ISREG(info.st_mode):
-        raise _Conflict
+        raise HunkConflict
     return path.read_bytes()
