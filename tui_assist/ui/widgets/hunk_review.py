@@ -97,9 +97,10 @@ class HunkCard(Vertical, can_focus=True):
         yield Static(classes="hunk--reason")
 
     def on_mount(self) -> None:
-        self._show_decision()
+        self.show_decision()
 
-    def _show_decision(self) -> None:
+    def show_decision(self) -> None:
+        """Draw the hunk's state and reason as `decision` holds them."""
         rejected, reason = self.decision.rejected, self.decision.reason
         self.set_class(rejected, "-rejected")
         state = "✗ revert" if rejected else "✓ keep"
@@ -111,14 +112,14 @@ class HunkCard(Vertical, can_focus=True):
 
     def action_flip(self) -> None:
         self.decision.rejected = not self.decision.rejected
-        self._show_decision()
+        self.show_decision()
 
     def action_reason(self) -> None:
         def typed(reason: str | None) -> None:
             if reason is not None:
                 self.decision.reason = reason.strip()
                 self.decision.rejected = True
-                self._show_decision()
+                self.show_decision()
 
         self.app.push_screen(ReasonScreen(self.hunk, self.decision.reason), typed)
 
@@ -203,9 +204,9 @@ class ChangesView(VerticalScroll):
             why = problem or "This turn changed no file (or its snapshots are not recorded)."
             await self.mount(Static(why, classes="changes--summary"))
             return
-        count = len(changes.hunks)
+        files, hunks = len(changes.files), len(changes.hunks)
         summary = (
-            f"{len(changes.files)} file(s), {count} hunk(s) changed by this turn  ·  "
+            f"{files} file{'s' * (files != 1)}, {hunks} hunk{'s' * (hunks != 1)}  ·  "
             "space keep/revert · r why · enter reverts the rejected"
         )
         widgets: list[Widget] = [Static(summary, classes="changes--summary")]
