@@ -92,6 +92,10 @@ def test_the_critics_remarks_find_the_hunks_they_name() -> None:
     assert remarks_on(first, remarks) == ["The rename at `src/app.py:3` breaks the import."]
     assert remarks_on(second, remarks) == ["app.py lines 16-18 add a line nobody asked for."]
     assert find_remarks("myapp.py:3 and app.pyc:4", paths) == []
+    assert [r.lines for r in find_remarks("README.md (line 4) and README.md, lines 7 to 9", paths)] == [
+        (4, 4),
+        (7, 9),
+    ]
 
 
 def test_the_reasons_become_a_prompt() -> None:

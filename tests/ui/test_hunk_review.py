@@ -41,7 +41,13 @@ async def test_rejecting_one_of_two_hunks_leaves_only_the_other_change(
     fake: FakeAnthropic, workdir: Path
 ) -> None:
     fake.add(
-        Reply([_edit("line 3\n", "line three\n"), _edit("line 17\n", "line 17\nline 17b\n")]),
+        Reply(
+            [
+                _edit("line 3\n", "line three\n"),
+                _edit("line 17\n", "line 17\nline 17b\n"),
+                ToolUse("bash", {"command": "echo by bash > notes.txt"}),
+            ]
+        ),
         Reply("Spelled out line 3 and added line 17b."),
         Reply(CRITIC),
     )
@@ -62,8 +68,11 @@ async def test_rejecting_one_of_two_hunks_leaves_only_the_other_change(
         await pilot.press("f4")
         await wait_until(pilot, lambda: isinstance(app.screen, RoundReviewScreen))
         await pilot.press("c")
-        await wait_until(pilot, lambda: len(app.screen.query(HunkCard)) == 2)
-        first, second = app.screen.query(HunkCard)
+        await wait_until(pilot, lambda: len(app.screen.query(HunkCard)) == 3)
+        first, second, made = app.screen.query(HunkCard)
+        text = screen_text(app)
+        assert "a.txt  (modified by the editor)" in text and "notes.txt  (added by a command)" in text
+        assert made.hunk.lines == ("+by bash",)
         # Each hunk beside the critic's sentence that names its lines.
         assert first.remarks == ["`a.txt:3` spells the number out."]
         assert second.remarks == ["a.txt lines 17-18 add the line asked for."]
@@ -81,6 +90,7 @@ async def test_rejecting_one_of_two_hunks_leaves_only_the_other_change(
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, MainScreen))
         assert (workdir / "a.txt").read_text() == OLD.replace("line 17\n", "line 17\nline 17b\n")
+        assert (workdir / "notes.txt").read_text() == "by bash\n"
         prompt = app.query_one("#prompt").text  # type: ignore[attr-defined]
         assert prompt.splitlines() == [
             "I reverted these hunks of your change:",
@@ -103,7 +113,7 @@ class _ChangesApp(App[None]):
         changes = TurnChanges("/work/project", "0" * 40, "1" * 40, files)
         feedback = CRITIC + " notes.md was not asked for."
         view = self.query_one(ChangesView)
-        await view.show(changes, find_remarks(feedback, ["a.txt", "notes.md"]))
+        await view.show(changes, find_remarks(feedback, ["a.txt", "notes.md"]), edited={"a.txt"})
         view.query(HunkCard).last().decision.rejected = True
         view.query(HunkCard).last().decision.reason = "not asked for"
         view.query(HunkCard).last().show_decision()

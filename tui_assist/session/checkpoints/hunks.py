@@ -62,7 +62,7 @@ HunkKey = tuple[str, int]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _RANGE = r"(\d+)(?:\s*(?:-|–|to|and)\s*(\d+))?"
-_LINES_AFTER = re.compile(r"[`'\"]?(?::(\d+)(?:[-–](\d+))?|,?\s+(?:on\s+|at\s+)?lines?\s+" + _RANGE + ")")
+_LINES_AFTER = re.compile(r"[`'\"]?(?::(\d+)(?:[-–](\d+))?|,?\s+\(?(?:on\s+|at\s+)?lines?\s+" + _RANGE + ")")
 _LINES_BEFORE = re.compile(r"lines?\s+" + _RANGE + r"\s+(?:of|in)\s+[`'\"]?$")
 
 

@@ -44,7 +44,7 @@ from tui_assist.core.tree import NodeLog, NodeRecord, TextSegment
 from tui_assist.session.checkpoints import CheckpointError
 from tui_assist.session.checkpoints.hunks import Hunk, TurnChanges, find_remarks, reasons_prompt
 from tui_assist.ui.widgets.diff_view import DiffView
-from tui_assist.ui.widgets.hunk_review import ChangesView
+from tui_assist.ui.widgets.hunk_review import ChangesView, edited_paths
 from tui_assist.ui.widgets.streaming_markdown import StreamingMarkdown
 
 if TYPE_CHECKING:
@@ -587,8 +587,10 @@ class RoundReviewScreen(Screen[str | None]):
             self._changes_loaded = True
         record = self.node_log.nodes.get(self.round_id)
         feedback = self._verdict(record)[0] if record is not None else ""
-        paths = [f.path for f in self._changes.files] if self._changes is not None else []
-        await view.show(self._changes, find_remarks(feedback, paths), self._changes_problem)
+        changes, turn_id = self._changes, self.node_log.turn_id_of(self.round_id)
+        paths = [f.path for f in changes.files] if changes is not None else []
+        edited = edited_paths(self.node_log, turn_id, changes.workdir) if changes and turn_id else None
+        await view.show(changes, find_remarks(feedback, paths), self._changes_problem, edited)
 
     async def _load_changes(self) -> tuple[TurnChanges | None, str | None]:
         turn_id = self.node_log.turn_id_of(self.round_id)

@@ -8,6 +8,7 @@ up and down step between hunks. The decisions outlive a redraw (another round's 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -18,6 +19,8 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
+from tui_assist.core.events import ToolCallFinished
+from tui_assist.core.tree import NodeLog
 from tui_assist.session.checkpoints.hunks import FileHunks, Hunk, HunkKey, Remark, TurnChanges, remarks_on
 
 _STYLES = {"+": "$text-success on $success 15%", "-": "$text-error on $error 15%", " ": ""}
@@ -29,6 +32,18 @@ class Decision:
 
     rejected: bool = False
     reason: str = ""
+
+
+def edited_paths(log: NodeLog, turn_id: str, workdir: str) -> set[str]:
+    """The files the turn's editor calls wrote, relative to `workdir` (the rest came from commands)."""
+    root = Path(workdir)
+    found: set[str] = set()
+    for item in log.subtree_timeline(turn_id):
+        if isinstance(item, ToolCallFinished) and item.diff is not None:
+            path = Path(item.diff.path)
+            if path.is_relative_to(root):
+                found.add(path.relative_to(root).as_posix())
+    return found
 
 
 def hunk_lines(hunk: Hunk) -> Content:
@@ -83,7 +98,7 @@ class HunkCard(Vertical, can_focus=True):
     ]
 
     def __init__(self, hunk: Hunk, remarks: list[str], decision: Decision) -> None:
-        super().__init__(id=f"hunk-{_slug(hunk.path)}-{hunk.index}")
+        super().__init__()
         self.hunk = hunk
         self.remarks = remarks
         self.decision = decision
@@ -128,10 +143,6 @@ class HunkCard(Vertical, can_focus=True):
         index = cards.index(self) + step
         if 0 <= index < len(cards):
             cards[index].focus()
-
-
-def _slug(path: str) -> str:
-    return "".join(c if c.isalnum() else "-" for c in path)
 
 
 class ReasonScreen(ModalScreen[str | None]):
@@ -196,9 +207,20 @@ class ChangesView(VerticalScroll):
         self.decisions: dict[HunkKey, Decision] = {}
 
     async def show(
-        self, changes: TurnChanges | None, remarks: list[Remark], problem: str | None = None
+        self,
+        changes: TurnChanges | None,
+        remarks: list[Remark],
+        problem: str | None = None,
+        edited: set[str] | None = None,
     ) -> None:
-        """Draw the changes with these remarks (the decisions made so far are kept)."""
+        """Draw the changes with these remarks (the decisions made so far are kept).
+
+        Args:
+            changes: The turn's changes; None when there are none to show.
+            remarks: The critic's remarks on the changed files.
+            problem: Why there are no changes to show, when that is known.
+            edited: The files the editor wrote; None when unknown.
+        """
         await self.remove_children()
         if changes is None or not changes.files:
             why = problem or "This turn changed no file (or its snapshots are not recorded)."
@@ -211,14 +233,15 @@ class ChangesView(VerticalScroll):
         )
         widgets: list[Widget] = [Static(summary, classes="changes--summary")]
         for file in changes.files:
-            widgets += self._file(file, remarks)
+            widgets += self._file(file, remarks, edited)
         await self.mount_all(widgets)
         first = next(iter(self.query(HunkCard)), None)
         if first is not None:
             first.focus()
 
-    def _file(self, file: FileHunks, remarks: list[Remark]) -> list[Widget]:
-        widgets: list[Widget] = [Static(f"{file.path}  ({file.kind})", classes="changes--file")]
+    def _file(self, file: FileHunks, remarks: list[Remark], edited: set[str] | None) -> list[Widget]:
+        by = "" if edited is None else " by the editor" if file.path in edited else " by a command"
+        widgets: list[Widget] = [Static(f"{file.path}  ({file.kind}{by})", classes="changes--file")]
         about = [r.sentence for r in remarks if r.path == file.path and r.lines is None]
         if about:
             widgets.append(
