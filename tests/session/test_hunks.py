@@ -69,7 +69,7 @@ def test_created_deleted_and_binary_files_revert_whole() -> None:
     deleted = file_hunks("gone.txt", "deleted", b"bye\n", None)
     assert revert_file(deleted, {0}, None) == b"bye\n"
     blob = file_hunks("img.bin", "modified", b"\x00\x01", b"\x00\x02")
-    assert blob.binary and blob.hunks[0].lines == ()
+    assert blob.whole and blob.hunks[0].lines == ()
     assert revert_file(blob, {0}, b"\x00\x02") == b"\x00\x01"
 
 
@@ -124,7 +124,8 @@ async def _turn(workdir: Path, checkpoints: Checkpoints) -> TurnChanges:
     (workdir / "b.txt").write_text("made by the turn\n")
     (workdir / "old.txt").unlink()
     after = await checkpoints.snapshot("after")
-    files = await load_changes(checkpoints, before.commit, after.commit)
+    files, more = await load_changes(checkpoints, before.commit, after.commit)
+    assert more == 0
     return TurnChanges(str(workdir.resolve()), before.commit, after.commit, files)
 
 
@@ -178,3 +179,31 @@ async def test_rewind_after_a_partial_revert_still_restores_the_turn(tmp_path: P
         assert (workdir / "a.txt").read_text() == OLD and not (workdir / "b.txt").exists()
     finally:
         await store.close()
+
+
+async def test_read_files_takes_many_files_of_a_snapshot_in_one_call(tmp_path: Path, workdir: Path) -> None:
+    (workdir / "empty.txt").write_bytes(b"")
+    (workdir / "with space.bin").write_bytes(b"\x00\n\x01")
+    (workdir / "sub").mkdir()
+    (workdir / "sub" / "x.txt").write_text("x\n")
+    checkpoints = Checkpoints(tmp_path / "data", workdir)
+    commit = (await checkpoints.snapshot("s")).commit
+    found = await checkpoints.read_files(
+        commit, ["a.txt", "missing.txt", "sub", "empty.txt", "with space.bin", "sub/x.txt"]
+    )
+    assert found == {
+        "a.txt": OLD.encode(),
+        "empty.txt": b"",
+        "with space.bin": b"\x00\n\x01",
+        "sub/x.txt": b"x\n",
+    }
+
+
+async def test_a_file_changed_since_in_a_rejected_hunk_is_left_alone(tmp_path: Path, workdir: Path) -> None:
+    checkpoints = Checkpoints(tmp_path / "data", workdir)
+    changes = await _turn(workdir, checkpoints)
+    edited = NEW.replace("line 17b", "line 17 by the user")
+    (workdir / "a.txt").write_text(edited)
+    done = await revert_hunks(checkpoints, changes, {("a.txt", 1), ("b.txt", 0)})
+    assert done.conflicts == ("a.txt",) and done.reverted == (("b.txt", 0),)
+    assert (workdir / "a.txt").read_text() == edited and not (workdir / "b.txt").exists()

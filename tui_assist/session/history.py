@@ -102,8 +102,9 @@ class History:
         row = await self._store.turn_checkpoint(turn_id)
         if row is None or row.after is None:
             return None
-        files = await load_changes(Checkpoints(self.data_dir, Path(row.workdir)), row.before, row.after)
-        return TurnChanges(row.workdir, row.before, row.after, files)
+        checkpoints = Checkpoints(self.data_dir, Path(row.workdir))
+        files, more = await load_changes(checkpoints, row.before, row.after)
+        return TurnChanges(row.workdir, row.before, row.after, files, more)
 
     async def revert_hunks(self, changes: TurnChanges, rejected: set[HunkKey]) -> RevertResult:
         """Revert some hunks of a turn on disk, recorded like a turn so a rewind still restores it.

@@ -40,6 +40,8 @@ __all__ = [
     "Hunk",
     "HunkConflict",
     "HunkKey",
+    "MAX_DIFF_BYTES",
+    "MAX_FILES",
     "Remark",
     "RevertResult",
     "TurnChanges",
@@ -56,6 +58,10 @@ __all__ = [
 
 CONTEXT = 3
 """Unchanged lines shown (and matched) around each change."""
+MAX_FILES = 200
+"""A turn's changed files shown at most (a tree it generated is not read in full)."""
+MAX_DIFF_BYTES = 1_000_000
+"""A file larger than this (before and after together) is one hunk, reverted whole, not diffed."""
 
 HunkKey = tuple[str, int]
 """A hunk's path and its index in the file."""
@@ -114,11 +120,8 @@ class FileHunks:
     new: bytes | None
     """None when the turn deleted it."""
     hunks: tuple[Hunk, ...]
-
-    @property
-    def binary(self) -> bool:
-        """Not UTF-8 text: one hunk that stands for the whole file."""
-        return _text(self.old or b"") is None or _text(self.new or b"") is None
+    whole: bool = False
+    """Binary or too large to diff: one hunk without lines stands for the whole file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +132,8 @@ class TurnChanges:
     before: str
     after: str
     files: tuple[FileHunks, ...]
+    more: int = 0
+    """Changed files left out (past `MAX_FILES`)."""
 
     @property
     def hunks(self) -> list[Hunk]:
@@ -235,13 +240,11 @@ def _revert_moved(current: str, old: str, new: str, rejected: Collection[int]) -
 
 
 def file_hunks(path: str, kind: ChangeKind, old: bytes | None, new: bytes | None) -> FileHunks:
-    """A changed file and its hunks (a binary file is one hunk without lines)."""
+    """A changed file and its hunks (a binary or very large file is one hunk without lines)."""
     old_text, new_text = _text(old or b""), _text(new or b"")
-    if old_text is None or new_text is None:
-        hunks = (Hunk(path, 0, 0, 0, 0, 0, ()),)
-    else:
-        hunks = diff_hunks(path, old_text, new_text)
-    return FileHunks(path, kind, old, new, hunks)
+    if old_text is None or new_text is None or len(old or b"") + len(new or b"") > MAX_DIFF_BYTES:
+        return FileHunks(path, kind, old, new, (Hunk(path, 0, 0, 0, 0, 0, ()),), whole=True)
+    return FileHunks(path, kind, old, new, diff_hunks(path, old_text, new_text))
 
 
 class HunkConflict(Exception):
@@ -261,7 +264,7 @@ def revert_file(file: FileHunks, rejected: Collection[int], current: bytes | Non
     """
     every = {h.index for h in file.hunks} <= set(rejected)
     old_text, new_text = _text(file.old or b""), _text(file.new or b"")
-    whole = file.binary or file.kind != "modified"
+    whole = file.whole or file.kind != "modified"
     if whole or (every and current == file.new):
         if not every or current != file.new:
             raise HunkConflict
@@ -342,14 +345,20 @@ def reasons_prompt(rejected: Sequence[tuple[Hunk, str]]) -> str:
 # --------------------------------------------------------------------------- on the checkpoints
 
 
-async def load_changes(checkpoints: Checkpoints, before: str, after: str) -> tuple[FileHunks, ...]:
-    """The files that changed between two snapshots, by hunk."""
-    files: list[FileHunks] = []
-    for change in await checkpoints.changed_files(before, after):
-        old = await checkpoints.file_bytes(before, change.path) if change.kind != "added" else None
-        new = await checkpoints.file_bytes(after, change.path) if change.kind != "deleted" else None
-        files.append(file_hunks(change.path, change.kind, old, new))
-    return tuple(files)
+async def load_changes(
+    checkpoints: Checkpoints, before: str, after: str
+) -> tuple[tuple[FileHunks, ...], int]:
+    """The files that changed between two snapshots, by hunk (at most `MAX_FILES` of them).
+
+    Returns:
+        The files, and how many more changed (left out).
+    """
+    changes = await checkpoints.changed_files(before, after)
+    shown = changes[:MAX_FILES]
+    olds = await checkpoints.read_files(before, [c.path for c in shown if c.kind != "added"])
+    news = await checkpoints.read_files(after, [c.path for c in shown if c.kind != "deleted"])
+    files = [file_hunks(c.path, c.kind, olds.get(c.path), news.get(c.path)) for c in shown]
+    return tuple(files), len(changes) - len(shown)
 
 
 async def revert_hunks(

@@ -49,7 +49,7 @@ def edited_paths(log: NodeLog, turn_id: str, workdir: str) -> set[str]:
 def hunk_lines(hunk: Hunk) -> Content:
     """A hunk's lines, numbered in the old and the new text."""
     if not hunk.lines:
-        return Content.styled("binary content changed", "dim italic")
+        return Content.styled("binary or too large to diff: reverts whole", "dim italic")
     old, new = hunk.old_start or 1, hunk.new_start or 1
     width = len(str(max(old + hunk.old_count, new + hunk.new_count)))
     rows: list[Content] = []
@@ -231,6 +231,8 @@ class ChangesView(VerticalScroll):
             f"{files} file{'s' * (files != 1)}, {hunks} hunk{'s' * (hunks != 1)}  ·  "
             "space keep/revert · r why · enter reverts the rejected"
         )
+        if changes.more:
+            summary += f"\n{changes.more} more changed file(s) not shown."
         widgets: list[Widget] = [Static(summary, classes="changes--summary")]
         for file in changes.files:
             widgets += self._file(file, remarks, edited)
