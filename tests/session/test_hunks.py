@@ -124,9 +124,10 @@ async def _turn(workdir: Path, checkpoints: Checkpoints) -> TurnChanges:
     (workdir / "b.txt").write_text("made by the turn\n")
     (workdir / "old.txt").unlink()
     after = await checkpoints.snapshot("after")
-    files, more = await load_changes(checkpoints, before.commit, after.commit)
-    assert more == 0
-    return TurnChanges(str(workdir.resolve()), before.commit, after.commit, files)
+    changes = await load_changes(checkpoints, before.commit, after.commit)
+    assert changes.more == 0 and changes.reverted == frozenset()
+    assert changes.workdir == str(workdir.resolve())
+    return changes
 
 
 async def test_changes_come_from_the_checkpoints_and_a_subset_reverts_on_disk(
@@ -145,6 +146,8 @@ async def test_changes_come_from_the_checkpoints_and_a_subset_reverts_on_disk(
     assert not (workdir / "b.txt").exists()
     assert (workdir / "old.txt").read_text() == "to be deleted\n"
     assert done.before != done.after
+    again = await load_changes(checkpoints, changes.before, changes.after)  # the review opened again
+    assert again.reverted == {("a.txt", 0), ("b.txt", 0), ("old.txt", 0)}
 
 
 async def test_rewind_after_a_partial_revert_still_restores_the_turn(tmp_path: Path, workdir: Path) -> None:

@@ -97,6 +97,11 @@ async def test_rejecting_one_of_two_hunks_leaves_only_the_other_change(
             "- a.txt lines 1-6 (@@ -1,6 +1,6 @@): keep the digit",
         ]
 
+        await pilot.press("f4", "c")  # opened again: the reverted hunk says so
+        await wait_until(pilot, lambda: len(app.screen.query(HunkCard)) == 3)
+        assert [c.decision.reverted for c in app.screen.query(HunkCard)] == [True, False, False]
+        assert "↺ reverted  a.txt  @@ -1,6 +1,6 @@" in screen_text(app)
+
 
 class _ChangesApp(App[None]):
     """The changes view alone, on a fixed turn (for the snapshot)."""

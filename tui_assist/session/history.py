@@ -97,14 +97,12 @@ class History:
             CheckpointError: A snapshot was pruned, or git failed.
         """
         from tui_assist.session.checkpoints import Checkpoints
-        from tui_assist.session.checkpoints.hunks import TurnChanges, load_changes
+        from tui_assist.session.checkpoints.hunks import load_changes
 
         row = await self._store.turn_checkpoint(turn_id)
         if row is None or row.after is None:
             return None
-        checkpoints = Checkpoints(self.data_dir, Path(row.workdir))
-        files, more = await load_changes(checkpoints, row.before, row.after)
-        return TurnChanges(row.workdir, row.before, row.after, files, more)
+        return await load_changes(Checkpoints(self.data_dir, Path(row.workdir)), row.before, row.after)
 
     async def revert_hunks(self, changes: TurnChanges, rejected: set[HunkKey]) -> RevertResult:
         """Revert some hunks of a turn on disk, recorded like a turn so a rewind still restores it.

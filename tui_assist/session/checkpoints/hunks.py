@@ -50,6 +50,7 @@ __all__ = [
     "find_remarks",
     "load_changes",
     "reasons_prompt",
+    "reverted_on_disk",
     "remarks_on",
     "revert_file",
     "revert_hunks",
@@ -134,6 +135,8 @@ class TurnChanges:
     files: tuple[FileHunks, ...]
     more: int = 0
     """Changed files left out (past `MAX_FILES`)."""
+    reverted: frozenset[HunkKey] = frozenset()
+    """Hunks no longer on disk: their old lines are back where their new lines were."""
 
     @property
     def hunks(self) -> list[Hunk]:
@@ -345,20 +348,45 @@ def reasons_prompt(rejected: Sequence[tuple[Hunk, str]]) -> str:
 # --------------------------------------------------------------------------- on the checkpoints
 
 
-async def load_changes(
-    checkpoints: Checkpoints, before: str, after: str
-) -> tuple[tuple[FileHunks, ...], int]:
-    """The files that changed between two snapshots, by hunk (at most `MAX_FILES` of them).
+def reverted_on_disk(file: FileHunks, current: bytes | None) -> set[int]:
+    """The file's hunks that `current` (what the disk holds) no longer has: a revert took them back."""
+    if current == file.new:
+        return set()
+    if file.whole or file.kind != "modified":
+        return {0} if current == file.old else set()
+    old_text, new_text = _text(file.old or b""), _text(file.new or b"")
+    current_text = _text(current) if current is not None else None
+    if old_text is None or new_text is None or current_text is None:
+        return set()
+    a, b, _, groups = _groups(old_text, new_text)
+    gone: set[int] = set()
+    for index, group in enumerate(groups):
+        i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+        if "".join(b[j1:j2]) not in current_text and "".join(a[i1:i2]) in current_text:
+            gone.add(index)
+    return gone
 
-    Returns:
-        The files, and how many more changed (left out).
+
+async def load_changes(checkpoints: Checkpoints, before: str, after: str) -> TurnChanges:
+    """The files that changed between two snapshots, by hunk, and which hunks the disk lost since.
+
+    At most `MAX_FILES` files are read; `TurnChanges.more` counts the rest.
     """
     changes = await checkpoints.changed_files(before, after)
     shown = changes[:MAX_FILES]
     olds = await checkpoints.read_files(before, [c.path for c in shown if c.kind != "added"])
     news = await checkpoints.read_files(after, [c.path for c in shown if c.kind != "deleted"])
     files = [file_hunks(c.path, c.kind, olds.get(c.path), news.get(c.path)) for c in shown]
-    return tuple(files), len(changes) - len(shown)
+    reverted: set[HunkKey] = set()
+    for file in files:
+        target = _inside(checkpoints.workdir, file.path)
+        try:
+            current = _read(target) if target is not None else None
+        except HunkConflict:
+            continue
+        reverted.update((file.path, index) for index in reverted_on_disk(file, current))
+    workdir = str(checkpoints.workdir)
+    return TurnChanges(workdir, before, after, tuple(files), len(changes) - len(shown), frozenset(reverted))
 
 
 async def revert_hunks(

@@ -32,6 +32,8 @@ class Decision:
 
     rejected: bool = False
     reason: str = ""
+    reverted: bool = False
+    """Already reverted on disk (an earlier review): nothing left to decide."""
 
 
 def edited_paths(log: NodeLog, turn_id: str, workdir: str) -> set[str]:
@@ -76,6 +78,8 @@ class HunkCard(Vertical, can_focus=True):
     HunkCard.-rejected { border-left: tall $error; }
     HunkCard:focus { background: $boost; border-left: tall $accent; }
     HunkCard.-rejected:focus { border-left: tall $error; }
+    HunkCard.-reverted { border-left: tall $foreground 30%; color: $foreground 50%; }
+    HunkCard.-reverted > .hunk--title { color: $foreground 60%; }
     HunkCard > .hunk--title { color: $text-success; }
     HunkCard.-rejected > .hunk--title { color: $text-error; text-style: bold; }
     HunkCard > Horizontal { height: auto; }
@@ -118,18 +122,29 @@ class HunkCard(Vertical, can_focus=True):
         """Draw the hunk's state and reason as `decision` holds them."""
         rejected, reason = self.decision.rejected, self.decision.reason
         self.set_class(rejected, "-rejected")
-        state = "✗ revert" if rejected else "✓ keep"
+        self.set_class(self.decision.reverted, "-reverted")
+        state = "↺ reverted" if self.decision.reverted else "✗ revert" if rejected else "✓ keep"
         where = self.hunk.header if self.hunk.lines else "whole file"
         self.query_one(".hunk--title", Static).update(f"{state}  {self.hunk.path}  {where}")
         line = self.query_one(".hunk--reason", Static)
         line.update(f"why: {reason}" if rejected and reason else "")
         line.display = bool(rejected and reason)
 
+    def _settled(self) -> bool:
+        if self.decision.reverted:
+            self.notify("This hunk is already reverted on disk.", timeout=2)
+        return self.decision.reverted
+
     def action_flip(self) -> None:
+        if self._settled():
+            return
         self.decision.rejected = not self.decision.rejected
         self.show_decision()
 
     def action_reason(self) -> None:
+        if self._settled():
+            return
+
         def typed(reason: str | None) -> None:
             if reason is not None:
                 self.decision.reason = reason.strip()
@@ -235,13 +250,15 @@ class ChangesView(VerticalScroll):
             summary += f"\n{changes.more} more changed file(s) not shown."
         widgets: list[Widget] = [Static(summary, classes="changes--summary")]
         for file in changes.files:
-            widgets += self._file(file, remarks, edited)
+            widgets += self._file(file, remarks, edited, changes.reverted)
         await self.mount_all(widgets)
         first = next(iter(self.query(HunkCard)), None)
         if first is not None:
             first.focus()
 
-    def _file(self, file: FileHunks, remarks: list[Remark], edited: set[str] | None) -> list[Widget]:
+    def _file(
+        self, file: FileHunks, remarks: list[Remark], edited: set[str] | None, reverted: frozenset[HunkKey]
+    ) -> list[Widget]:
         by = "" if edited is None else " by the editor" if file.path in edited else " by a command"
         widgets: list[Widget] = [Static(f"{file.path}  ({file.kind}{by})", classes="changes--file")]
         about = [r.sentence for r in remarks if r.path == file.path and r.lines is None]
@@ -250,7 +267,7 @@ class ChangesView(VerticalScroll):
                 Static(Content("\n").join(Content(s) for s in about), classes="changes--file-remark")
             )
         for hunk in file.hunks:
-            decision = self.decisions.setdefault(hunk.key, Decision())
+            decision = self.decisions.setdefault(hunk.key, Decision(reverted=hunk.key in reverted))
             widgets.append(HunkCard(hunk, remarks_on(hunk, remarks), decision))
         return widgets
 
