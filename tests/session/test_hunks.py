@@ -35,7 +35,7 @@ def test_changes_far_apart_are_two_hunks_with_context() -> None:
     assert first.lines == (" line 1", " line 2", "-line 3", "+line three", " line 4", " line 5", " line 6")
     assert second.header == "@@ -15,6 +15,7 @@"
     assert "+line 17b" in second.lines
-    assert second.span == (15, 21)
+    assert second.span == (15, 21) and second.changed == (18, 18) and first.changed == (3, 3)
     assert diff_hunks("a.txt", OLD, OLD) == ()
 
 
@@ -103,8 +103,8 @@ def test_the_reasons_become_a_prompt() -> None:
     text = reasons_prompt([(first, "keep the digit"), (second, "")])
     assert text.splitlines() == [
         "I reverted these hunks of your change:",
-        "- a.txt lines 1-6 (@@ -1,6 +1,6 @@): keep the digit",
-        "- a.txt lines 15-21 (@@ -15,6 +15,7 @@): no reason given",
+        "- a.txt line 3 (@@ -1,6 +1,6 @@): keep the digit",
+        "- a.txt line 18 (@@ -15,6 +15,7 @@): no reason given",
     ]
 
 

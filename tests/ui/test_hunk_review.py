@@ -94,7 +94,7 @@ async def test_rejecting_one_of_two_hunks_leaves_only_the_other_change(
         prompt = app.query_one("#prompt").text  # type: ignore[attr-defined]
         assert prompt.splitlines() == [
             "I reverted these hunks of your change:",
-            "- a.txt lines 1-6 (@@ -1,6 +1,6 @@): keep the digit",
+            "- a.txt line 3 (@@ -1,6 +1,6 @@): keep the digit",
         ]
 
         await pilot.press("f4", "c")  # opened again: the reverted hunk says so

@@ -104,6 +104,16 @@ class Hunk:
         first = max(self.new_start, 1)
         return first, max(first, self.new_start + self.new_count - 1)
 
+    @property
+    def changed(self) -> tuple[int, int]:
+        """The new-text lines its changes are on, context left out (a deletion: where it was)."""
+        line, marks = max(self.new_start, 1), list[int]()
+        for text in self.lines:
+            if text[:1] != " ":
+                marks.append(line)
+            line += text[:1] != "-"
+        return (min(marks), max(marks)) if marks else self.span
+
     def touches(self, first: int, last: int) -> bool:
         """Whether the new-text lines `first`..`last` meet this hunk."""
         start, end = self.span
@@ -339,7 +349,7 @@ def reasons_prompt(rejected: Sequence[tuple[Hunk, str]]) -> str:
     """The next prompt offered after a revert: which hunks went back, and why."""
     lines = ["I reverted these hunks of your change:"]
     for hunk, reason in rejected:
-        first, last = hunk.span
+        first, last = hunk.changed
         where = f"line {first}" if first == last else f"lines {first}-{last}"
         lines.append(f"- {hunk.path} {where} ({hunk.header}): {reason.strip() or 'no reason given'}")
     return "\n".join(lines)
