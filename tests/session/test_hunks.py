@@ -61,6 +61,10 @@ def test_a_file_changed_since_the_turn_is_reverted_where_the_hunk_now_is() -> No
     with pytest.raises(HunkConflict):
         revert_file(file, {1}, edited.encode())
     assert revert_file(file, {0}, edited.encode()) == edited.replace("line three", "line 3").encode()
+    # Found by whole lines only: the same text inside a longer line is not the hunk.
+    prefixed = NEW.replace("line 15\n", "xline 15\n")
+    with pytest.raises(HunkConflict):
+        revert_file(file, {1}, prefixed.encode())
 
 
 def test_created_deleted_and_binary_files_revert_whole() -> None:

@@ -242,14 +242,23 @@ def revert_text(old: str, new: str, rejected: Collection[int]) -> str:
 def _revert_moved(current: str, old: str, new: str, rejected: Collection[int]) -> str | None:
     """`revert_text` on a file that changed since: each rejected hunk found by its new lines."""
     a, b, _, groups = _groups(old, new)
+    lines = _lines(current)
     for index in sorted(rejected):
         group = groups[index]
         i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
-        was, now = "".join(a[i1:i2]), "".join(b[j1:j2])
-        if not now or current.count(now) != 1:
+        places = _places(lines, b[j1:j2])
+        if len(places) != 1:
             return None
-        current = current.replace(now, was, 1)
-    return current
+        lines[places[0] : places[0] + j2 - j1] = a[i1:i2]
+    return "".join(lines)
+
+
+def _places(lines: list[str], block: list[str]) -> list[int]:
+    """Where `block` starts in `lines`, whole lines only (none for an empty block)."""
+    size = len(block)
+    if not size:
+        return []
+    return [k for k in range(len(lines) - size + 1) if lines[k] == block[0] and lines[k : k + size] == block]
 
 
 def file_hunks(path: str, kind: ChangeKind, old: bytes | None, new: bytes | None) -> FileHunks:
@@ -369,10 +378,11 @@ def reverted_on_disk(file: FileHunks, current: bytes | None) -> set[int]:
     if old_text is None or new_text is None or current_text is None:
         return set()
     a, b, _, groups = _groups(old_text, new_text)
+    lines = _lines(current_text)
     gone: set[int] = set()
     for index, group in enumerate(groups):
         i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
-        if "".join(b[j1:j2]) not in current_text and "".join(a[i1:i2]) in current_text:
+        if not _places(lines, b[j1:j2]) and _places(lines, a[i1:i2]):
             gone.add(index)
     return gone
 
