@@ -74,6 +74,9 @@ def test_created_deleted_and_binary_files_revert_whole() -> None:
     assert revert_file(deleted, {0}, None) == b"bye\n"
     blob = file_hunks("img.bin", "modified", b"\x00\x01", b"\x00\x02")
     assert blob.whole and blob.hunks[0].lines == ()
+    assert (
+        reasons_prompt([(blob.hunks[0], "")]).splitlines()[1] == "- img.bin the whole file: no reason given"
+    )
     assert revert_file(blob, {0}, b"\x00\x02") == b"\x00\x01"
 
 

@@ -114,6 +114,14 @@ class Hunk:
             line += text[:1] != "-"
         return (min(marks), max(marks)) if marks else self.span
 
+    @property
+    def where(self) -> str:
+        """Its place for a sentence: `line 3`, `lines 3-5`, or `the whole file` (binary or large)."""
+        if not self.lines:
+            return "the whole file"
+        first, last = self.changed
+        return f"line {first}" if first == last else f"lines {first}-{last}"
+
     def touches(self, first: int, last: int) -> bool:
         """Whether the new-text lines `first`..`last` meet this hunk."""
         start, end = self.span
@@ -201,9 +209,13 @@ def _start(low: int, high: int) -> int:
     return low + 1 if high > low else low
 
 
+_Opcode = tuple[str, int, int, int, int]
+
+
 def _groups(
     old: str, new: str
-) -> tuple[list[str], list[str], difflib.SequenceMatcher[str], list[list[tuple[str, int, int, int, int]]]]:
+) -> tuple[list[str], list[str], difflib.SequenceMatcher[str], list[list[_Opcode]]]:
+    """Both texts' lines, their matcher, and its opcodes grouped into hunks."""
     a, b = _lines(old), _lines(new)
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     groups = list(matcher.get_grouped_opcodes(CONTEXT)) if a != b else []
@@ -358,9 +370,8 @@ def reasons_prompt(rejected: Sequence[tuple[Hunk, str]]) -> str:
     """The next prompt offered after a revert: which hunks went back, and why."""
     lines = ["I reverted these hunks of your change:"]
     for hunk, reason in rejected:
-        first, last = hunk.changed
-        where = f"line {first}" if first == last else f"lines {first}-{last}"
-        lines.append(f"- {hunk.path} {where} ({hunk.header}): {reason.strip() or 'no reason given'}")
+        header = f" ({hunk.header})" if hunk.lines else ""
+        lines.append(f"- {hunk.path} {hunk.where}{header}: {reason.strip() or 'no reason given'}")
     return "\n".join(lines)
 
 

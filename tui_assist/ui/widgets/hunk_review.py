@@ -183,7 +183,7 @@ class ReasonScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(f"Why revert {self.hunk.path} {self.hunk.header}?")
+            yield Static(f"Why revert {self.hunk.path}, {self.hunk.where}?")
             yield Input(self.reason, placeholder="the reason, for the next prompt", id="hunk-reason-input")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
