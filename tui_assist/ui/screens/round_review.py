@@ -340,7 +340,7 @@ class RoundReviewScreen(Screen[str | None]):
                 (f"Round {index + 1} of {len(rounds)}", "$primary bold"),
                 ("  ·  ", "$foreground 55%"),
                 (verdict, "$success bold" if record.verdict == "pass" else "$warning bold"),
-                ("   ←/→ rounds · e opens calls · esc closes", "$foreground 55%"),
+                ("   ←/→ rounds · e opens calls · c changes · esc closes", "$foreground 55%"),
             )
         )
         body = self.query_one("#review-body", VerticalScroll)
