@@ -129,3 +129,18 @@ def test_the_changes_view(snap_compare) -> None:
         await settled(pilot)
 
     assert snap_compare(_ChangesApp(), run_before=run_before, terminal_size=(90, 40))
+
+
+async def test_without_a_store_the_changes_view_says_so() -> None:
+    from tests.ui.helpers import review_app
+
+    app = review_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.session.wait_ready()
+        await pilot.press(*"fix the failing test", "enter")
+        await wait_until(pilot, lambda: app.session.conversation.messages)
+        await app.workers.wait_for_complete()
+        await pilot.press("f4", "c")
+        await wait_until(pilot, lambda: "No store: the turn's changes are not recorded." in screen_text(app))
+        await pilot.press("c")  # back to the round
+        await wait_until(pilot, lambda: "What the generator saw" in screen_text(app))

@@ -349,7 +349,7 @@ class RoundReviewScreen(Screen[str | None]):
         await body.mount_all(self._sections(record, previous))
         body.scroll_home(animate=False)
         if self.query_one(ChangesView).display:
-            await self._show_changes()
+            self._redraw_changes()
 
     # -- building the sections -----------------------------------------------------------------
 
@@ -571,13 +571,17 @@ class RoundReviewScreen(Screen[str | None]):
 
     # -- the changes view ------------------------------------------------------------------------
 
-    async def action_toggle_changes(self) -> None:
+    def action_toggle_changes(self) -> None:
         view, body = self.query_one(ChangesView), self.query_one("#review-body", VerticalScroll)
         view.display, body.display = not view.display, view.display
         if view.display:
-            await self._show_changes()
+            self._redraw_changes()
         else:
             body.focus()
+
+    def _redraw_changes(self) -> None:
+        """In a worker: reading a big turn's changes must not hold up the screen."""
+        self.run_worker(self._show_changes(), exclusive=True, group="hunk-changes")
 
     async def _show_changes(self) -> None:
         view = self.query_one(ChangesView)
