@@ -16,6 +16,7 @@ from tui_assist.session.checkpoints.hunks import (
     find_remarks,
     load_changes,
     reasons_prompt,
+    remarks_from_edit,
     remarks_on,
     revert_file,
     revert_hunks,
@@ -103,6 +104,21 @@ def test_the_critics_remarks_find_the_hunks_they_name() -> None:
         (4, 4),
         (7, 9),
     ]
+
+
+def test_a_sentence_citing_an_edit_is_about_the_lines_it_wrote() -> None:
+    file = file_hunks("a.txt", "modified", OLD.encode(), NEW.encode())
+    last_edit = remarks_from_edit(
+        ["[2] spells line 3 out."], file, OLD.replace("line 17\n", "line 17\nline 17b\n"), NEW
+    )
+    assert [r.lines for r in last_edit] == [(3, 3)]  # the file holds what it wrote: its lines
+    assert remarks_on(file.hunks[0], last_edit) == ["[2] spells line 3 out."] and not remarks_on(
+        file.hunks[1], last_edit
+    )
+    earlier = remarks_from_edit(
+        ["[1] adds line 17b."], file, OLD, OLD.replace("line 17\n", "line 17\nline 17b\n")
+    )
+    assert [(r.path, r.lines) for r in earlier] == [("a.txt", None)]  # changed again since: the file
 
 
 def test_the_reasons_become_a_prompt() -> None:

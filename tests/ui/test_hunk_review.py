@@ -19,7 +19,7 @@ from tui_assist.ui.widgets.hunk_review import ChangesView, HunkCard, ReasonScree
 
 OLD = "".join(f"line {i}\n" for i in range(1, 21))
 BOTH = OLD.replace("line 3\n", "line three\n").replace("line 17\n", "line 17\nline 17b\n")
-CRITIC = "PASS\n`a.txt:3` spells the number out. a.txt lines 17-18 add the line asked for."
+CRITIC = "PASS\n`a.txt:3` spells the number out. a.txt lines 17-18 add the line asked for. [2] adds it."
 
 
 @pytest.fixture
@@ -75,7 +75,10 @@ async def test_rejecting_one_of_two_hunks_leaves_only_the_other_change(
         assert made.hunk.lines == ("+by bash",)
         # Each hunk beside the critic's sentence that names its lines.
         assert first.remarks == ["`a.txt:3` spells the number out."]
-        assert second.remarks == ["a.txt lines 17-18 add the line asked for."]
+        assert second.remarks == [
+            "a.txt lines 17-18 add the line asked for.",
+            "[2] adds it.",
+        ]  # [2]: its edit
         assert app.screen.focused is first
 
         await pilot.press("space", "space")  # rejected, then kept again

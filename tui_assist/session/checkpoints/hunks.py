@@ -51,6 +51,7 @@ __all__ = [
     "load_changes",
     "reasons_prompt",
     "reverted_on_disk",
+    "remarks_from_edit",
     "remarks_on",
     "revert_file",
     "revert_hunks",
@@ -359,11 +360,24 @@ def _lines_named(sentence: str, start: int, end: int) -> tuple[int, int] | None:
     return None
 
 
+def remarks_from_edit(
+    sentences: Sequence[str], file: FileHunks, old_text: str | None, new_text: str
+) -> list[Remark]:
+    """Sentences citing an editor call of `file` (`[2]`), on the lines that call changed.
+
+    Those lines are the turn's when the file still holds what the call wrote; otherwise (a later
+    call changed it again) the sentences are about the file as a whole.
+    """
+    if _text(file.new or b"") != new_text:
+        return [Remark(s, file.path, None) for s in sentences]
+    spans = [h.changed for h in diff_hunks(file.path, old_text or "", new_text)]
+    return [Remark(s, file.path, span) for s in sentences for span in spans]
+
+
 def remarks_on(hunk: Hunk, remarks: Sequence[Remark]) -> list[str]:
-    """The sentences that name `hunk`'s file and lines it covers."""
-    return [
-        r.sentence for r in remarks if r.path == hunk.path and r.lines is not None and hunk.touches(*r.lines)
-    ]
+    """The sentences that name `hunk`'s file and lines it covers (each once)."""
+    named = [r.sentence for r in remarks if r.path == hunk.path and r.lines and hunk.touches(*r.lines)]
+    return list(dict.fromkeys(named))
 
 
 def reasons_prompt(rejected: Sequence[tuple[Hunk, str]]) -> str:

@@ -44,7 +44,7 @@ from tui_assist.core.tree import NodeLog, NodeRecord, TextSegment
 from tui_assist.session.checkpoints import CheckpointError
 from tui_assist.session.checkpoints.hunks import Hunk, TurnChanges, find_remarks, reasons_prompt
 from tui_assist.ui.widgets.diff_view import DiffView
-from tui_assist.ui.widgets.hunk_review import ChangesView, edited_paths
+from tui_assist.ui.widgets.hunk_review import ChangesView, edit_remarks, edited_paths
 from tui_assist.ui.widgets.streaming_markdown import StreamingMarkdown
 
 if TYPE_CHECKING:
@@ -592,9 +592,15 @@ class RoundReviewScreen(Screen[str | None]):
         record = self.node_log.nodes.get(self.round_id)
         feedback = self._verdict(record)[0] if record is not None else ""
         changes, turn_id = self._changes, self.node_log.turn_id_of(self.round_id)
-        paths = [f.path for f in changes.files] if changes is not None else []
-        edited = edited_paths(self.node_log, turn_id, changes.workdir) if changes and turn_id else None
-        await view.show(changes, find_remarks(feedback, paths), self._changes_problem, edited)
+        if changes is None or turn_id is None or record is None:
+            await view.show(None, [], self._changes_problem)
+            return
+        calls = list(self._calls(record).values())
+        cite(calls, feedback)  # a sentence citing an edit by number (`[2]`) is about what it wrote
+        by_number = [([n for n in c.notes if f"[{c.number}]" in n], c.diff) for c in calls if c.diff]
+        remarks = find_remarks(feedback, [f.path for f in changes.files]) + edit_remarks(by_number, changes)
+        edited = edited_paths(self.node_log, turn_id, changes.workdir)
+        await view.show(changes, remarks, self._changes_problem, edited)
 
     async def _load_changes(self) -> tuple[TurnChanges | None, str | None]:
         turn_id = self.node_log.turn_id_of(self.round_id)

@@ -19,9 +19,17 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
-from tui_assist.core.events import ToolCallFinished
+from tui_assist.core.events import FileDiff, ToolCallFinished
 from tui_assist.core.tree import NodeLog
-from tui_assist.session.checkpoints.hunks import FileHunks, Hunk, HunkKey, Remark, TurnChanges, remarks_on
+from tui_assist.session.checkpoints.hunks import (
+    FileHunks,
+    Hunk,
+    HunkKey,
+    Remark,
+    TurnChanges,
+    remarks_from_edit,
+    remarks_on,
+)
 
 _STYLES = {"+": "$text-success on $success 15%", "-": "$text-error on $error 15%", " ": ""}
 
@@ -36,15 +44,29 @@ class Decision:
     """Already reverted on disk (an earlier review): nothing left to decide."""
 
 
+def _relative(path: str, workdir: str) -> str | None:
+    full, root = Path(path), Path(workdir)
+    return full.relative_to(root).as_posix() if full.is_relative_to(root) else None
+
+
 def edited_paths(log: NodeLog, turn_id: str, workdir: str) -> set[str]:
     """The files the turn's editor calls wrote, relative to `workdir` (the rest came from commands)."""
-    root = Path(workdir)
-    found: set[str] = set()
-    for item in log.subtree_timeline(turn_id):
-        if isinstance(item, ToolCallFinished) and item.diff is not None:
-            path = Path(item.diff.path)
-            if path.is_relative_to(root):
-                found.add(path.relative_to(root).as_posix())
+    found = {
+        _relative(item.diff.path, workdir)
+        for item in log.subtree_timeline(turn_id)
+        if isinstance(item, ToolCallFinished) and item.diff is not None
+    }
+    return {p for p in found if p is not None}
+
+
+def edit_remarks(cited: list[tuple[list[str], FileDiff]], changes: TurnChanges) -> list[Remark]:
+    """The critic's sentences citing editor calls (`[2]`), as remarks on the files they wrote."""
+    files = {f.path: f for f in changes.files}
+    found: list[Remark] = []
+    for sentences, diff in cited:
+        file = files.get(_relative(diff.path, changes.workdir) or "")
+        if file is not None and sentences:
+            found += remarks_from_edit(sentences, file, diff.old_text, diff.new_text)
     return found
 
 
