@@ -45,7 +45,7 @@ class Decision:
 
 
 def _relative(path: str, workdir: str) -> str | None:
-    full, root = Path(path), Path(workdir)
+    full, root = Path(path).resolve(), Path(workdir)  # the workdir is resolved: so is the path
     return full.relative_to(root).as_posix() if full.is_relative_to(root) else None
 
 
