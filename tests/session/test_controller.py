@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.launchers import HeldLauncher
 from tests.ui.helpers import BlockingProvider, FakeToolbox
 from tui_assist.core.conversation import TextBlock
 from tui_assist.core.events import TurnEvent, UsageRecorded
@@ -228,25 +229,6 @@ def test_every_command_is_declared_once_with_its_keys() -> None:
     }
 
 
-class HeldLauncher:
-    """A launcher that starts nothing until told to: a host that has not got to its work yet."""
-
-    def __init__(self) -> None:
-        self.held: list[Any] = []
-        self.tasks: list[asyncio.Task[Any]] = []
-
-    def __call__(self, work: Any) -> Any:
-        self.held.append(work)
-        return self
-
-    def cancel(self) -> None:
-        pass  # the controller has ended the run already: its work, started late, does nothing
-
-    def start_all(self) -> None:
-        while self.held:
-            self.tasks.append(asyncio.ensure_future(self.held.pop(0)()))
-
-
 async def test_a_run_cancelled_before_it_starts_ends_at_once_and_frees_the_controller(
     tmp_path: Path,
 ) -> None:
@@ -261,13 +243,13 @@ async def test_a_run_cancelled_before_it_starts_ends_at_once_and_frees_the_contr
     assert controller.cancel()
     assert first.done and first.cancelled and first.ended is None
     assert not controller.running and host.runs[-1] == ("first", "done")
-    launcher.start_all()  # the host starts the work late: it does nothing
-    await asyncio.gather(*launcher.tasks)
+    launcher.release()  # the host starts the work late: it does nothing
+    await launcher.finished()
     assert host.started == []
 
     second = controller.submit("second")  # runs, not queued behind a run stuck "starting"
     assert second is not None and second.state == "starting" and not host.queues
-    launcher.start_all()
+    launcher.release()
     await second
     assert second.ended is not None and second.ended.outcome is not None
     assert second.ended.outcome.result.answer == "Second."
