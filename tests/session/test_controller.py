@@ -290,7 +290,7 @@ async def test_deny_and_stop_cancels_the_run_whichever_host_asked(tmp_path: Path
     async def stop(request: Any) -> ApprovalDecision:
         return ApprovalDecision.stop()
 
-    host.observer.approve = stop  # type: ignore[method-assign]
+    host.observer.approve = stop
     controller = TurnController(session, host)
     run = controller.submit("clean up")
     assert run is not None

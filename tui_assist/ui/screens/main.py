@@ -559,6 +559,9 @@ class MainScreen(PacedScreen[None]):
 
     def run_changed(self, run: Run) -> None:
         self.refresh_bindings()
+        if run.done and run.error is not None and run.kind in ("flow", "resume", "rewind"):
+            # Their work reports what it expects; anything else must not pass unseen.
+            self.notify(f"The {run.kind} failed: {run.error}", severity="error")
         view = self._retry_view
         if view is not None and run.done and self.failed_prompt is not None and not self.running:
             # The retry key is enabled now (and the keymap may have moved it): name it.
