@@ -308,13 +308,16 @@ async def test_a_host_run_holds_the_busy_slot_and_prompts_wait_for_it(tmp_path: 
         return "flowed"
 
     run = controller.start("flow", "a flow", flow)
-    assert run is not None and controller.running
+    assert run is not None and controller.running and run.state == "starting"
+    seen: list[str] = []
+    run.watch(lambda watched: seen.append(watched.state))
     assert controller.start("resume", "x", flow) is None  # one run at a time
     prompt = controller.submit("next")
     assert prompt is not None and prompt.state == "queued"
     release.set()
     await asyncio.wait_for(prompt.wait(), 5)
     assert run.value == "flowed" and host.started == ["next"]
+    assert seen == ["running", "done"]
 
 
 async def test_a_host_run_cancelled_while_it_runs_is_cancelled(tmp_path: Path) -> None:
