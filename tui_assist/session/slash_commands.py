@@ -129,15 +129,14 @@ def is_command_name(name: str) -> bool:
 
 
 def unknown_command(name: str, custom: CustomCommands) -> str:
-    """The one-line error for `/name` that no built-in or custom command has."""
+    """The one line every host says for `/name` that no built-in or custom command has."""
     from tui_assist.session.commands import SLASH
 
+    if not name:
+        return "type a command name after / (/help lists the commands)"
     guess = closest(name, [*SLASH.names, *custom.commands])
-    hint = f"; did you mean /{guess}?" if guess else ""
-    return (
-        f"unknown command /{name}: no built-in and no custom command file {name}.md in .claude/commands/,"
-        f" .tui-assist/commands/ or the user's commands folders{hint}"
-    )
+    hint = f": did you mean /{guess}?" if guess else ""
+    return f"unknown command /{name}{hint} (/help lists the commands)"
 
 
 def closest(name: str, names: Iterable[str]) -> str | None:
