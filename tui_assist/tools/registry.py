@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypedDict, runtime_checkable
 
 from tui_assist.core.tooling import Diagnostics, SubagentSpec, Tool, ToolboxFactory
+from tui_assist.tools.background import BackgroundShells, background_tools
 from tui_assist.tools.files import TextEditorTool
 from tui_assist.tools.sandbox import Sandbox
 from tui_assist.tools.search import GlobTool, GrepTool
@@ -119,6 +120,9 @@ class ToolboxOptions(TypedDict, total=False):
     """The skills the `skill` tool offers (no tool when there are none), or a callable read each time."""
     diagnostics: Diagnostics | None
     """Checks each file the editor writes (the session's language servers); None: no checks."""
+    background: BackgroundShells | None
+    """The session's background shells (`bash` with `run_in_background`, `bash_output`,
+    `kill_shell`); None: none offered."""
 
 
 def default_toolbox(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolset:
@@ -142,6 +146,7 @@ def default_toolbox(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolset
     subagents = options.get("subagents", ())
     skills = options.get("skills", ())
     skills = skills() if callable(skills) else skills
+    background = options.get("background")
     return Toolset(
         workdir,
         [
@@ -152,7 +157,9 @@ def default_toolbox(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolset
                 pass_env=options.get("pass_env", ()),
                 sandbox=options.get("sandbox"),
                 key_variables=options.get("key_variables", ()),
+                background=background,
             ),
+            *background_tools(background, max_output_chars=max_output_chars),
             TextEditorTool(
                 workdir, max_output_chars=max_output_chars, diagnostics=options.get("diagnostics")
             ),
