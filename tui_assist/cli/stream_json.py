@@ -4,8 +4,10 @@ Each line has a `type`: `turn_started` (`conversation_id`, `turn_id`, `strategy`
 (`node_id`, `text`: a delta), `thinking` (`node_id`, `text`), `tool_call` (`node_id`, `call_id`,
 `name`, `input`), `tool_result` (`call_id`, `is_error`, `output`, clipped), `round` (`index`,
 `verdict`, `feedback`), `usage` (`node_id`, `model`, `usage`, and `session`: the session's meter
-after the call, `usage`, `cost`, `context`); the last line is `result`, the
-object `--json` prints. Every line is flushed as it is written, so a pipe sees each step as it
+after the call, `usage`, `cost`, `context`); `shell` (`shell_id`, `command`, `status`:
+running|completed|failed|killed, `exit_code`) when a background shell starts or ends (those still
+running are killed at exit, so their `killed` lines come before the end); the last line is
+`result`, the object `--json` prints. Every line is flushed as it is written, so a pipe sees each step as it
 happens.
 """
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from tui_assist.core.events import (
     NodeStarted,
@@ -28,6 +30,9 @@ from tui_assist.core.events import (
 from tui_assist.core.text import truncation_marker
 from tui_assist.session.headless import HeadlessHost
 
+if TYPE_CHECKING:
+    from tui_assist.tools.background import ShellInfo
+
 MAX_OUTPUT_CHARS = 4_000
 """Characters of a tool's output a `tool_result` line carries (the rest is cut with a marker)."""
 
@@ -40,6 +45,7 @@ class StreamJsonHost(HeadlessHost):
         super().__init__(progress=False)
         self._stream = out or sys.stdout
         self._strategy = "agent"
+        self._following_shells = False
 
     def emit(self, data: dict[str, Any]) -> None:
         """Write one line, and flush it."""
@@ -49,6 +55,21 @@ class StreamJsonHost(HeadlessHost):
     def turn_started(self, prompt: str, strategy: str) -> None:
         """Keep the strategy for the `turn_started` line (written when the turn's node starts)."""
         self._strategy = strategy
+        shells = self.controller.session.shells if self.controller is not None else None
+        if shells is not None and not self._following_shells:
+            self._following_shells = True
+            shells.subscribe(self._shell_line)
+
+    def _shell_line(self, info: ShellInfo) -> None:
+        self.emit(
+            {
+                "type": "shell",
+                "shell_id": info.shell_id,
+                "command": info.command,
+                "status": info.status,
+                "exit_code": info.exit_code,
+            }
+        )
 
     def on_event(self, event: TurnEvent) -> None:
         """Write the line the event makes, if any."""
