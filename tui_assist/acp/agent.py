@@ -58,6 +58,7 @@ from acp.schema import (
 )
 
 from tui_assist import __version__
+from tui_assist.acp.shells import ShellUpdates
 from tui_assist.acp.updates import TurnUpdates
 from tui_assist.core.approval import MODES, describe_mode
 from tui_assist.core.conversation import ImageBlock
@@ -112,6 +113,8 @@ class AcpSession(QuietHost):
         self._turn = TurnUpdates(chat.settings.workdir)
         self._outbox: asyncio.Queue[SessionUpdate | ConfigOptionUpdate] = asyncio.Queue()
         self._pump = asyncio.create_task(self._send_all(), name=f"acp-updates-{session_id}")
+        self._shells = ShellUpdates(self.send)
+        """The background shells as `execute` tool calls that update."""
         self.ended = None
         """How the prompt's turn ended (None: the prompt was a command)."""
         self._work: asyncio.Future[None] | None = None
@@ -145,6 +148,7 @@ class AcpSession(QuietHost):
         """Stop the running turn, let it be stored as cancelled, and release the session's parts."""
         if self.controller.cancel() and self._work is not None:
             await asyncio.wait([self._work], timeout=CLOSE_TIMEOUT)
+        self._shells.close()
         self._pump.cancel()
         await self.chat.aclose()
 
@@ -293,6 +297,7 @@ class AcpSession(QuietHost):
     def turn_started(self, prompt: str, strategy: str) -> None:
         """A new turn: a fresh fold of its events."""
         self._turn = TurnUpdates(self.chat.settings.workdir)
+        self._shells.follow(self.chat.shells)
 
     def prompt_attached(self, attachments: Attachments) -> None:
         """Say what the prompt's mentions attached, and what they could not."""
