@@ -4,13 +4,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from acp import text_block
 from acp.schema import ToolCallProgress, ToolCallStart
 
-from tests.acp.test_acp_agent import agent, work  # noqa: F401  # `work` is a fixture
+from tests.acp.test_acp_agent import agent
 from tests.fakes.anthropic import FakeAnthropic, Reply, ToolUse
 from tests.tools.processes import process_alive, wait_until_dead
 from tests.wait import wait_until
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
 
 
 async def test_a_background_shell_is_an_execute_call_that_updates_and_ends_with_the_session(
