@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from acp import text_block
 from acp.schema import ToolCallProgress, ToolCallStart
 
