@@ -81,7 +81,7 @@ class ShellUpdates:
 
     @staticmethod
     def _content(shell: BackgroundShell) -> list[Any] | None:
-        tail, _ = shell.output.since(shell.output.total - MAX_OUTPUT_BYTES)
+        tail = shell.output.tail(MAX_OUTPUT_BYTES)
         if not tail:
             return None
         text = tail.decode("utf-8", errors="replace")

@@ -12,9 +12,10 @@ How nothing is left behind:
   cleaning up; bubblewrap's `--die-with-parent` does the same for a sandboxed one.
 - When a shell's command exits, its lifeline is closed, so what it left running in its group ends.
 
-Why output is read slowly: a command that floods (`yes`) would otherwise keep the event loop busy
-reading it. The reader pauses `_READ_PAUSE` seconds after each chunk, so a flood fills the pipe and
-the writer waits (a dev server's log is never slowed by it). What is read goes to a ring of at most
+Why output is polled rather than read as it comes: ten shells each printing a line every few
+milliseconds would wake the event loop thousands of times a second. The pipe is read every
+`_POLL_SECONDS`, at most `_MAX_READ_PER_POLL` bytes at a time, so a flood (`yes`) fills the pipe and
+its writer waits (a dev server's log is never slowed by it). What is read goes to a ring of at most
 `OUTPUT_CAP` bytes per shell: the oldest output is dropped, and `bash_output` says how much.
 """
 
@@ -24,6 +25,7 @@ import asyncio
 import contextlib
 import os
 import time
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +58,8 @@ KILL_SHELL_TOOL: Final = "kill_shell"
 OUTPUT_CAP: Final = 1024 * 1024
 """Bytes of output kept per background shell (the newest)."""
 _READ_CHUNK: Final = 65_536
-_READ_PAUSE: Final = 0.05
+_POLL_SECONDS: Final = 0.1
+_MAX_READ_PER_POLL: Final = 4 * _READ_CHUNK
 _REAP_SECONDS: Final = 2.0
 
 ShellStatus = Literal["running", "completed", "failed", "killed"]
@@ -74,39 +77,67 @@ BACKGROUND_PROPERTY: Final = {
 
 
 class OutputRing:
-    """The newest `cap` bytes of a stream, addressed by their offset in the whole stream."""
+    """The newest `cap` bytes of a stream, addressed by their offset in the whole stream.
+
+    Kept as the chunks read (never one buffer moved at each feed), the oldest dropped whole.
+    """
 
     def __init__(self, cap: int = OUTPUT_CAP) -> None:
         """Keep at most `cap` bytes."""
         self._cap = cap
-        self._data = bytearray()
+        self._chunks: deque[bytes] = deque()
+        self._size = 0
         self._start = 0
-        """The stream offset of `_data[0]`."""
+        """The stream offset of the first kept byte."""
 
     @property
     def total(self) -> int:
         """Bytes fed so far (kept or dropped)."""
-        return self._start + len(self._data)
+        return self._start + self._size
 
     def __len__(self) -> int:
-        return len(self._data)
+        return self._size
 
     def feed(self, data: bytes) -> None:
         """Append `data`, dropping the oldest bytes beyond the cap."""
-        self._data += data
-        excess = len(self._data) - self._cap
-        if excess > 0:
-            del self._data[:excess]
-            self._start += excess
+        if not data:
+            return
+        self._chunks.append(data)
+        self._size += len(data)
+        while self._size > self._cap:
+            excess = self._size - self._cap
+            first = self._chunks[0]
+            if len(first) <= excess:
+                self._chunks.popleft()
+                cut = len(first)
+            else:
+                self._chunks[0] = first[excess:]
+                cut = excess
+            self._size -= cut
+            self._start += cut
 
     def since(self, offset: int) -> tuple[bytes, int]:
         """What came after stream offset `offset`, and how many of those bytes were dropped."""
         dropped = max(0, self._start - offset)
-        return bytes(self._data[max(0, offset - self._start) :]), dropped
+        skip = max(0, offset - self._start)
+        if skip >= self._size:
+            return b"", dropped
+        return b"".join(self._chunks)[skip:], dropped
+
+    def tail(self, size: int) -> bytes:
+        """The last `size` bytes kept."""
+        picked: list[bytes] = []
+        left = size
+        for chunk in reversed(self._chunks):
+            if left <= 0:
+                break
+            picked.append(chunk[-left:])
+            left -= len(chunk)
+        return b"".join(reversed(picked))
 
     def last_line(self) -> str:
         """The last line that is not blank (from the last 4 KB), for a one-line view."""
-        tail = bytes(self._data[-4096:]).decode("utf-8", errors="replace")
+        tail = self.tail(4096).decode("utf-8", errors="replace")
         lines = [line for line in tail.replace("\r", "\n").splitlines() if line.strip()]
         return lines[-1].strip() if lines else ""
 
@@ -129,8 +160,8 @@ class ShellInfo:
 class BackgroundShell:
     """One background command: its process, its output ring, its status."""
 
-    def __init__(self, shell_id: str, command: str, proc: asyncio.subprocess.Process) -> None:
-        """Follow `proc` (already started); `BackgroundShells.start` makes these."""
+    def __init__(self, shell_id: str, command: str, proc: asyncio.subprocess.Process, output_fd: int) -> None:
+        """Follow `proc` (already started), its output on `output_fd` (non-blocking, owned here)."""
         self.shell_id = shell_id
         self.command = command
         self.output = OutputRing()
@@ -141,6 +172,7 @@ class BackgroundShell:
         self.read_offset = 0
         """Where the model's last `bash_output` stopped."""
         self._proc = proc
+        self._output_fd = output_fd
         self.scope: ProcessScope | None = None
         self.lifeline: BinaryIO | None = None
         self.done = asyncio.Event()
@@ -176,9 +208,7 @@ class BackgroundShell:
 
     async def follow(self, on_end: Callable[[BackgroundShell], None]) -> None:
         """Read the output until the command ends, then record how it ended."""
-        stdout = self._proc.stdout
-        assert stdout is not None
-        reader = asyncio.ensure_future(self._read(stdout))
+        reader = asyncio.ensure_future(self._read())
         try:
             code = await self._proc.wait()
         finally:
@@ -194,10 +224,27 @@ class BackgroundShell:
         self.done.set()
         on_end(self)
 
-    async def _read(self, stdout: asyncio.StreamReader) -> None:
-        while chunk := await stdout.read(_READ_CHUNK):
+    async def _read(self) -> None:
+        """Poll the pipe until its end (every writer gone), then close it."""
+        try:
+            while self._read_available():
+                await asyncio.sleep(_POLL_SECONDS)
+        finally:
+            os.close(self._output_fd)
+
+    def _read_available(self) -> bool:
+        """Read what the pipe holds (up to a bound); False at its end."""
+        read = 0
+        while read < _MAX_READ_PER_POLL:
+            try:
+                chunk = os.read(self._output_fd, _READ_CHUNK)
+            except BlockingIOError:
+                return True
+            if not chunk:
+                return False
             self.output.feed(chunk)
-            await asyncio.sleep(_READ_PAUSE)
+            read += len(chunk)
+        return True
 
     async def kill(self) -> None:
         """End the command and everything it started; wait until it is recorded as ended."""
@@ -278,6 +325,8 @@ class BackgroundShells:
             raise RuntimeError("the session has ended")
         scope = ProcessScope("background-shell")
         read_end, write_end = os.pipe()
+        output_read, output_write = os.pipe()
+        os.set_blocking(output_read, False)
         argv = ["bash", "--noprofile", "--norc", "-c", _script(read_end), "bash", command]
         if sandboxed and self._sandbox is not None:
             argv = self._sandbox.wrap(argv, self._workdir)
@@ -285,8 +334,8 @@ class BackgroundShells:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
                 stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
+                stdout=output_write,
+                stderr=output_write,
                 cwd=self._workdir,
                 env=scope.environ(self._env()),
                 start_new_session=True,
@@ -294,11 +343,13 @@ class BackgroundShells:
             )
         except BaseException:
             os.close(write_end)
+            os.close(output_read)
             scope.release()
             raise
         finally:
             os.close(read_end)
-        shell = BackgroundShell(f"bash_{len(self._shells) + 1}", command, proc)
+            os.close(output_write)
+        shell = BackgroundShell(f"bash_{len(self._shells) + 1}", command, proc, output_read)
         shell.scope = scope
         shell.lifeline = open(write_end, "wb", buffering=0)  # noqa: SIM115  # closed by _end_group
         self._shells[shell.shell_id] = shell
