@@ -61,6 +61,9 @@ def test_the_ring_keeps_the_newest_bytes_and_counts_what_it_dropped() -> None:
 async def test_a_background_command_answers_at_once_and_its_output_is_read_later(
     box: Toolset, ctx: ToolContext, shells: BackgroundShells
 ) -> None:
+    bash = box.get("bash")
+    assert bash is not None and bash.spec.native_type is None  # the API's bash has a fixed schema
+    assert "run_in_background" in bash.spec.input_schema["properties"]
     answer = await call(box, ctx, "bash", command="echo started; sleep 30", run_in_background=True)
     assert "bash_1" in answer
     shell = shells.get("bash_1")

@@ -39,22 +39,36 @@ CLAUDE_TOOLS: Final[dict[str, tuple[str, ...]]] = {
     "Task": ("agent",),
     "Agent": ("agent",),
     "Skill": ("skill",),
+    "TodoWrite": ("todo_write",),
+    "BashOutput": ("bash_output",),
+    "KillShell": ("kill_shell",),
+    "KillBash": ("kill_shell",),
 }
 """Claude Code's tool names (as Claude Code spells them) and the tools here that do their work."""
 
 NOT_BUILT: Final[dict[str, str]] = {
-    "TodoWrite": "there is no todo list tool yet",
     "NotebookRead": "notebooks are not supported",
     "NotebookEdit": "notebooks are not supported",
-    "BashOutput": "there are no background shells yet",
-    "KillShell": "there are no background shells yet",
-    "KillBash": "there are no background shells yet",
     "SlashCommand": "the model cannot run slash commands",
     "ExitPlanMode": "plan mode is switched by the user here",
 }
 """Claude Code tools this program does not have, and why (the warning says it)."""
 
-OWN_TOOLS: Final = frozenset({"bash", EDITOR, "agent", "web_fetch", WEB_SEARCH, "glob", "grep", "skill"})
+OWN_TOOLS: Final = frozenset(
+    {
+        "bash",
+        EDITOR,
+        "agent",
+        "web_fetch",
+        WEB_SEARCH,
+        "glob",
+        "grep",
+        "skill",
+        "todo_write",
+        "bash_output",
+        "kill_shell",
+    }
+)
 """The built-in tools' names here: a file may use them as they are."""
 
 MODEL_ALIASES: Final[dict[str, str]] = {

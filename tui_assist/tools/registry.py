@@ -19,6 +19,7 @@ from tui_assist.tools.search import GlobTool, GrepTool
 from tui_assist.tools.shell import BashTool
 from tui_assist.tools.skill import SkillEntry, SkillTool
 from tui_assist.tools.subagent import AgentTool
+from tui_assist.tools.todo import TodoWriteTool
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -126,7 +127,9 @@ class ToolboxOptions(TypedDict, total=False):
 
 
 def default_toolbox(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolset:
-    """The standard tools: `bash`, `str_replace_based_edit_tool`, `glob`, `grep` and `agent`, then extras.
+    """The standard tools: `bash`, the editor, `glob`, `grep`, `agent`, `todo_write`, then extras.
+
+    With `background`, `bash_output` and `kill_shell` follow `bash`.
 
     Args:
         workdir: The anchored working directory; the shell starts there and the editor is
@@ -166,6 +169,7 @@ def default_toolbox(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolset
             GlobTool(workdir),
             GrepTool(workdir),
             AgentTool(subagents() if callable(subagents) else subagents),
+            TodoWriteTool(),
             *([SkillTool(skills)] if skills else []),
             *extras,
         ],

@@ -535,7 +535,8 @@ class BashTool:
             name="bash",
             description=description,
             input_schema={"type": "object", "properties": properties},
-            native_type="bash_20250124",
+            # The API's own bash tool has a fixed schema: `run_in_background` needs ours.
+            native_type=None if background is not None else "bash_20250124",
         )
 
     @property
