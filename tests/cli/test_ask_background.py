@@ -1,4 +1,4 @@
-"""`ask` with a background shell: it answers at once, ask waits for none and kills them at exit."""
+"""`ask` with a plan and a background shell: `todo` and `shell` lines; ask waits for no shell, kills them at exit."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ def test_ask_kills_its_background_shells_at_exit_and_streams_them(
     work = tmp_path / "work"
     work.mkdir()
     server = "echo $$ > server.pid; while true; do echo serving; sleep 0.05; done"
+    plan = {"todos": [{"content": "Start the server", "status": "in_progress"}]}
     fake.add(
+        Reply([ToolUse("todo_write", plan)]),
         Reply([ToolUse("bash", {"command": server, "run_in_background": True})]),
         Reply([ToolUse("bash_output", {"shell_id": "bash_1"})]),
         Reply("The server runs."),
@@ -38,6 +40,8 @@ def test_ask_kills_its_background_shells_at_exit_and_streams_them(
     shells = [(line["shell_id"], line["status"]) for line in lines if line["type"] == "shell"]
     assert shells == [("bash_1", "running"), ("bash_1", "killed")]
     assert lines[-1]["type"] == "result" and lines[-1]["answer"] == "The server runs."
+    [todo] = [line for line in lines if line["type"] == "todo"]
+    assert todo["todos"] == plan["todos"] and todo["call_id"]
     results = [line["output"] for line in lines if line["type"] == "tool_result"]
-    assert "bash_1" in results[0] and "bash_1: running" in results[1]
+    assert "bash_1" in results[1] and "bash_1: running" in results[2]
     assert not process_alive(int((work / "server.pid").read_text()))

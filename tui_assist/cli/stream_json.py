@@ -4,7 +4,8 @@ Each line has a `type`: `turn_started` (`conversation_id`, `turn_id`, `strategy`
 (`node_id`, `text`: a delta), `thinking` (`node_id`, `text`), `tool_call` (`node_id`, `call_id`,
 `name`, `input`), `tool_result` (`call_id`, `is_error`, `output`, clipped), `round` (`index`,
 `verdict`, `feedback`), `usage` (`node_id`, `model`, `usage`, and `session`: the session's meter
-after the call, `usage`, `cost`, `context`); `shell` (`shell_id`, `command`, `status`:
+after the call, `usage`, `cost`, `context`); `todo` (`node_id`, `call_id`, `todos`: the plan a
+`todo_write` call set, after its `tool_call` line); `shell` (`shell_id`, `command`, `status`:
 running|completed|failed|killed, `exit_code`) when a background shell starts or ends (those still
 running are killed at exit, so their `killed` lines come before the end); the last line is
 `result`, the object `--json` prints. Every line is flushed as it is written, so a pipe sees each step as it
@@ -27,6 +28,7 @@ from tui_assist.core.events import (
     UsageRecorded,
     VerdictReached,
 )
+from tui_assist.core.plan import TODO_TOOL, plan_of, todo_dicts
 from tui_assist.core.text import truncation_marker
 from tui_assist.session.headless import HeadlessHost
 
@@ -76,6 +78,9 @@ class StreamJsonHost(HeadlessHost):
         line = self._line(event)
         if line is not None:
             self.emit(line)
+        if isinstance(event, ToolCallStarted) and event.name == TODO_TOOL:
+            todos = todo_dicts(plan_of(event.input))
+            self.emit({"type": "todo", "node_id": event.node_id, "call_id": event.call_id, "todos": todos})
 
     def _line(self, event: TurnEvent) -> dict[str, Any] | None:
         match event:
