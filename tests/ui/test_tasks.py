@@ -8,7 +8,7 @@ import pytest
 
 from tests.fakes.anthropic import FakeAnthropic, Reply, ToolUse
 from tests.tools.processes import process_alive
-from tests.ui.helpers import wait_until
+from tests.ui.helpers import screen_text, wait_until
 from tui_assist.session.config import ApprovalSettings, Settings
 from tui_assist.ui.app import TuiAssistApp
 from tui_assist.ui.screens.tasks import TasksScreen
@@ -42,6 +42,10 @@ async def test_tasks_lists_background_shells_live_kills_one_and_quit_ends_the_re
         await app.workers.wait_for_complete()
         pids = [int((work / f"{name}.pid").read_text()) for name in ("web", "watch")]
 
+        # The live view above the status bar: each running shell and its last line.
+        await wait_until(pilot, lambda: "⚙ bash_2" in screen_text(app) and "watch-up" in screen_text(app))
+        assert "⚙ bash_1" in screen_text(app)
+
         await pilot.press(*"/tasks", "enter")
         await wait_until(pilot, lambda: isinstance(app.screen, TasksScreen))
         tasks = app.screen.query_one(TasksList)
@@ -57,4 +61,5 @@ async def test_tasks_lists_background_shells_live_kills_one_and_quit_ends_the_re
         await wait_until(pilot, lambda: "killed" in lines()[0])
         assert not process_alive(pids[0]) and process_alive(pids[1])
         await pilot.press("escape")
+        await wait_until(pilot, lambda: "⚙ bash_2" in screen_text(app) and "⚙ bash_1" not in screen_text(app))
     assert not process_alive(pids[1])

@@ -37,7 +37,7 @@ from tui_assist.core.model import ToolSpec
 from tui_assist.core.text import truncate_middle
 from tui_assist.core.tooling import ToolContext, ToolOutput
 from tui_assist.tools.base import validate_input
-from tui_assist.tools.processes import ProcessScope, kill_group
+from tui_assist.tools.processes import ProcessScope, end_at_exit, kill_group
 from tui_assist.tools.sandbox import Sandbox
 
 __all__ = [
@@ -323,6 +323,7 @@ class BackgroundShells:
         """
         if self._closed:
             raise RuntimeError("the session has ended")
+        end_at_exit()  # a program that ends without closing the session still ends them
         scope = ProcessScope("background-shell")
         read_end, write_end = os.pipe()
         output_read, output_write = os.pipe()
