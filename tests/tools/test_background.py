@@ -64,6 +64,8 @@ async def test_a_background_command_answers_at_once_and_its_output_is_read_later
     bash = box.get("bash")
     assert bash is not None and bash.spec.native_type is None  # the API's bash has a fixed schema
     assert "run_in_background" in bash.spec.input_schema["properties"]
+    args = bash.parse({"command": "npm run dev", "run_in_background": True})
+    assert bash.summary(args) == "npm run dev\n(runs in the background)"  # what the dialog shows
     answer = await call(box, ctx, "bash", command="echo started; sleep 30", run_in_background=True)
     assert "bash_1" in answer
     shell = shells.get("bash_1")

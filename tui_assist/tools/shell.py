@@ -579,7 +579,8 @@ class BashTool:
         if args.restart:
             note = "(restart the shell)"
             return note if args.command is None else f"{note}\n{args.command}"
-        return args.command or ""
+        background = "\n(runs in the background)" if args.run_in_background and self._background else ""
+        return (args.command or "") + background
 
     async def run(self, args: BashArgs, ctx: ToolContext) -> ToolOutput:
         """Run the command in the persistent shell.
