@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tui_assist.core.plan import TodoItem, plan_of, plan_progress, todo_dicts
+from tui_assist.core.tool_labels import tool_title
 from tui_assist.core.tooling import ToolContext, ToolInputError
 from tui_assist.tools.todo import TodoWriteTool
 
@@ -48,3 +49,11 @@ def test_stored_input_that_is_not_a_plan_draws_what_it_can() -> None:
         TodoItem("a", "pending")
     ]
     assert plan_progress([]) == "0/0 done"
+
+
+def test_the_title_of_a_plan_call_says_where_the_plan_stands() -> None:
+    assert tool_title("todo_write", TODOS) == "plan 1/3 done: Running the tests"
+    assert (
+        tool_title("bash", {"command": "npm run dev", "run_in_background": True})
+        == "bash (background): npm run dev"
+    )
