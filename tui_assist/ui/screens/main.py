@@ -1044,7 +1044,13 @@ class MainScreen(PacedScreen[None]):
     def open_round(self, round_id: str) -> None:
         from tui_assist.ui.screens.round_review import RoundReviewScreen
 
-        self.app.push_screen(RoundReviewScreen(self.log_model, round_id))
+        review = RoundReviewScreen(self.log_model, round_id, self.session.history)
+        self.app.push_screen(review, self._offer_prompt)
+
+    def _offer_prompt(self, prompt: str | None) -> None:
+        """Put the prompt the round review offers (why hunks were reverted) in the prompt box."""
+        if prompt:
+            self.prompt.restore(prompt)
 
     @on(FlowPanel.NodeChosen)
     def _node_chosen(self, event: FlowPanel.NodeChosen) -> None:
