@@ -16,6 +16,7 @@ import pytest
 from tests.tools.processes import process_alive, wait_for_file, wait_until_dead
 from tests.wait import wait_until
 from tui_assist.core.tooling import ToolContext
+from tui_assist.session.tasks import runtime_text, tasks_markdown
 from tui_assist.tools.background import BackgroundShells, OutputRing, ShellInfo
 from tui_assist.tools.registry import Toolset, default_toolbox
 from tui_assist.tools.shell import shell_env
@@ -126,7 +127,8 @@ _CRASHING_HOST = textwrap.dedent(
     """
     import asyncio, sys
     from pathlib import Path
-    from tui_assist.tools.background import BackgroundShells
+    from tui_assist.session.tasks import runtime_text, tasks_markdown
+from tui_assist.tools.background import BackgroundShells
     from tui_assist.tools.shell import shell_env
 
     async def main():
@@ -157,3 +159,12 @@ async def test_a_crash_of_the_program_leaves_no_background_process(tmp_path: Pat
         if host.poll() is None:
             host.kill()
             host.wait()
+
+
+async def test_tasks_lists_every_shell_in_one_line_each(shells: BackgroundShells) -> None:
+    assert "No background shells" in tasks_markdown(shells)
+    shell = await shells.start("echo ready; sleep 30")
+    await wait_until(lambda: shell.output.last_line() == "ready", what="its first line")
+    listed = tasks_markdown(shells)
+    assert "bash_1  running" in listed and "echo ready; sleep 30  │ ready" in listed
+    assert [runtime_text(s) for s in (5, 185, 3720)] == ["5s", "3m05s", "1h02m"]
