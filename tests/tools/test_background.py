@@ -127,7 +127,6 @@ _CRASHING_HOST = textwrap.dedent(
     """
     import asyncio, sys
     from pathlib import Path
-    from tui_assist.session.tasks import runtime_text, tasks_markdown
 from tui_assist.tools.background import BackgroundShells
     from tui_assist.tools.shell import shell_env
 
