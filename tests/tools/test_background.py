@@ -127,7 +127,7 @@ _CRASHING_HOST = textwrap.dedent(
     """
     import asyncio, sys
     from pathlib import Path
-from tui_assist.tools.background import BackgroundShells
+    from tui_assist.tools.background import BackgroundShells
     from tui_assist.tools.shell import shell_env
 
     async def main():
