@@ -16,6 +16,8 @@ from tui_assist.core.text import clip
 from tui_assist.session.tasks import runtime_text, task_line
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from textual.timer import Timer
 
     from tui_assist.tools.background import BackgroundShells, ShellInfo
@@ -34,7 +36,7 @@ class TasksList(OptionList):
         super().__init__(id=id)
         self.shells = shells
         self._timer: Timer | None = None
-        self._unsubscribe = None
+        self._unsubscribe: Callable[[], None] | None = None
 
     def on_resize(self) -> None:
         self.redraw()
@@ -91,6 +93,7 @@ class TasksStrip(Static):
         super().__init__("", id=id)
         self.shells: BackgroundShells | None = None
         self._timer: Timer | None = None
+        self._unsubscribe: Callable[[], None] | None = None
 
     def on_mount(self) -> None:
         self._timer = self.set_interval(REFRESH_SECONDS, self.redraw, pause=True)
@@ -100,8 +103,12 @@ class TasksStrip(Static):
         if shells is None or self.shells is not None:
             return
         self.shells = shells
-        shells.subscribe(lambda info: self.redraw())
+        self._unsubscribe = shells.subscribe(lambda info: self.redraw())
         self.redraw()
+
+    def on_unmount(self) -> None:
+        if self._unsubscribe is not None:  # the session ends after the screen: its shells' ends aren't drawn
+            self._unsubscribe()
 
     def redraw(self) -> None:
         """Draw the running shells again; tick only while one runs."""
