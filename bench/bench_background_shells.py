@@ -87,6 +87,6 @@ async def main(seconds: float) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="The idle TUI's CPU with ten background shells printing.")
     parser.add_argument("--seconds", type=float, default=10.0, help="the measured window (10)")
     asyncio.run(main(parser.parse_args().seconds))
