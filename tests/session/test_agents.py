@@ -16,7 +16,7 @@ name: code-reviewer
 description: >-
   Expert code review specialist.
   Use proactively after writing code.
-tools: Read, Grep, Glob, Bash, WebFetch, mcp__gh__search_issues, mcp__linear, TodoWrite
+tools: Read, Grep, Glob, Bash, WebFetch, mcp__gh__search_issues, mcp__linear, TodoWrite, NotebookEdit
 model: sonnet
 color: blue
 ---
@@ -39,9 +39,10 @@ def test_claude_code_front_matter_tools_and_model() -> None:
         "web_fetch",
         "gh__search_issues",
         "linear__*",
+        "todo_write",
     )
     assert spec.model == "claude-sonnet-4-6"
-    assert parsed.problems == ("tools TodoWrite: there is no todo list tool yet",)
+    assert parsed.problems == ("tools NotebookEdit: notebooks are not supported",)
     assert spec.allows("linear__create_issue") and not spec.allows("gh__delete_repo")
     # Read without Edit or Write: the editor, to view with only.
     assert spec.allows("str_replace_based_edit_tool") and spec.reads_only("str_replace_based_edit_tool")

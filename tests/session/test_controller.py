@@ -226,6 +226,7 @@ def test_every_command_is_declared_once_with_its_keys() -> None:
         "hooks",
         "agents",
         "skills",
+        "tasks",
     }
 
 

@@ -59,6 +59,7 @@ from acp.schema import (
 )
 
 from tui_assist import __version__
+from tui_assist.acp.shells import ShellUpdates
 from tui_assist.acp.updates import TurnUpdates
 from tui_assist.core.approval import MODES, describe_mode
 from tui_assist.core.conversation import ImageBlock
@@ -114,6 +115,8 @@ class AcpSession(QuietHost):
         self._turn = TurnUpdates(chat.settings.workdir)
         self._outbox: asyncio.Queue[SessionUpdate | ConfigOptionUpdate] = asyncio.Queue()
         self._pump = asyncio.create_task(self._send_all(), name=f"acp-updates-{session_id}")
+        self._shells = ShellUpdates(self.send)
+        """The background shells as `execute` tool calls that update."""
         self.ended = None
         """How the prompt's turn ended (None: the prompt was a command)."""
         self._run: Run | None = None
@@ -155,6 +158,7 @@ class AcpSession(QuietHost):
             self.cancel()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(run.wait(), CLOSE_TIMEOUT)
+        self._shells.close()
         self._pump.cancel()
         await self.chat.aclose()
 
@@ -299,6 +303,7 @@ class AcpSession(QuietHost):
     def turn_started(self, prompt: str, strategy: str) -> None:
         """A new turn: a fresh fold of its events."""
         self._turn = TurnUpdates(self.chat.settings.workdir)
+        self._shells.follow(self.chat.shells)
 
     def prompt_attached(self, attachments: Attachments) -> None:
         """Say what the prompt's mentions attached, and what they could not."""

@@ -70,18 +70,28 @@ READ_ONLY_CLAUDE_TOOLS: Final = frozenset({"Read", "Glob", "Grep", "LS"})
 """Claude Code tools that only read (`Read` gives the editor for `view` only)."""
 
 NOT_BUILT: Final[Mapping[str, str]] = {
-    "TodoWrite": "there is no todo list tool yet",
     "NotebookRead": "notebooks are not supported",
     "NotebookEdit": "notebooks are not supported",
-    "BashOutput": "there are no background shells yet",
-    "KillShell": "there are no background shells yet",
-    "KillBash": "there are no background shells yet",
     "SlashCommand": "the model cannot run slash commands",
     "ExitPlanMode": "plan mode is switched by the user here",
 }
 """Claude Code tools this build does not have, and why (an agent or command naming one is warned)."""
 
-OWN_TOOLS: Final = frozenset({"bash", EDITOR_TOOL, "agent", "web_fetch", WEB_SEARCH, "glob", "grep", "skill"})
+OWN_TOOLS: Final = frozenset(
+    {
+        "bash",
+        EDITOR_TOOL,
+        "agent",
+        "web_fetch",
+        WEB_SEARCH,
+        "glob",
+        "grep",
+        "skill",
+        "todo_write",
+        "bash_output",
+        "kill_shell",
+    }
+)
 """The built-in tools' names here: a file may use them as they are."""
 
 MODEL_ALIASES: Final[Mapping[str, str]] = {

@@ -125,6 +125,9 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("agents", "The custom sub-agents the model can hand a task to", headless=True),
     Command("skills", "The skills the model can load (SKILL.md folders)", headless=True),
+    Command(
+        "tasks", "The background shells (status, runtime, last line); kill one from the list", headless=True
+    ),
     Command("memory", "List the loaded instruction files (AGENTS.md); /memory N opens one in $EDITOR", "[N]"),
     Command(
         "rewind",
@@ -300,6 +303,10 @@ async def run_headless(controller: TurnController, name: str, args: str) -> str:
 
             shown = {"hooks": hooks_markdown, "agents": agents_markdown, "skills": skills_markdown}
             return shown[name](session.extensions)
+        case "tasks":
+            from tui_assist.session.tasks import tasks_markdown
+
+            return tasks_markdown(session.shells)
         case _:
             raise CommandError(f"/{name} needs the chat screen")
 

@@ -277,6 +277,13 @@ def _skills(screen: MainScreen, args: str) -> None:
     screen.conversation.add_notice(skills_markdown(screen.session.extensions))
 
 
+@handles("tasks")
+def _tasks(screen: MainScreen, args: str) -> None:
+    from tui_assist.ui.screens.tasks import TasksScreen
+
+    screen.app.push_screen(TasksScreen(screen.session.shells))
+
+
 @handles("memory")
 def _memory(screen: MainScreen, args: str) -> None:
     from tui_assist.session.instructions import describe

@@ -52,6 +52,7 @@ from tui_assist.ui.widgets.streaming_markdown import (
 )
 from tui_assist.ui.widgets.streaming_markdown import load_parser as load_markdown_parser
 from tui_assist.ui.widgets.streaming_markdown import warm_up as warm_up_markdown
+from tui_assist.ui.widgets.tasks import TasksStrip
 from tui_assist.ui.widgets.turn_parts import Notice
 
 if TYPE_CHECKING:
@@ -169,6 +170,7 @@ class MainScreen(PacedScreen[None]):
                 with VerticalScroll(id="flow-scroll"):
                     yield FlowPanel(self.log_model, id="flow")
                 yield NodeInspector(id="inspector")
+        yield TasksStrip(id="tasks-strip")
         yield StatusBar(id="status")
         yield KeysFooter()
 
@@ -350,6 +352,7 @@ class MainScreen(PacedScreen[None]):
         if settings.keymap:
             self.app.set_keymap(settings.keymap)
         self._show_session(settings.workdir)
+        self.query_one(TasksStrip).follow(session.shells)
         self.status.sandboxed = session.sandbox_description.startswith("sandbox: workspace")
         if not self.running:
             self.status.state = "idle"
