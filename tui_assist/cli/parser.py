@@ -163,6 +163,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="text (default), json (= --json), stream-json (one JSON object per line as the turn runs)",
     )
     ask.add_argument("--yes", action="store_true", help="approve every tool call")
+    ask.add_argument(
+        "--goal", metavar="TEXT", help="work on TEXT until the critic, running the checks, says it is met"
+    )
+    ask.add_argument(
+        "--check",
+        dest="checks",
+        action="append",
+        default=[],
+        metavar="CMD",
+        help="a command that verifies the goal (exit 0: met); repeatable",
+    )
+    ask.add_argument("--max-attempts", type=int, metavar="N", help="attempts the goal may make (default 5)")
     resume = ask.add_mutually_exclusive_group()
     resume.add_argument(
         "--continue", dest="continue_", action="store_true", help="append to the latest conversation"

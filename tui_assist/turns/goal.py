@@ -210,7 +210,8 @@ class GoalTurn(TurnStrategy):
             if verdict == "unmet":
                 progress.state = "unmet"
                 return
-            self._report(observer, turn_id)
+            if progress.attempts < self.spec.max_attempts:  # the last one is reported as the end
+                self._report(observer, turn_id)
         progress.state = "budget-limited"
 
     def _task(self, images: Sequence[ImageBlock]) -> Message:
