@@ -267,7 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
         bsub,
         "strategies",
         USES["bench strategies"],
-        help="agent vs refine turns on tasks a check grades: pass rates, tokens, cost, time",
+        help="agent vs refine (vs goal) turns on tasks a check grades: pass rates, tokens, cost, time",
         description="Run every task of a suite with each strategy, headless, every tool call approved, "
         "in a fresh copy of the task's repo; then grade it with the task's check. With --provider "
         "scripted, each task's scripts/<strategy>.json is replayed (offline).",
@@ -276,7 +276,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--suite", metavar="DIR", type=Path, help="folder of tasks (task.toml + repo/); default: built-in"
     )
     strategies.add_argument(
-        "--strategies", default="agent,refine", metavar="LIST", help="agent, refine or agent,refine (default)"
+        "--strategies",
+        default="agent,refine",
+        metavar="LIST",
+        help="agent, refine, goal, or a list (default agent,refine; goal runs the tasks with a goal_check)",
     )
     strategies.add_argument(
         "--concurrency", type=int, default=1, metavar="N", help="runs at once (default 1)"
