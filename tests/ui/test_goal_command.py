@@ -9,6 +9,7 @@ from tests.ui.helpers import make_app, wait_until
 from tests.ui.test_slash_commands import _last_notice, _run
 from tui_assist.core.conversation import ToolUseBlock
 from tui_assist.tools.registry import toolbox_factory
+from tui_assist.ui.screens.round_review import ReviewSection, RoundReviewScreen, ToolCallReview
 from tui_assist.ui.widgets.prompt import Prompt
 
 
@@ -46,3 +47,16 @@ async def test_goal_pauses_on_escape_and_resumes(tmp_path: Path) -> None:
 
         await _run(app, pilot, "/goal")
         assert "achieved after 2 attempt(s)" in _last_notice(app)
+
+        await pilot.press("f4")  # the review of the last attempt: its work, then the checks apart
+        await wait_until(pilot, lambda: isinstance(app.screen, RoundReviewScreen))
+        screen = app.screen
+        await wait_until(pilot, lambda: len(screen.query(ReviewSection)) >= 3)
+        titles = [str(s.children[0].render()) for s in screen.query(ReviewSection)]
+        assert "Checks the critic ran" in titles and titles[-1] == "Critic: PASS"
+        work, checks = (
+            [c.call.summary for c in section.query(ToolCallReview)]
+            for section in screen.query(ReviewSection)
+            if str(section.children[0].render()) in ("The generator's work", "Checks the critic ran")
+        )
+        assert work == ["bash: touch done.txt"] and checks == ["bash: test -f done.txt"]
