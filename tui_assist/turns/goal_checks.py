@@ -80,8 +80,14 @@ async def run_checks(
             )
             refused = len(approvals.refused) > refused_before
             results.append(check_result(command, output, is_error=failed, refused=refused))
-        passed = sum(r.passed for r in results)
+        failing = [
+            f"check {i} " + ("did not run" if r.exit_code is None else f"exited {r.exit_code}")
+            for i, r in enumerate(results, 1)
+            if not r.passed
+        ]
+        # A failing check shows as a failed node, its exit code beside it in the tree.
+        summary = f"{len(results) - len(failing)}/{len(results)} passed"
         node.finish(
-            outcome="passed" if passed == len(results) else "failed", output=f"{passed}/{len(results)} passed"
+            outcome="failed" if failing else "passed", output=summary, error="; ".join(failing) or None
         )
     return results
