@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from tests.cli.test_ask import ask
-from tests.fakes.anthropic import FakeAnthropic, Reply, ToolUse
+from tests.fakes.anthropic import FakeAnthropic, Reply, Text, ToolUse
 
 PYTEST = f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider"
 FIX = "sed -i 's/a - b/a + b/' calc.py"
@@ -90,3 +90,35 @@ def test_without_yes_an_unallowed_check_blocks_the_goal_before_any_request(
 def test_check_without_goal_is_a_usage_error(tmp_path: Path) -> None:
     proc = ask("--check", "true", "hello", cwd=tmp_path)
     assert proc.returncode == 2 and "--goal" in proc.stderr
+
+
+def test_sigint_pauses_the_goal_and_says_where_it_was(fake: FakeAnthropic, tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+
+    work = repo(tmp_path)
+    held = Reply([Text("Working on it " * 3, deltas=6)], hold_after=2)
+    fake.add(held)
+    env = dict(os.environ) | {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.base_url}
+    argv = [sys.executable, "-m", "tui_assist", "ask", "--yes", "--workdir", str(work), "--json"]
+    proc = subprocess.Popen(
+        [*argv, "--goal", "make it pass", "--check", "false"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert held.held.wait(30), "the attempt never started streaming"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        held.release()
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    data = json.loads(out)
+    assert data["outcome"] == "cancelled"
+    assert data["goal"] == {
+        "state": "paused",
+        "attempts": 0,
+        "checks": [{"command": "false", "exit_code": 1}],
+    }

@@ -162,6 +162,9 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
     outcome = ended.outcome
     warnings = [*session.notes, *outcome.warnings]
     result = outcome.result
+    paused = session.goals.paused
+    if result.goal is None and result.outcome == "cancelled" and paused is not None:
+        result.goal = paused.report()  # the session stored the cut turn; the goal says where it was
     err = PrefixedErrors("ask")
     if args.json:
         instructions = [str(file.path) for file in session.instructions.files]
