@@ -181,7 +181,6 @@ def test_verdicts_and_the_rule_that_failing_checks_never_pass() -> None:
     assert parse_goal_verdict("hmm") == ("revise", "hmm")
     failing = [check_result("pytest", "1 failed\n[exit status 1]", is_error=False, refused=False)]
     assert judge("pass", "great", failing)[0] == "revise"
-    assert judge("pass", "great", [check_result("pytest", "ok", is_error=False, refused=False)]) == (
-        "pass",
-        "great",
-    )
+    passing = [check_result("pytest", "ok", is_error=False, refused=False)]
+    assert judge("pass", "great [check 1]", passing) == ("pass", "great [check 1]")
+    assert judge("pass", "great", passing) == ("pass", "great\nChecks: [check 1] `pytest` exited 0.")

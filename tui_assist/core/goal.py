@@ -180,10 +180,16 @@ def parse_goal_verdict(reply: str) -> tuple[GoalVerdict, str]:
 def judge(verdict: GoalVerdict, feedback: str, results: Sequence[CheckResult]) -> tuple[GoalVerdict, str]:
     """The verdict that stands: a `pass` while a check fails becomes `revise`, naming the checks.
 
+    A `pass` that cites no check gets their exit codes added to its feedback.
+
     The critic reads the checks, but the rule that a failing check means the goal is not met is
     kept here, in code, whatever the critic wrote.
     """
     failing = [(i, r) for i, r in enumerate(results, 1) if not r.passed]
+    if verdict == "pass" and results and not failing and "[check" not in feedback:
+        # The critic must cite the checks; when it did not, the verdict carries their codes itself.
+        cited = "; ".join(f"[check {i}] `{r.command}` exited 0" for i, r in enumerate(results, 1))
+        return verdict, f"{feedback}\nChecks: {cited}.".lstrip()
     if verdict != "pass" or not failing:
         return verdict, feedback
     named = "; ".join(
