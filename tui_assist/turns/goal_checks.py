@@ -17,7 +17,7 @@ from tui_assist.core.nodes import NodeScope
 from tui_assist.core.observer import ApprovalDecision, ToolApproval, TurnObserver
 from tui_assist.core.tool_labels import BASH_TOOL
 from tui_assist.core.tooling import ToolboxFactory
-from tui_assist.turns.shell import run_shell_command
+from tui_assist.turns.shell import NO_SHELL, run_shell_command
 
 
 class ChecksApprover:
@@ -78,7 +78,8 @@ async def run_checks(
                 label=f"check {index}",
                 before_side_effect=before_side_effect,
             )
-            refused = len(approvals.refused) > refused_before
+            # Refused by the rules or the person, or no shell to run it in: the goal is blocked.
+            refused = len(approvals.refused) > refused_before or (failed and output == NO_SHELL)
             results.append(check_result(command, output, is_error=failed, refused=refused))
         failing = [
             f"check {i} " + ("did not run" if r.exit_code is None else f"exited {r.exit_code}")

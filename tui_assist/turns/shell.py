@@ -37,6 +37,7 @@ from tui_assist.core.tooling import ToolboxFactory
 from tui_assist.core.turn import Stopwatch, StrategyName, TurnDeps, TurnRequest, TurnResult, TurnStrategy
 
 SHELL_PREFIX: Final = "!"
+NO_SHELL: Final = "this session has no shell (the bash tool is not available)"
 
 
 def is_shell_prompt(prompt: str) -> bool:
@@ -107,7 +108,7 @@ async def run_shell_command(
     toolbox = toolbox_factory()
     try:
         if not any(t.spec.name == BASH_TOOL for t in toolbox.tools):
-            return "this session has no shell (the bash tool is not available)", True
+            return NO_SHELL, True
         rt = deps.runtime(toolbox, observer, BudgetTracker(deps.budget))
         await run_agent(rt, [Message.user(SHELL_PREFIX + command)], parent_id=parent_id, label=label)
     finally:
@@ -136,7 +137,7 @@ class ShellTurn(TurnStrategy):
             toolbox = self.toolbox_factory()
             try:
                 if not any(t.spec.name == BASH_TOOL for t in toolbox.tools):
-                    error = "this session has no shell (the bash tool is not available)"
+                    error = NO_SHELL
                     turn.finish(outcome="error", error=error)
                     return TurnResult(turn.node_id, self.name, prompt, "", "error", Usage(), [], error=error)
                 rt = deps.runtime(toolbox, observer, budget)
