@@ -184,3 +184,12 @@ def test_verdicts_and_the_rule_that_failing_checks_never_pass() -> None:
     passing = [check_result("pytest", "ok", is_error=False, refused=False)]
     assert judge("pass", "great [check 1]", passing) == ("pass", "great [check 1]")
     assert judge("pass", "great", passing) == ("pass", "great\nChecks: [check 1] `pytest` exited 0.")
+
+
+async def test_a_provider_failure_pauses_the_goal(tmp_path: Path) -> None:
+    turn, _ = goal(tmp_path, ["first", "REVISE more"])  # the script runs out in attempt 2
+
+    result = await turn.run(Conversation(), "g", RecordingObserver())
+
+    assert result.outcome == "error" and "exhausted" in (result.error or "")
+    assert result.goal is not None and (result.goal.state, result.goal.attempts) == ("paused", 1)

@@ -9,7 +9,8 @@ Attempts work on the real workdir, one after another: each continues where the l
 The goal ends `achieved` (the critic passed it and every check exits 0: enforced in `core.goal.judge`),
 `unmet` (the critic says no attempt can meet it), `budget-limited` (`max_attempts`, or the turn's
 token and request budget), `blocked` (the agent wrote `BLOCKED:` or a check was refused) or
-`paused` (the turn was cancelled; `progress` is kept, so a new `GoalTurn` over it resumes).
+`paused` (the turn was cancelled, or the provider failed; `progress` is kept, so a new `GoalTurn`
+over it resumes).
 Only the clean `goal -> last answer` pair enters the history, as in a refine turn.
 """
 
@@ -139,8 +140,8 @@ class GoalTurn(TurnStrategy):
                 raise
             except BudgetExhausted as exc:
                 progress.state, error = "budget-limited", str(exc)
-            except ProviderError as exc:
-                progress.state, error = "unmet", str(exc)
+            except ProviderError as exc:  # not judged unmeetable: stopped, and `/goal resume` goes on
+                progress.state, error = "paused", str(exc)
                 self._report(observer, turn.node_id)
                 turn.finish(outcome="error", error=error)
                 return TurnResult(
