@@ -79,9 +79,12 @@ def test_a_yaml_list_disallowed_tools_and_unknown_names() -> None:
 def test_no_tools_means_all_but_the_disallowed() -> None:
     spec = parse_agent_file("---\ndescription: d\ndisallowedTools: Write, Edit\n---\nbody", "x").spec
     assert spec.tools is None
-    assert (
-        spec.allows("bash") and spec.allows("gh__search") and not spec.allows("str_replace_based_edit_tool")
-    )
+    assert spec.allows("bash") and spec.allows("gh__search") and not spec.reads_only("bash")
+    # Disallowing the editor's writing names leaves it for reading (`Read`), as Claude Code does.
+    editor = "str_replace_based_edit_tool"
+    assert spec.allows(editor) and spec.reads_only(editor)
+    reads_nothing = parse_agent_file("---\ndescription: d\ndisallowedTools: Read, Write\n---\nbody", "x").spec
+    assert not reads_nothing.allows(editor)
 
 
 @pytest.mark.parametrize(

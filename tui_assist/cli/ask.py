@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from tui_assist.session.chat import TurnOutcome
     from tui_assist.session.config import Settings
     from tui_assist.session.controller import TurnController
+    from tui_assist.session.runs import Run
 
 
 STDIN_WAIT = 3.0
@@ -145,7 +146,7 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
             await session.continue_latest()
         if goal is not None:
             session.goals.start(goal)
-        await _run_interruptible(controller, prompt)
+        run = await run_interruptible(controller, prompt)
     finally:
         await session.aclose()
 
@@ -156,7 +157,11 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
             print(host.command_output)
         return EXIT_OK
     ended = host.ended
-    assert ended is not None, "a prompt that is not a command runs a turn"
+    err = PrefixedErrors("ask")
+    if ended is None or (ended.outcome is None and ended.problem == "cancelled"):
+        assert run is not None and run.cancelled, "a prompt that is not a command runs a turn"
+        print("cancelled", file=err)  # before the turn began: nothing was stored
+        return EXIT_CANCELLED
     if ended.outcome is None:
         raise (ConfigError if ended.refused_input else SetupError)(ended.problem or "the turn did not run")
     outcome = ended.outcome
@@ -165,7 +170,6 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
     paused = session.goals.paused
     if result.goal is None and result.outcome == "cancelled" and paused is not None:
         result.goal = paused.report()  # the session stored the cut turn; the goal says where it was
-    err = PrefixedErrors("ask")
     if args.json:
         instructions = [str(file.path) for file in session.instructions.files]
         data = result_json(outcome, warnings, instructions, session.approvals.refused)
@@ -285,8 +289,9 @@ def _stdin_kind(stdin: TextIO) -> Literal["pipe", "file"] | None:
     return "file" if stat.S_ISREG(mode) else None
 
 
-async def _run_interruptible(controller: TurnController, prompt: str) -> None:
-    """Run the prompt with SIGINT and SIGTERM stopping it (a turn is then stored as cancelled).
+async def run_interruptible(controller: TurnController, prompt: str) -> Run | None:
+    """Run the prompt with SIGINT and SIGTERM cancelling its run (a turn is then stored as
+    cancelled; a run not started yet just ends); the run, None when nothing was left to run.
 
     Raises:
         ConfigError: for a command that is unknown or needs the chat screen.
@@ -294,21 +299,27 @@ async def _run_interruptible(controller: TurnController, prompt: str) -> None:
     from tui_assist.session.commands import CommandError
 
     loop = asyncio.get_running_loop()
-    task = asyncio.current_task()
-    assert task is not None
+    run: Run | None = None
 
     def interrupt() -> None:
-        if not controller.cancel():  # before the turn starts, stop everything
-            task.cancel()
+        # The busy run first (a `/compact` a command started), else the command itself.
+        if not controller.cancel() and run is not None:
+            run.cancel()
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, interrupt)
     try:
-        work = controller.submit(prompt)
-        if work is not None:
-            await work
-    except CommandError as exc:
-        raise ConfigError(str(exc)) from exc
+        run = controller.submit(prompt)
+        if run is not None:
+            await run
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
+    refusal = getattr(controller.host, "refusal", None)
+    if refusal is not None:
+        raise ConfigError(refusal)
+    if run is not None and run.error is not None:
+        if isinstance(run.error, CommandError):
+            raise ConfigError(str(run.error)) from run.error
+        raise run.error
+    return run

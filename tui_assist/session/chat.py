@@ -211,12 +211,19 @@ class ChatSession(SessionParts):
         workdir = self.settings.workdir if self.ready else self.preview.workdir
         # Before the settings are validated, `[claude] import_user` is taken as its default (on).
         claude_user = user_claude_dir(self.settings) if self.ready else claude_home()
+        plugins = self.extensions.plugins if self.extensions is not None else ()
         loader = self._commands
-        if loader is None or loader.workdir != workdir or loader.claude_user != claude_user:
+        if loader is None or (loader.workdir, loader.claude_user, loader.plugins) != (
+            workdir,
+            claude_user,
+            plugins,
+        ):
             from tui_assist.paths import config_dir
             from tui_assist.session.commands import SLASH
 
-            loader = CustomCommandLoader(workdir, config_dir(), reserved=SLASH.names, claude_user=claude_user)
+            loader = CustomCommandLoader(
+                workdir, config_dir(), reserved=SLASH.names, claude_user=claude_user, plugins=plugins
+            )
             self._commands = loader
         return loader.load()
 

@@ -338,21 +338,32 @@ def parse_rounds(args: str) -> int:
 
 
 async def compact(controller: TurnController, instructions: str) -> str:
-    """Summarise the older history now (`/compact [INSTRUCTIONS]`); the line to show.
+    """Summarise the older history now (`/compact [INSTRUCTIONS]`), as a run; the line to show.
 
     Raises:
-        CommandError: when a turn runs, there is no provider, or the summariser fails.
+        CommandError: when a run is under way, there is no provider, or the summariser fails.
     """
+    run = controller.start("compact", "/compact", lambda: _compact_now(controller, instructions))
+    if run is None:
+        raise CommandError("a turn is running: compact when it ends")
+    await run
+    if isinstance(run.error, CommandError):
+        raise run.error
+    if run.error is not None:
+        raise CommandError(f"cannot compact: {run.error}") from run.error
+    if run.cancelled:
+        return "Compact cancelled: the history is as it was."
+    return str(run.value)
+
+
+async def _compact_now(controller: TurnController, instructions: str) -> str:
     from tui_assist.core.model import ProviderError
     from tui_assist.session.factory import SetupError
 
-    if controller.running:
-        raise CommandError("a turn is running: compact when it ends")
     try:
         report = await controller.session.compact(instructions.strip() or None, controller.observer)
     except (SetupError, ProviderError, RuntimeError) as exc:
         raise CommandError(f"cannot compact: {exc}") from exc
-    controller.host.meter_changed()
     return f"⇣ {report.notice}" if report else "Nothing to compact yet: the latest turn stays verbatim."
 
 

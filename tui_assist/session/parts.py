@@ -479,6 +479,8 @@ class SessionParts:
         from tui_assist.session.mcp_config import ProjectMcpServers, plugin_mcp_servers
         from tui_assist.session.plugins import load_plugins
 
+        if self.extensions is not None:  # read with the plugins' other parts (its warnings said)
+            return plugin_mcp_servers(self.extensions.plugins)
         found = load_plugins(data_dir(self.settings.data_dir))
         servers = plugin_mcp_servers(found.plugins)
         return ProjectMcpServers(
