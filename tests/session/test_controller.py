@@ -221,6 +221,7 @@ def test_every_command_is_declared_once_with_its_keys() -> None:
     assert {c.name for c in COMMANDS if c.headless} == {
         "refine",
         "rounds",
+        "goal",
         "cost",
         "compact",
         "hooks",

@@ -3,13 +3,14 @@
 Each line has a `type`: `turn_started` (`conversation_id`, `turn_id`, `strategy`), `text`
 (`node_id`, `text`: a delta), `thinking` (`node_id`, `text`), `tool_call` (`node_id`, `call_id`,
 `name`, `input`), `tool_result` (`call_id`, `is_error`, `output`, clipped), `round` (`index`,
-`verdict`, `feedback`), `usage` (`node_id`, `model`, `usage`, and `session`: the session's meter
-after the call, `usage`, `cost`, `context`); `todo` (`node_id`, `call_id`, `todos`: the plan a
-`todo_write` call set, after its `tool_call` line); `shell` (`shell_id`, `command`, `status`:
-running|completed|failed|killed, `exit_code`) when a background shell starts or ends (those still
-running are killed at exit, so their `killed` lines come before the end); the last line is
-`result`, the object `--json` prints. Every line is flushed as it is written, so a pipe sees each step as it
-happens.
+`verdict`, `feedback`), `goal` (`state`, `attempts`, `checks`: `[{command, exit_code}]`; a goal's
+state when its checks ran: before any attempt, after each, and at its end), `usage` (`node_id`,
+`model`, `usage`, and `session`: the session's meter after the call, `usage`, `cost`,
+`context`); `todo` (`node_id`, `call_id`, `todos`: the plan a `todo_write` call set, after its
+`tool_call` line); `shell` (`shell_id`, `command`, `status`: running|completed|failed|killed,
+`exit_code`) when a background shell starts or ends (those still running are killed at exit, so
+their `killed` lines come before the end); the last line is `result`, the object `--json` prints.
+Every line is flushed as it is written, so a pipe sees each step as it happens.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from tui_assist.core.events import (
+    GoalUpdated,
     NodeStarted,
     TextDelta,
     ThinkingDelta,
@@ -118,6 +120,13 @@ class StreamJsonHost(HeadlessHost):
                     "model": model,
                     "usage": usage.to_dict(),
                     "session": self._meter(),
+                }
+            case GoalUpdated(state=state, attempts=attempts, checks=checks):
+                return {
+                    "type": "goal",
+                    "state": state,
+                    "attempts": attempts,
+                    "checks": [{"command": c.command, "exit_code": c.exit_code} for c in checks],
                 }
             case ThinkingDelta(node_id=node_id, text=text):
                 return {"type": "thinking", "node_id": node_id, "text": text}

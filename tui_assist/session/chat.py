@@ -117,11 +117,17 @@ class ChatSession(SessionParts):
         """The running turn's snapshot before it (runs alongside its first model request)."""
         self._snapshot_needed = False
         """Whether the running turn made a call that may change files (it waited for the snapshot)."""
+        from tui_assist.session.goals import Goals
+
+        self.goals = Goals()
+        """The goal the next turn pursues, and the latest goal's progress (`/goal`, `ask --goal`)."""
 
     # -- the next turn -------------------------------------------------------------------------
 
     def strategy_name(self, prompt: str) -> str:
-        """How `prompt` will run: `shell` for `!COMMAND`, else `refine` or `agent` (hosts label the turn)."""
+        """How `prompt` runs: `goal`, `shell` for `!COMMAND`, else `refine` or `agent` (hosts label it)."""
+        if self.goals.applies(prompt):
+            return "goal"
         if (
             prompt.startswith("!") and prompt[1:].strip()
         ):  # `turns.shell.is_shell_prompt`, without its imports
@@ -167,13 +173,15 @@ class ChatSession(SessionParts):
         )
         if self.hooks is not None:
             deps.hooks = self.hooks
-        if not self.refine:
-            return AgentTurn(deps)
         # The critic's whole request must fit the window too, beside its reply; `critic_message`
         # takes the system prompt out of this room itself.
         from tui_assist.core.critic import CRITIC_MAX_TOKENS
 
         room = self.context_window - CRITIC_MAX_TOKENS
+        if self.goals.applies(prompt):
+            return self.goals.strategy(deps, critic_max_input_tokens=max(1_000, room))
+        if not self.refine:
+            return AgentTurn(deps)
         return RefineTurn(deps, max_rounds=self.rounds, critic_max_input_tokens=max(1_000, room))
 
     @property

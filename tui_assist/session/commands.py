@@ -95,6 +95,12 @@ COMMANDS: tuple[Command, ...] = (
         headless=True,
     ),
     Command("rounds", f"Set the Refine round budget (1-{MAX_ROUNDS})", "N", headless=True),
+    Command(
+        "goal",
+        "Work on TEXT until the critic, running the checks itself, says it is met (resume: go on)",
+        '[TEXT [--check "CMD"]... [--max-attempts N] | resume]',
+        headless=True,
+    ),
     Command("cost", "Tokens and cost of this session, by model and by kind", headless=True),
     Command(
         "export",
@@ -298,6 +304,10 @@ async def run_headless(controller: TurnController, name: str, args: str) -> str:
             return cost_markdown(session.meter)
         case "compact":
             return await compact(controller, args)
+        case "goal":
+            from tui_assist.session.goals import run_goal
+
+            return await run_goal(controller, args)
         case "hooks" | "agents" | "skills":
             from tui_assist.session.extensions import agents_markdown, hooks_markdown, skills_markdown
 

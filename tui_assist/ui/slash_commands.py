@@ -386,3 +386,14 @@ def _rewind(screen: MainScreen, args: str) -> None:
 @handles("quit")
 def _quit(screen: MainScreen, args: str) -> None:
     screen.app.exit()
+
+
+@handles("goal")
+def _goal(screen: MainScreen, args: str) -> None:
+    from tui_assist.session.goals import goal_status, start_goal
+
+    prompt = start_goal(screen.session.goals, args, running=screen.controller.running)
+    if prompt is None:
+        screen.conversation.add_notice(goal_status(screen.session.goals))
+    else:
+        screen.submit(prompt)

@@ -373,6 +373,9 @@ class RoundReviewScreen(Screen[str | None]):
             sections.append(_section(title, StreamingMarkdown(answer, finished=True)))
         if previous is not None and answer:
             sections.append(self._diff_section(self._answer(self._generator(previous)), answer, previous))
+        checks = self._checks(round_record)
+        if checks:
+            sections.append(_section("Checks the critic ran", *checks))
         if verdict is not None:
             sections.append(self._verdict_section(verdict, feedback, calls, cited))
         elif round_record.status != "done":
@@ -423,6 +426,8 @@ class RoundReviewScreen(Screen[str | None]):
         finished = 0
         for item in log.subtree_timeline(round_record.node_id):
             match item:
+                case ToolCallStarted(node_id=node_id) if self._by_critic(node_id):
+                    pass  # a goal's check: not the generator's evidence (`_checks` shows it)
                 case ToolCallStarted(node_id=node_id, name=name, input=tool_input):
                     depth = max(0, (log.depth(node_id) - base) // 2)
                     calls[node_id] = ReviewedCall(node_id, name, dict(tool_input), depth)
@@ -440,6 +445,26 @@ class RoundReviewScreen(Screen[str | None]):
                 record = log.nodes.get(call.node_id)
                 call.status = record.status if record is not None else "unknown"
         return calls
+
+    def _by_critic(self, node_id: str) -> bool:
+        """Whether a call ran under a critic (a goal's check), not under the generator."""
+        return any(a.kind == "critic" for a in self.node_log.ancestors(node_id))
+
+    def _checks(self, round_record: NodeRecord) -> list[Widget]:
+        """A goal's checks, as the critic ran them after the attempt."""
+        widgets: list[Widget] = []
+        for started, record in self.node_log.tool_calls(round_record.node_id):
+            if self._by_critic(started.node_id):
+                call = ReviewedCall(
+                    started.node_id, started.name, dict(started.input), 0, output=record.output
+                )
+                call.status, call.is_error, call.seconds = (
+                    record.status,
+                    record.status == "failed",
+                    record.duration,
+                )
+                widgets.append(ToolCallReview(call, cited=False, verdict_class=""))
+        return widgets
 
     def _answer(self, generator: NodeRecord | None) -> str:
         if generator is None:
@@ -486,7 +511,7 @@ class RoundReviewScreen(Screen[str | None]):
                         continue
                     who = "" if record.kind == "generate" else f"*sub-agent “{record.label}”:* "
                     widgets.append(StreamingMarkdown(who + text.strip(), finished=True))
-                case ToolCallStarted(node_id=node_id):
+                case ToolCallStarted(node_id=node_id) if node_id in calls:
                     call = calls[node_id]
                     is_cited = call.number is not None and call.number in cited
                     widgets.append(ToolCallReview(call, cited=is_cited, verdict_class=verdict_class))
