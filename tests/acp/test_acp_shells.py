@@ -10,7 +10,7 @@ from acp.schema import ToolCallProgress, ToolCallStart
 
 from tests.acp.test_acp_agent import agent
 from tests.fakes.anthropic import FakeAnthropic, Reply, ToolUse
-from tests.tools.processes import process_alive, wait_until_dead
+from tests.tools.processes import shell_pids, wait_until_dead
 from tests.wait import wait_until
 
 
@@ -18,6 +18,10 @@ from tests.wait import wait_until
 def work(tmp_path: Path) -> Path:
     path = tmp_path / "work"
     path.mkdir()
+    # Unsandboxed, so the shell asks first, as any bash call would (a sandboxed one is allowed).
+    config = tmp_path / "xdg_config_home" / "tui-assist" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('sandbox = "off"\n')
     return path
 
 
@@ -43,6 +47,5 @@ async def test_a_background_shell_is_an_execute_call_that_updates_and_ends_with_
             )
 
         await wait_until(printed, what="the shell's output as an update")
-        pid = int((work / "server.pid").read_text())
-        assert process_alive(pid)
+        [pid] = shell_pids(server)
     assert await wait_until_dead(pid)

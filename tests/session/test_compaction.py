@@ -1,6 +1,6 @@
 """Long conversations: compaction through the real SDK against the loopback fake, with a real store.
 
-The config file sets a tiny window (`[models."claude-sonnet-4-6"] context_window = 4400`), so a few
+The config file sets a tiny window (`[models."claude-sonnet-4-6"] context_window = 4800`), so a few
 long turns fill it. The fake answers a request without tools (the summariser) with a summary, and
 every other request with a long answer.
 """
@@ -33,7 +33,7 @@ from tui_assist.core.observer import RecordingObserver
 from tui_assist.session.chat import ChatSession
 from tui_assist.session.config_source import ConfigSource
 
-WINDOW = 4400
+WINDOW = 4800
 SUMMARY = "SUMMARY-OF-EARLIER-TURNS: the user asked about topics 0 and up; nothing is open."
 
 
@@ -50,7 +50,7 @@ def write_config(tmp_path: Path, window: int | None = WINDOW, extra: str = "") -
     config = tmp_path / "xdg_config_home" / "tui-assist" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
     table = f'[models."claude-sonnet-4-6"]\ncontext_window = {window}\n' if window else ""
-    # The window is sized for the shell, editor, glob, grep and agent tools: web_fetch's schema is left out.
+    # Sized for the shell, editor, glob, grep, agent and todo_write tools (web_fetch is left out).
     web = "[tools.web]\nfetch = false\n"
     config.write_text(f'approval = {{ default = "allow" }}\n{extra}{web}{table}')
 
@@ -139,7 +139,7 @@ async def test_long_turns_are_summarised_once_and_the_next_request_fits(
         if outcome.compacted:
             compacted_at = i
             break
-    assert compacted_at is not None and compacted_at >= 3, "several long turns fill a 4,400-token window"
+    assert compacted_at is not None and compacted_at >= 3, "several long turns fill a 4,800-token window"
 
     sent = model_requests(fake)
     summarisers = [r for r in sent if is_summariser(r)]
@@ -176,9 +176,22 @@ async def test_long_turns_are_summarised_once_and_the_next_request_fits(
     assert session.context_fill is not None and 0 < session.context_fill < 0.8
 
 
+TRIM_WINDOW = 5600
+"""Four turns of one 2,500-character result each fit; the fifth's fits once two are cut."""
+
+
 async def test_old_tool_results_are_cut_before_anything_is_summarised(
-    fake: FakeAnthropic, session: ChatSession
+    fake: FakeAnthropic, work: Path, tmp_path: Path
 ) -> None:
+    write_config(tmp_path, window=TRIM_WINDOW)
+    session = await open_session(tmp_path / "data")
+    try:
+        await _cut_before_summarising(fake, session)
+    finally:
+        await session.aclose()
+
+
+async def _cut_before_summarising(fake: FakeAnthropic, session: ChatSession) -> None:
     output = "x" * 2500
     for i in range(5):
         command = f"head -c 2500 /dev/zero | tr '\\0' x # {i}"
@@ -194,7 +207,7 @@ async def test_old_tool_results_are_cut_before_anything_is_summarised(
     assert len(results) == 5
     assert all("characters cut to save context" in r and len(r) < 400 for r in results[:2])  # the oldest
     assert results[2:] == [output] * 3  # the last two earlier turns and this one: verbatim
-    assert size(last) < 0.8 * WINDOW
+    assert size(last) < 0.8 * TRIM_WINDOW
     finished = [e for e in observer.events if isinstance(e, NodeFinished) and e.outcome == "trim"]
     assert [e.output.split(":")[0] for e in finished] == ["cut old tool results in 2 earlier turns"]
     # The store still holds every result whole.

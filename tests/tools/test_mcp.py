@@ -230,8 +230,8 @@ async def test_nothing_starts_before_start_and_start_is_idempotent(tmp_path: Pat
         await manager.start()
 
         after = [t.spec.name for t in factory().tools]
-        assert before == ["bash", "str_replace_based_edit_tool", "glob", "grep", "agent"]
-        assert after[:5] == before and "testsrv__echo" in after
+        assert before == ["bash", "str_replace_based_edit_tool", "glob", "grep", "agent", "todo_write"]
+        assert after[:6] == before and "testsrv__echo" in after
         assert (await call(manager, "testsrv__pid", tmp_path))[0] == pid  # same process
         assert [s.state for s in manager.status()] == ["ready", "disabled"]
     assert [s.state for s in manager.status()] == ["stopped", "disabled"]

@@ -11,7 +11,7 @@ import pytest
 
 from tests.fakes.anthropic import FakeAnthropic, Reply, ToolUse
 from tests.tmux_harness import TmuxApp
-from tests.tools.processes import process_alive
+from tests.tools.processes import process_alive, shell_pids
 from tests.wait import wait_until_sync
 
 pytestmark = [
@@ -53,9 +53,9 @@ def test_a_background_dev_server_outlives_the_turn_and_not_the_program(
         app.type("start the server, then edit and test")
         app.key("Enter")
         app.wait_for("tests pass.", timeout=30)
-        pid = int((work / "server.pid").read_text())
         screen = app.wait_for("dev-server-ready", timeout=10)
-        assert "⚙ bash_1" in screen and process_alive(pid)  # after the turn: still running
+        [pid] = shell_pids(SERVER)
+        assert "⚙ bash_1" in screen  # after the turn: still running
         app.key("C-q")
         wait_until_sync(app.pane_dead, 30, what="the program exited")
     assert not process_alive(pid)
