@@ -68,7 +68,7 @@ def result_json(
         "denied_calls": [{"tool": d.tool, "summary": d.summary} for d in denied],
         "instructions": instructions,
     }
-    if result.error and result.outcome in ("error", "cancelled", "budget_exhausted"):
+    if result.error and result.outcome in ("error", "cancelled", "budget_exhausted", "budget"):
         data["error"] = result.error
     return data
 
@@ -171,6 +171,8 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
         )
     if result.outcome == "unverified" and not args.json:
         print(f"unverified: the critic did not pass any of {len(result.rounds)} rounds", file=err)
+    if result.outcome == "budget" and not args.json:
+        print(f"budget: {result.error}", file=err)
     if result.outcome == "error":
         print(result.error, file=err)
         return EXIT_FAILED

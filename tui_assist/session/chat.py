@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -28,7 +29,7 @@ from tui_assist.core.tree import NodeLog
 from tui_assist.session.claude_dirs import user_claude_dir
 from tui_assist.session.factory import EmptyToolbox
 from tui_assist.session.instructions import Instructions, InstructionsLoader
-from tui_assist.session.meter import Meter, price_for
+from tui_assist.session.meter import Meter, cap_reached, price_for
 from tui_assist.session.parts import SessionParts
 
 if TYPE_CHECKING:
@@ -102,6 +103,8 @@ class ChatSession(SessionParts):
         self._untitled = False
         """The conversation was stored before its first turn, untitled: that turn titles it."""
         self.meter = Meter()
+        self.budget_usd: float | None = None
+        """The spend cap `/budget N` set (USD); None: the settings' `max_budget_usd`."""
         self.instructions = Instructions()
         """The project instructions the last turn was given (AGENTS.md files)."""
         self._running: asyncio.Task[TurnResult] | None = None
@@ -154,11 +157,12 @@ class ChatSession(SessionParts):
             system_prompt = f"{system_prompt}\n\n{self.instructions.text}"
         self.context.provider = provider
         self.context.compact_at = s.compact_at
+        self.context.spend_cap = self.spend_cap
         deps = TurnDeps(
             provider=provider,
             toolbox_factory=self._toolbox_factory or (lambda: EmptyToolbox(s.workdir)),
             approvals=self.approvals,
-            budget=Budget(s.max_model_requests, s.max_tool_calls, s.max_tokens_per_turn),
+            budget=Budget(s.max_model_requests, s.max_tool_calls, s.max_tokens_per_turn, self.spend_cap),
             system_prompt=system_prompt,
             critic_prompt=s.critic_prompt,
             context=self.context,
@@ -279,6 +283,7 @@ class ChatSession(SessionParts):
             raise RuntimeError("a turn is running: compact after it")
         self.context.provider = provider
         self.context.compact_at = self.settings.compact_at
+        self.context.spend_cap = self.spend_cap
         report = await self.context.compact_history(
             self.conversation.messages, observer or NullObserver(), instructions=instructions
         )
@@ -290,6 +295,17 @@ class ChatSession(SessionParts):
         if self.store is not None and self.conversation_id is not None:
             if not await self.store.save_summary(self.conversation_id, summary):
                 log.info("history summary not saved: it does not end at a stored turn")
+
+    @property
+    def max_budget_usd(self) -> float | None:
+        """The conversation's spend cap in USD (`/budget N`, else `max_budget_usd`); None: no cap."""
+        configured = self._settings.max_budget_usd if self._settings is not None else None
+        cap = self.budget_usd if self.budget_usd is not None else configured
+        return None if cap == math.inf else cap  # `/budget off` under a configured cap
+
+    def spend_cap(self) -> str | None:
+        """Why no further model request may go out (the meter reached the cap), or None."""
+        return cap_reached(self.meter.cost, self.max_budget_usd)
 
     def price(self, model: str | None = None) -> Price | None:
         """The price of `model` (default: the session's) for the cost meter."""

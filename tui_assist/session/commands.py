@@ -97,6 +97,12 @@ COMMANDS: tuple[Command, ...] = (
     Command("rounds", f"Set the Refine round budget (1-{MAX_ROUNDS})", "N", headless=True),
     Command("cost", "Tokens and cost of this session, by model and by kind", headless=True),
     Command(
+        "budget",
+        "Cap what this conversation may spend, in USD (off: no cap; no N: show it)",
+        "[N|off]",
+        headless=True,
+    ),
+    Command(
         "export",
         "Write the conversation to a file (Markdown or JSON)",
         "[md|json] [PATH]",
@@ -293,6 +299,15 @@ async def run_headless(controller: TurnController, name: str, args: str) -> str:
             return f"Refine round budget: {session.rounds}"
         case "cost":
             return cost_markdown(session.meter)
+        case "budget":
+            from tui_assist.session.spend_cap import budget_command
+
+            try:
+                line = budget_command(session, args)
+            except ValueError as exc:
+                raise CommandError(str(exc)) from exc
+            controller.host.meter_changed()
+            return line
         case "compact":
             return await compact(controller, args)
         case "hooks" | "agents" | "skills":
@@ -333,6 +348,7 @@ async def compact(controller: TurnController, instructions: str) -> str:
     Raises:
         CommandError: when a turn runs, there is no provider, or the summariser fails.
     """
+    from tui_assist.core.budget import BudgetExhausted
     from tui_assist.core.model import ProviderError
     from tui_assist.session.factory import SetupError
 
@@ -340,7 +356,7 @@ async def compact(controller: TurnController, instructions: str) -> str:
         raise CommandError("a turn is running: compact when it ends")
     try:
         report = await controller.session.compact(instructions.strip() or None, controller.observer)
-    except (SetupError, ProviderError, RuntimeError) as exc:
+    except (SetupError, ProviderError, BudgetExhausted, RuntimeError) as exc:
         raise CommandError(f"cannot compact: {exc}") from exc
     controller.host.meter_changed()
     return f"⇣ {report.notice}" if report else "Nothing to compact yet: the latest turn stays verbatim."

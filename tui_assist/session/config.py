@@ -243,6 +243,8 @@ class Settings(_Section):
     max_model_requests: int = Field(default=60, ge=1)
     max_tool_calls: int = Field(default=200, ge=1)
     max_tokens_per_turn: int | None = None
+    max_budget_usd: float | None = Field(default=None, gt=0)
+    """The spend cap: no model request goes out once the conversation has cost this much (USD)."""
     approval: ApprovalSettings = Field(default_factory=ApprovalSettings)
     """Older per-tool settings: the fallback when no rule, mode or the sandbox decides."""
     mode: PermissionMode = "default"

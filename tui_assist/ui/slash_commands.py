@@ -221,6 +221,18 @@ def _cost(screen: MainScreen, args: str) -> None:
     screen.conversation.add_notice(cost_markdown(screen.session.meter))
 
 
+@handles("budget")
+def _budget(screen: MainScreen, args: str) -> None:
+    from tui_assist.session.spend_cap import budget_command
+
+    try:
+        line = budget_command(screen.session, args)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from exc
+    screen.meter_changed()
+    screen.notify(line, timeout=3)
+
+
 @handles("export")
 async def _export(screen: MainScreen, args: str) -> None:
     from tui_assist.session.export import ExportError, write_export

@@ -362,6 +362,7 @@ class MainScreen(PacedScreen[None]):
         status.model = self.session.model
         status.workdir = workdir
         status.mode = self.session.approvals.mode
+        status.cost_cap = self.session.max_budget_usd
 
     @work(group="start", exit_on_error=False)
     async def open_at_start(self, start: StartOptions) -> None:
@@ -648,6 +649,7 @@ class MainScreen(PacedScreen[None]):
     def _show_meter(self) -> None:
         self.status.usage = self.session.meter.usage
         self.status.cost = self.session.meter.cost
+        self.status.cost_cap = self.session.max_budget_usd
 
     # -- conversations: new, resume, rewind ------------------------------------------------------
 

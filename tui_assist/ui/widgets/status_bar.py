@@ -15,6 +15,7 @@ from textual.widget import Widget
 
 from tui_assist.core.conversation import Usage
 from tui_assist.core.text import clip, token_count
+from tui_assist.session.meter import spend_text
 
 _SEP = (" │ ", "$foreground 40%")
 
@@ -72,6 +73,8 @@ class StatusBar(Widget):
     state: reactive[str] = reactive("idle")
     usage: reactive[Usage] = reactive(Usage, always_update=True)
     cost: reactive[float | None] = reactive(0.0)
+    cost_cap: reactive[float | None] = reactive(None)
+    """The spend cap in USD (the cost shows as `$spent/$cap`); None: no cap."""
     context: reactive[float | None] = reactive(None)
     """How full the model's context was at the last request (0..1), None before any."""
     workdir: reactive[Path] = reactive(Path.cwd)
@@ -90,7 +93,7 @@ class StatusBar(Widget):
             else (" Refine OFF ", "$foreground 70% on $boost")
         )
         icon = {"running": "● ", "idle": "○ ", "loading": "◌ "}.get(self.state, "✗ ")
-        cost = "$–" if self.cost is None else f"${self.cost:.4f}"
+        cost = spend_text(self.cost, self.cost_cap)
         width = self.content_region.width or 200
         mode_style = {"default": "$foreground 70%", "plan": "$accent bold"}.get(self.mode, "$warning bold")
         sandbox: Content = Content()
