@@ -464,6 +464,7 @@ class MainScreen(PacedScreen[None]):
         self.prompt.cursor_blink = False
         self._tick = self.set_interval(0.5, self._on_tick)
         self.status.state = "running" if self.session.ready else "loading"
+        self.tui_app.terminal_signals.turn_started()
         self.refresh_bindings()
 
     def prompt_attached(self, attachments: Attachments) -> None:
@@ -482,6 +483,7 @@ class MainScreen(PacedScreen[None]):
         if self._blinked is not None:
             self.prompt.cursor_blink, self._blinked = self._blinked, None
         self.status.state = "idle"
+        self.tui_app.terminal_signals.turn_ended(ended)
         conversation_id = self.session.conversation_id
         if conversation_id is not None and not self.conversation.reads_pages:
             # The turns this session ran are stored: those the pane removes can be read again.
