@@ -30,6 +30,7 @@ from tui_assist.session.claude_dirs import user_claude_dir
 from tui_assist.session.factory import EmptyToolbox
 from tui_assist.session.instructions import Instructions, InstructionsLoader
 from tui_assist.session.meter import Meter, cap_reached, price_for
+from tui_assist.session.models import ModelChoices, list_price
 from tui_assist.session.parts import SessionParts
 
 if TYPE_CHECKING:
@@ -103,6 +104,8 @@ class ChatSession(SessionParts):
         self._untitled = False
         """The conversation was stored before its first turn, untitled: that turn titles it."""
         self.meter = Meter()
+        self.model_choices = ModelChoices()
+        """What `/model` offers (the provider's list once read)."""
         self.budget_usd: float | None = None
         """The spend cap `/budget N` set (USD); None: the settings' `max_budget_usd`."""
         self.instructions = Instructions()
@@ -308,8 +311,9 @@ class ChatSession(SessionParts):
         return cap_reached(self.meter.cost, self.max_budget_usd)
 
     def price(self, model: str | None = None) -> Price | None:
-        """The price of `model` (default: the session's) for the cost meter."""
-        return price_for(self.settings.prices, model or self.model)
+        """The price of `model` (default: the session's) for the meter: `[prices]`, else its list price."""
+        model = model or self.model
+        return price_for(self.settings.prices, model) or list_price(model)
 
     # -- running a turn ------------------------------------------------------------------------
 
@@ -444,7 +448,8 @@ class ChatSession(SessionParts):
         sent = attachments.text if attachments is not None else prompt
         warnings = [*notes, *(attachments.warnings() if attachments is not None else ())]
         compactions = self.context.compactions
-        stored = await self._begin(turn_id, strategy.name, prompt, warnings)
+        turn_model = None if strategy.name == "shell" else model or self.model
+        stored = await self._begin(turn_id, strategy.name, prompt, warnings, turn_model)
         checkpoints = self.checkpoints if stored else None
         # The snapshot runs alongside the model's first request; only a call that may change files
         # waits for it (`_snapshot_taken`), so a big workdir never delays the answer.
@@ -511,7 +516,9 @@ class ChatSession(SessionParts):
         before, self._snapshot = self._snapshot, None
         await checkpoints.after(await before if before is not None else None)
 
-    async def _begin(self, turn_id: str, strategy: str, prompt: str, warnings: list[str]) -> bool:
+    async def _begin(
+        self, turn_id: str, strategy: str, prompt: str, warnings: list[str], model: str | None = None
+    ) -> bool:
         """Create the conversation if need be and begin the turn; False when it can't be stored."""
         store = self.store
         if store is None:
@@ -529,7 +536,11 @@ class ChatSession(SessionParts):
                 await store.rename_conversation(self.conversation_id, _title_of(prompt))
             self._untitled = False
             await store.begin_turn(
-                conversation_id=self.conversation_id, turn_id=turn_id, strategy=strategy, prompt=prompt
+                conversation_id=self.conversation_id,
+                turn_id=turn_id,
+                strategy=strategy,
+                prompt=prompt,
+                model=model,
             )
         except Exception as exc:
             log.exception("store: cannot begin the turn")
@@ -658,11 +669,11 @@ class ChatSession(SessionParts):
         self._title = None
         self._session_started = "resume"
         self._untitled = False
-        # The meter shows what the conversation has spent so far, as stored turn by turn.
-        row = await store.get_conversation(conversation_id)
+        # The meter shows what the conversation has spent so far, as stored turn by turn, each
+        # model's turns at its price (`/model` may have switched it).
         self.meter = Meter()
-        model = row.model if row else None
-        self.meter.add(await store.conversation_usage(conversation_id), self.price(model), model)
+        for model, usage in await store.usage_by_model(conversation_id):
+            self.meter.add(usage, self.price(model), model)
 
     async def find_conversation(self, id_or_prefix: str | None = None) -> str | None:
         """The id of a stored conversation: the one `id_or_prefix` names, else the latest.

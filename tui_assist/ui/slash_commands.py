@@ -183,11 +183,15 @@ def _resume(screen: MainScreen, args: str) -> None:
 
 @handles("model")
 def _model(screen: MainScreen, args: str) -> None:
+    from tui_assist.session.models import resolve_model_name
+    from tui_assist.ui.model_completion import offered_models
+
     session = screen.session
     if not args:
-        lines = [f"- `{m}`{'  (in use)' if m == session.model else ''}" for m in session.known_models()]
+        lines = [f"- `{m}`{'  (in use)' if m == session.model else ''}" for m in offered_models(screen)]
         screen.conversation.add_notice("**Models** (`/model NAME` switches)\n\n" + "\n".join(lines))
         return
+    args = resolve_model_name(args)
     if not session.ready:
         raise CommandError("the provider is still loading; try again in a moment")
     if screen.running:
@@ -199,7 +203,9 @@ def _model(screen: MainScreen, args: str) -> None:
     except SetupError as exc:
         raise CommandError(f"cannot switch the model: {exc}") from exc
     screen.status.model = args
-    screen.notify(f"Model: {args} (from the next turn)", timeout=2)
+    price = session.price(args)
+    cost = f", ${price.input:g}/${price.output:g} per M tokens" if price else ", no price: cost unknown"
+    screen.notify(f"Model: {args} (from the next turn{cost})", timeout=2)
 
 
 @handles("refine")

@@ -310,6 +310,7 @@ class MainScreen(PacedScreen[None]):
         """Give the prompt its history and its completion list (after the first frame, too)."""
         from tui_assist.session.prompt_history import HistoryBrowser
         from tui_assist.ui.mention_completion import MentionCompletion
+        from tui_assist.ui.model_completion import ModelCompletion
         from tui_assist.ui.slash_commands import SlashCompletion
         from tui_assist.ui.widgets.completion import CompletionList
 
@@ -317,7 +318,7 @@ class MainScreen(PacedScreen[None]):
         prompt.completions = CompletionList(id="completions")
         await self.query_one(PromptBox).mount(prompt.completions, before=0)
         prompt.prompt_history = HistoryBrowser(self.session.prompt_history)
-        prompt.sources = [SlashCompletion(self.slash), MentionCompletion(self)]
+        prompt.sources = [SlashCompletion(self.slash), ModelCompletion(self), MentionCompletion(self)]
 
     @work(group="load", exit_on_error=False)
     async def load_session(self) -> None:
