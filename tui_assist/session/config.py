@@ -204,6 +204,13 @@ class Price(_Section):
     cache_read: float = 0.30
 
 
+class StatusLineSettings(_Section):
+    """`[status_line]`: a command whose first line of output the status bar shows (user config only)."""
+
+    command: str | None = None
+    """Run through the shell with the session's state as JSON on stdin, whenever that changes."""
+
+
 class ModelSettings(_Section):
     """A `[models."ID"]` table: what to know about one model."""
 
@@ -244,6 +251,7 @@ class Settings(_Section):
     max_model_requests: int = Field(default=60, ge=1)
     max_tool_calls: int = Field(default=200, ge=1)
     max_tokens_per_turn: int | None = None
+    status_line: StatusLineSettings = Field(default_factory=StatusLineSettings)
     notify: NotifyMode = "auto"
     """How a turn that ends (or an approval that waits) while you look away is told: `auto`, `osc9`,
     `osc777`, `bell` or `off`."""

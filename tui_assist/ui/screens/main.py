@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from tui_assist.ui.app import TuiAssistApp
     from tui_assist.ui.screens.rewind import RewindChoice
     from tui_assist.ui.slash_commands import SlashCommands
+    from tui_assist.ui.status_line import StatusLineGlue
     from tui_assist.ui.widgets.agent_tree import AgentTree
     from tui_assist.ui.widgets.conversation import EarlierTurns
     from tui_assist.ui.widgets.queued_prompt import QueuedPrompt
@@ -128,6 +129,8 @@ class MainScreen(PacedScreen[None]):
         super().__init__()
         self.start = start or StartOptions()
         self._controller: TurnController | None = None
+        self.status_line: StatusLineGlue | None = None
+        """The user's `[status_line]` command, when configured (started once the settings load)."""
         self.log_model = NodeLog(max_turns=MAX_TURN_VIEWS)
         """Every node of the newest turns, for the agent tree, the flow panel and the inspector: as
         many turns as the conversation keeps mounted (the tree's lines are rebuilt as it changes,
@@ -354,6 +357,9 @@ class MainScreen(PacedScreen[None]):
         if (notice := provider_notice(session)) is not None:
             self.conversation.add_notice(notice, classes="-setup")
         self._show_notes()
+        from tui_assist.ui.status_line import start_status_line
+
+        self.status_line = start_status_line(self)
         self.open_at_start(self.start)
 
     def _show_session(self, workdir: Path) -> None:

@@ -74,6 +74,8 @@ class StatusBar(Widget):
     usage: reactive[Usage] = reactive(Usage, always_update=True)
     cost: reactive[float | None] = reactive(0.0)
     cost_cap: reactive[float | None] = reactive(None)
+    user_line: reactive[str] = reactive("")
+    """The user's `[status_line]` command's first line (empty: none)."""
     """The spend cap in USD (the cost shows as `$spent/$cap`); None: no cap."""
     context: reactive[float | None] = reactive(None)
     """How full the model's context was at the last request (0..1), None before any."""
@@ -109,6 +111,7 @@ class StatusBar(Widget):
             sandbox,
         )
         context = Content.assemble(*_context(self.context))
+        user_line = clip(self.user_line, 40)
         workdir = _home(self.workdir)
         # Fitted in steps (shorter token counts, then a shorter model name, then neither): the
         # first step that shows the whole workdir, else the first that keeps its last folder whole.
@@ -120,6 +123,7 @@ class StatusBar(Widget):
                 tokens = "" if short is None else tokens_text(self.usage, short=short) + " "
                 shown_model = clip(self.model, model_limit) if model_limit else ""
                 fixed = head.cell_length + context.cell_length + len(tokens) + len(cost) + 2 * len(_SEP[0])
+                fixed += len(user_line) + len(_SEP[0]) if user_line else 0
                 if shown_model or context.cell_length:  # their part has a separator of its own
                     fixed += len(shown_model) + len(_SEP[0])
                 if width - fixed >= wanted:
@@ -132,5 +136,8 @@ class StatusBar(Widget):
             parts += [(shown_model, "$primary"), context, _SEP]
         elif context.cell_length:  # the fill matters more than the model's name
             parts += [context, _SEP]
-        parts += [tokens, (cost, "$accent"), _SEP, (left_clip(workdir, room), "$foreground 60%")]
+        parts += [tokens, (cost, "$accent"), _SEP]
+        if user_line:
+            parts += [(user_line, "$secondary"), _SEP]
+        parts.append((left_clip(workdir, room), "$foreground 60%"))
         return Content.assemble(*parts)
