@@ -42,3 +42,24 @@ def test_a_continued_conversation_starts_with_what_it_spent(fake: FakeAnthropic,
     proc = ask("--json", "--continue", "--max-budget-usd", "0.01", "again", fake=fake, cwd=work)
     assert json.loads(proc.stdout)["outcome"] == "budget"
     assert len(fake.requests) == 1
+
+
+def test_a_sub_agent_is_capped_too(fake: FakeAnthropic, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    spawn = ToolUse("agent", {"description": "look", "prompt": "look around"})
+    fake.add(Reply([spawn], usage=COSTLY), Reply("sub-agent answer"), Reply("never asked for"))
+    proc = ask("--json", "--yes", "--max-budget-usd", "0.01", "delegate", fake=fake, cwd=work)
+    assert json.loads(proc.stdout)["outcome"] == "budget", proc.stderr
+    assert len(fake.requests) == 1  # neither the sub-agent's request nor the parent's next one
+
+
+def test_compaction_is_capped_too(fake: FakeAnthropic, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    fake.add(Reply("first", usage=COSTLY), Reply("second"))
+    assert ask("one", fake=fake, cwd=work).returncode == 0
+    assert ask("--continue", "two", fake=fake, cwd=work).returncode == 0
+    proc = ask("--continue", "--max-budget-usd", "0.01", "/compact", fake=fake, cwd=work)
+    assert "cannot compact: spend cap of $0.0100 reached" in proc.stderr
+    assert len(fake.requests) == 2  # no summariser request went out
