@@ -37,6 +37,7 @@ class Home:
             "--provider", "scripted", "--script", str(self.script), "--model", "m1",
             "--mode", "plan", "--refine", "--rounds", "2", "--theme", "tui-light",
             "--base-url", "http://127.0.0.1:9", "--trust-project", "--thinking", "off",
+            "--max-budget-usd", "5",
         ]  # fmt: skip
 
 

@@ -206,6 +206,11 @@ async def test_the_headless_commands_act_on_the_session(tmp_path: Path) -> None:
     assert "ON" in await run_headless(controller, "refine", "on") and session.refine
     assert "5" in await run_headless(controller, "rounds", "5") and session.rounds == 5
     assert "no model calls" in await run_headless(controller, "cost", "")
+    assert "$0.0000/$0.5000" in await run_headless(controller, "budget", "0.5")
+    assert session.max_budget_usd == 0.5
+    assert "No spend cap" in await run_headless(controller, "budget", "off")
+    with pytest.raises(CommandError):
+        await run_headless(controller, "budget", "lots")
     with pytest.raises(CommandError):
         await run_headless(controller, "rounds", "zero")
     with pytest.raises(CommandError):
@@ -223,6 +228,7 @@ def test_every_command_is_declared_once_with_its_keys() -> None:
         "rounds",
         "goal",
         "cost",
+        "budget",
         "compact",
         "hooks",
         "agents",

@@ -55,7 +55,9 @@ class FakeStore:
         self.calls.append(("create_conversation", title))
         return "c-new"
 
-    async def begin_turn(self, *, conversation_id: str, turn_id: str, strategy: str, prompt: str) -> None:
+    async def begin_turn(
+        self, *, conversation_id: str, turn_id: str, strategy: str, prompt: str, model: str | None = None
+    ) -> None:
         self.calls.append(("begin_turn", (conversation_id, strategy, prompt)))
 
     def recorder(self) -> _Recorder:
@@ -86,6 +88,9 @@ class FakeStore:
 
     async def conversation_usage(self, conversation_id: str) -> Usage:
         return Usage(1200, 300, 50, 4000)
+
+    async def usage_by_model(self, conversation_id: str) -> list[tuple[str, Usage]]:
+        return [("m", await self.conversation_usage(conversation_id))]
 
     async def load_history(self, conversation_id: str) -> list[Message]:
         return [Message.user("how do I rebase"), Message.assistant("Use `git rebase -i`.")]

@@ -80,9 +80,10 @@ async def test_model_lists_the_models_and_switches_the_next_requests(
         await _run(app, pilot, "/model claude-haiku-4-5")
         assert app.query_one(StatusBar).model == "claude-haiku-4-5"
         await _run(app, pilot, "second")
-        assert [r.body["model"] for r in fake.requests] == ["claude-sonnet-4-6", "claude-haiku-4-5"]
+        sent = [r for r in fake.requests if r.path == "/v1/messages"]  # `/model` also asked for the list
+        assert [r.body["model"] for r in sent] == ["claude-sonnet-4-6", "claude-haiku-4-5"]
         # The conversation goes on: the second request carries the first exchange.
-        assert [m["role"] for m in fake.requests[1].messages] == ["user", "assistant", "user"]
+        assert [m["role"] for m in sent[1].messages] == ["user", "assistant", "user"]
         await _run(app, pilot, "/cost")
         cost = _last_notice(app)
         assert "| `claude-sonnet-4-6` | input |" in cost and "| `claude-haiku-4-5` | output |" in cost

@@ -92,7 +92,11 @@ REFINE = "refine"
 REPLAY_PAGE = 50
 """Stored turns read at a time when `session/load` replays a conversation (all are sent)."""
 
-_STOP_REASONS: dict[str, StopReason] = {"cancelled": "cancelled", "budget_exhausted": "max_turn_requests"}
+_STOP_REASONS: dict[str, StopReason] = {
+    "cancelled": "cancelled",
+    "budget_exhausted": "max_turn_requests",
+    "budget": "max_turn_requests",
+}
 """A turn's outcome -> the prompt's stop reason (any other outcome that answered: `end_turn`)."""
 
 _PERMISSION_OPTIONS: dict[PermissionOptionKind, tuple[str, Callable[[], ApprovalDecision]]] = {

@@ -70,7 +70,7 @@ def result_json(
         "denied_calls": [{"tool": d.tool, "summary": d.summary} for d in denied],
         "instructions": instructions,
     }
-    if result.error and result.outcome in ("error", "cancelled", "budget_exhausted"):
+    if result.error and result.outcome in ("error", "cancelled", "budget_exhausted", "budget"):
         data["error"] = result.error
     if result.goal is not None:
         data["goal"] = goal_json(result.goal)
@@ -197,6 +197,8 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
         print(f"goal {describe_goal(result.goal)}", file=err)
     elif result.outcome == "unverified" and not args.json:
         print(f"unverified: the critic did not pass any of {len(result.rounds)} rounds", file=err)
+    if result.outcome == "budget" and not args.json:
+        print(f"budget: {result.error}", file=err)
     if result.outcome == "error":
         print(result.error, file=err)
         return EXIT_FAILED

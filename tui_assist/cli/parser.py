@@ -61,6 +61,14 @@ _GLOBALS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
         ("--thinking",),
         {"metavar": "off|auto|N", "help": "extended thinking: off (default), auto, or a budget of N tokens"},
     ),
+    "max_budget_usd": (
+        ("--max-budget-usd",),
+        {
+            "type": float,
+            "metavar": "N",
+            "help": "spend cap: no model request once the conversation cost N USD",
+        },
+    ),
     "script": (("--script",), {"metavar": "FILE", "help": "replayed replies for --provider scripted"}),
     "mode": (
         ("--mode",),
@@ -77,7 +85,17 @@ _GLOBALS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
 GLOBAL_FLAGS = tuple(_GLOBALS)
 
 _MODEL = ("provider", "base_url", "model", "script")
-_TURN = ("refine", "rounds", "workdir", "data_dir", "mode", "trust_project", "thinking", *_MODEL)
+_TURN = (
+    "refine",
+    "rounds",
+    "workdir",
+    "data_dir",
+    "mode",
+    "trust_project",
+    "thinking",
+    "max_budget_usd",
+    *_MODEL,
+)
 USES: dict[str, tuple[str, ...]] = {
     "chat": (*_TURN, "theme"),
     "ask": _TURN,

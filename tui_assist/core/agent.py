@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, cast
 
 from tui_assist.core.approval import ApprovalPolicy, McpBackedTool, approval_request, may_change_files
-from tui_assist.core.budget import BudgetExhausted, BudgetTracker
+from tui_assist.core.budget import BudgetExhausted, BudgetTracker, stop_outcome
 from tui_assist.core.context import ContextGuard
 from tui_assist.core.conversation import (
     THINKING_TYPES,
@@ -62,7 +62,7 @@ class AgentResult:
     """What one agent run produced."""
 
     answer: str
-    outcome: Literal["answered", "budget_exhausted"]
+    outcome: Literal["answered", "budget_exhausted", "budget"]
     messages: list[Message]
     """The messages the run added after its input: assistant replies and tool results."""
     usage: Usage
@@ -169,7 +169,7 @@ class _AgentRun:
             try:
                 rt.budget.before_model_request()
             except BudgetExhausted as exc:
-                return AgentResult(answer, "budget_exhausted", added, usage, str(exc))
+                return AgentResult(answer, stop_outcome(exc), added, usage, str(exc))
             request = ModelRequest(
                 system=rt.system,
                 messages=tuple(transcript),
@@ -179,7 +179,10 @@ class _AgentRun:
                 model=rt.model,
                 thinking=True,
             )
-            response = await self._complete(request, sink)
+            try:
+                response = await self._complete(request, sink)
+            except BudgetExhausted as exc:  # the spend cap, reached by compacting for this request
+                return AgentResult(answer, stop_outcome(exc), added, usage, str(exc))
             rt.budget.record(response.usage)
             usage = usage + response.usage
             rt.observer.on_event(

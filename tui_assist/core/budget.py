@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from tui_assist.core.conversation import Usage
+
+SpendCheck = Callable[[], str | None]
+"""Why no further model request may go out (the conversation's spend cap is reached), or None.
+
+The host owns the prices and the meter; the core only asks before each request."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,10 +21,32 @@ class Budget:
     max_model_requests: int | None = 60
     max_tool_calls: int | None = 200
     max_tokens: int | None = None
+    spend_cap: SpendCheck | None = None
+    """Asked before every model request (sub-agents, critic, compaction included); None: no cap."""
 
 
 class BudgetExhausted(Exception):
     """A spend would cross the budget; the message names the limit."""
+
+
+class SpendCapReached(BudgetExhausted):
+    """The conversation's cost reached its spend cap: the turn ends with outcome `budget`."""
+
+
+def stop_outcome(stop: BudgetExhausted) -> Literal["budget", "budget_exhausted"]:
+    """The outcome a budget stop ends a run with: `budget` for the spend cap."""
+    return "budget" if isinstance(stop, SpendCapReached) else "budget_exhausted"
+
+
+def check_spend(check: SpendCheck | None) -> None:
+    """Refuse a model request once the spend cap is reached.
+
+    Raises:
+        SpendCapReached: with the line that says so.
+    """
+    reached = check() if check is not None else None
+    if reached is not None:
+        raise SpendCapReached(reached)
 
 
 class BudgetTracker:
@@ -28,13 +57,21 @@ class BudgetTracker:
         self.model_requests = 0
         self.tool_calls = 0
         self.usage = Usage()
+        self.spend_stopped = False
+        """Whether the spend cap refused a request (the turn's outcome is then `budget`)."""
 
     def before_model_request(self) -> None:
         """Charge one model request.
 
         Raises:
             BudgetExhausted: if the request or token limit is already reached.
+            SpendCapReached: if the conversation's cost reached the spend cap.
         """
+        try:
+            check_spend(self.budget.spend_cap)
+        except SpendCapReached:
+            self.spend_stopped = True
+            raise
         limit = self.budget.max_model_requests
         if limit is not None and self.model_requests >= limit:
             raise BudgetExhausted(f"model-request budget of {limit} reached")

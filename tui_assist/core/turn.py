@@ -28,7 +28,7 @@ from tui_assist.core.prompts import CRITIC_PROMPT, PLAN_MODE_SUFFIX, SYSTEM_PROM
 from tui_assist.core.tooling import Toolbox, ToolboxFactory
 
 StrategyName = Literal["agent", "refine", "shell", "goal"]
-Outcome = Literal["answered", "unverified", "budget_exhausted", "cancelled", "error"]
+Outcome = Literal["answered", "unverified", "budget_exhausted", "budget", "cancelled", "error"]
 
 
 @dataclass(slots=True)

@@ -221,6 +221,15 @@ class AnthropicProvider(SdkProvider[AsyncAnthropic]):
                 raise ProviderError(MISSING_CREDENTIALS_HINT) from e
             raise ProviderError(one_line(f"Anthropic credentials: {e}")) from e
 
+    async def list_models(self) -> list[str]:
+        """The ids of the models the API offers this key, newest first (`/model` completes them).
+
+        Raises:
+            anthropic.AnthropicError: when the list cannot be read (the caller falls back).
+        """
+        page = await self.client.models.list(limit=100)
+        return [model.id for model in page.data]
+
     async def complete(self, request: ModelRequest, sink: StreamSink) -> ModelResponse:
         """Run one streamed call (see `Provider.complete`): text and tool calls, in order."""
         params = build_stream_params(

@@ -155,6 +155,15 @@ class OpenAICompatProvider(SdkProvider[AsyncOpenAI]):
         except openai.OpenAIError as e:
             raise ProviderError(one_line(f"OpenAI-compatible client: {e}")) from e
 
+    async def list_models(self) -> list[str]:
+        """The ids of the models the endpoint serves (`/model` completes them).
+
+        Raises:
+            openai.OpenAIError: when the list cannot be read (the caller falls back).
+        """
+        page = await self.client.models.list()
+        return [model.id for model in page.data]
+
     async def complete(self, request: ModelRequest, sink: StreamSink) -> ModelResponse:
         """Run one streamed call (see `Provider.complete`): text, then tool calls in order."""
         params = build_chat_params(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -28,7 +29,8 @@ from tui_assist.core.tree import NodeLog
 from tui_assist.session.claude_dirs import user_claude_dir
 from tui_assist.session.factory import EmptyToolbox
 from tui_assist.session.instructions import Instructions, InstructionsLoader
-from tui_assist.session.meter import Meter, price_for
+from tui_assist.session.meter import Meter, cap_reached, price_for
+from tui_assist.session.models import ModelChoices, list_price
 from tui_assist.session.parts import SessionParts
 
 if TYPE_CHECKING:
@@ -102,6 +104,10 @@ class ChatSession(SessionParts):
         self._untitled = False
         """The conversation was stored before its first turn, untitled: that turn titles it."""
         self.meter = Meter()
+        self.model_choices = ModelChoices()
+        """What `/model` offers (the provider's list once read)."""
+        self.budget_usd: float | None = None
+        """The spend cap `/budget N` set (USD); None: the settings' `max_budget_usd`."""
         self.instructions = Instructions()
         """The project instructions the last turn was given (AGENTS.md files)."""
         self._running: asyncio.Task[TurnResult] | None = None
@@ -160,11 +166,12 @@ class ChatSession(SessionParts):
             system_prompt = f"{system_prompt}\n\n{self.instructions.text}"
         self.context.provider = provider
         self.context.compact_at = s.compact_at
+        self.context.spend_cap = self.spend_cap
         deps = TurnDeps(
             provider=provider,
             toolbox_factory=self._toolbox_factory or (lambda: EmptyToolbox(s.workdir)),
             approvals=self.approvals,
-            budget=Budget(s.max_model_requests, s.max_tool_calls, s.max_tokens_per_turn),
+            budget=Budget(s.max_model_requests, s.max_tool_calls, s.max_tokens_per_turn, self.spend_cap),
             system_prompt=system_prompt,
             critic_prompt=s.critic_prompt,
             context=self.context,
@@ -294,6 +301,7 @@ class ChatSession(SessionParts):
             raise RuntimeError("a turn is running: compact after it")
         self.context.provider = provider
         self.context.compact_at = self.settings.compact_at
+        self.context.spend_cap = self.spend_cap
         report = await self.context.compact_history(
             self.conversation.messages, observer or NullObserver(), instructions=instructions
         )
@@ -306,9 +314,21 @@ class ChatSession(SessionParts):
             if not await self.store.save_summary(self.conversation_id, summary):
                 log.info("history summary not saved: it does not end at a stored turn")
 
+    @property
+    def max_budget_usd(self) -> float | None:
+        """The conversation's spend cap in USD (`/budget N`, else `max_budget_usd`); None: no cap."""
+        configured = self._settings.max_budget_usd if self._settings is not None else None
+        cap = self.budget_usd if self.budget_usd is not None else configured
+        return None if cap == math.inf else cap  # `/budget off` under a configured cap
+
+    def spend_cap(self) -> str | None:
+        """Why no further model request may go out (the meter reached the cap), or None."""
+        return cap_reached(self.meter.cost, self.max_budget_usd)
+
     def price(self, model: str | None = None) -> Price | None:
-        """The price of `model` (default: the session's) for the cost meter."""
-        return price_for(self.settings.prices, model or self.model)
+        """The price of `model` (default: the session's) for the meter: `[prices]`, else its list price."""
+        model = model or self.model
+        return price_for(self.settings.prices, model) or list_price(model)
 
     # -- running a turn ------------------------------------------------------------------------
 
@@ -443,7 +463,8 @@ class ChatSession(SessionParts):
         sent = attachments.text if attachments is not None else prompt
         warnings = [*notes, *(attachments.warnings() if attachments is not None else ())]
         compactions = self.context.compactions
-        stored = await self._begin(turn_id, strategy.name, prompt, warnings)
+        turn_model = None if strategy.name == "shell" else model or self.model
+        stored = await self._begin(turn_id, strategy.name, prompt, warnings, turn_model)
         checkpoints = self.checkpoints if stored else None
         # The snapshot runs alongside the model's first request; only a call that may change files
         # waits for it (`_snapshot_taken`), so a big workdir never delays the answer.
@@ -510,7 +531,9 @@ class ChatSession(SessionParts):
         before, self._snapshot = self._snapshot, None
         await checkpoints.after(await before if before is not None else None)
 
-    async def _begin(self, turn_id: str, strategy: str, prompt: str, warnings: list[str]) -> bool:
+    async def _begin(
+        self, turn_id: str, strategy: str, prompt: str, warnings: list[str], model: str | None = None
+    ) -> bool:
         """Create the conversation if need be and begin the turn; False when it can't be stored."""
         store = self.store
         if store is None:
@@ -528,7 +551,11 @@ class ChatSession(SessionParts):
                 await store.rename_conversation(self.conversation_id, _title_of(prompt))
             self._untitled = False
             await store.begin_turn(
-                conversation_id=self.conversation_id, turn_id=turn_id, strategy=strategy, prompt=prompt
+                conversation_id=self.conversation_id,
+                turn_id=turn_id,
+                strategy=strategy,
+                prompt=prompt,
+                model=model,
             )
         except Exception as exc:
             log.exception("store: cannot begin the turn")
@@ -657,11 +684,11 @@ class ChatSession(SessionParts):
         self._title = None
         self._session_started = "resume"
         self._untitled = False
-        # The meter shows what the conversation has spent so far, as stored turn by turn.
-        row = await store.get_conversation(conversation_id)
+        # The meter shows what the conversation has spent so far, as stored turn by turn, each
+        # model's turns at its price (`/model` may have switched it).
         self.meter = Meter()
-        model = row.model if row else None
-        self.meter.add(await store.conversation_usage(conversation_id), self.price(model), model)
+        for model, usage in await store.usage_by_model(conversation_id):
+            self.meter.add(usage, self.price(model), model)
 
     async def find_conversation(self, id_or_prefix: str | None = None) -> str | None:
         """The id of a stored conversation: the one `id_or_prefix` names, else the latest.

@@ -103,6 +103,12 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("cost", "Tokens and cost of this session, by model and by kind", headless=True),
     Command(
+        "budget",
+        "Cap what this conversation may spend, in USD (off: no cap; no N: show it)",
+        "[N|off]",
+        headless=True,
+    ),
+    Command(
         "export",
         "Write the conversation to a file (Markdown or JSON)",
         "[md|json] [PATH]",
@@ -302,6 +308,15 @@ async def run_headless(controller: TurnController, name: str, args: str) -> str:
             return f"Refine round budget: {session.rounds}"
         case "cost":
             return cost_markdown(session.meter)
+        case "budget":
+            from tui_assist.session.spend_cap import budget_command
+
+            try:
+                line = budget_command(session, args)
+            except ValueError as exc:
+                raise CommandError(str(exc)) from exc
+            controller.host.meter_changed()
+            return line
         case "compact":
             return await compact(controller, args)
         case "goal":
@@ -364,12 +379,13 @@ async def compact(controller: TurnController, instructions: str) -> str:
 
 
 async def _compact_now(controller: TurnController, instructions: str) -> str:
+    from tui_assist.core.budget import BudgetExhausted
     from tui_assist.core.model import ProviderError
     from tui_assist.session.factory import SetupError
 
     try:
         report = await controller.session.compact(instructions.strip() or None, controller.observer)
-    except (SetupError, ProviderError, RuntimeError) as exc:
+    except (SetupError, ProviderError, BudgetExhausted, RuntimeError) as exc:
         raise CommandError(f"cannot compact: {exc}") from exc
     return f"⇣ {report.notice}" if report else "Nothing to compact yet: the latest turn stays verbatim."
 

@@ -15,6 +15,7 @@ from tui_assist.core.approval import ApprovalMode as PermissionMode
 from tui_assist.core.model import DEFAULT_REQUEST_TIMEOUT, MIN_THINKING_BUDGET, ThinkingSetting
 from tui_assist.core.permissions import RuleError, canonical_rule
 from tui_assist.core.prompts import CRITIC_PROMPT, SYSTEM_PROMPT
+from tui_assist.core.terminal_signals import NotifyMode
 from tui_assist.providers.anthropic_info import DEFAULT_MODEL
 from tui_assist.providers.context_windows import known_context_window
 from tui_assist.providers.profiles import OpenAIProfile
@@ -203,6 +204,13 @@ class Price(_Section):
     cache_read: float = 0.30
 
 
+class StatusLineSettings(_Section):
+    """`[status_line]`: a command whose first line of output the status bar shows (user config only)."""
+
+    command: str | None = None
+    """Run through the shell with the session's state as JSON on stdin, whenever that changes."""
+
+
 class ModelSettings(_Section):
     """A `[models."ID"]` table: what to know about one model."""
 
@@ -243,6 +251,14 @@ class Settings(_Section):
     max_model_requests: int = Field(default=60, ge=1)
     max_tool_calls: int = Field(default=200, ge=1)
     max_tokens_per_turn: int | None = None
+    status_line: StatusLineSettings = Field(default_factory=StatusLineSettings)
+    notify: NotifyMode = "auto"
+    """How a turn that ends (or an approval that waits) while you look away is told: `auto`, `osc9`,
+    `osc777`, `bell` or `off`."""
+    notify_after: float = Field(default=20.0, ge=0)
+    """A turn longer than this many seconds notifies even while the terminal has focus."""
+    max_budget_usd: float | None = Field(default=None, gt=0)
+    """The spend cap: no model request goes out once the conversation has cost this much (USD)."""
     approval: ApprovalSettings = Field(default_factory=ApprovalSettings)
     """Older per-tool settings: the fallback when no rule, mode or the sandbox decides."""
     mode: PermissionMode = "default"

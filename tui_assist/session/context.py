@@ -37,6 +37,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
+from tui_assist.core.budget import SpendCheck, check_spend
 from tui_assist.core.compaction import (
     SUMMARY_SYSTEM,
     HistorySummary,
@@ -156,6 +157,8 @@ class ContextKeeper:
         self._last: tuple[ModelRequest, int] | None = None
         self.before_compact: BeforeCompact | None = None
         """Runs the user's `PreCompact` hooks before each compaction (set by the session)."""
+        self.spend_cap: SpendCheck | None = None
+        """Asked before each summariser request: the spend cap stops compaction too (set by the session)."""
 
     # -- state -----------------------------------------------------------------------------------
 
@@ -514,6 +517,7 @@ class ContextKeeper:
         usage = Usage()
         sink = NodeSink(observer, node.node_id)
         for chunk in chunks:
+            check_spend(self.spend_cap)
             request = summary_request(
                 "\n\n".join(chunk), previous=previous, instructions=instructions, max_tokens=max_tokens
             )

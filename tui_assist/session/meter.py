@@ -104,3 +104,25 @@ class Meter:
     def lines(self) -> list[SpendLine]:
         """Every model's tokens and cost by kind, for `/cost`."""
         return [line for model, spend in self.by_model.items() for line in spend.lines(model)]
+
+
+def cap_reached(cost: float | None, cap: float | None) -> str | None:
+    """The line that stops a request once `cost` reached the spend `cap` (None: it may go out).
+
+    A cost left unknown (a model without a price) cannot be held against the cap: it does not stop.
+    """
+    if cap is None or cost is None or cost < cap:
+        return None
+    spent = f"spend cap of {money(cap)} reached ({money(cost)} spent)"
+    return f"{spent}: raise it with /budget N or --max-budget-usd"
+
+
+def money(usd: float) -> str:
+    """`$0.0123`: four decimals below a dollar, two from there on."""
+    return f"${usd:.4f}" if usd < 1 else f"${usd:.2f}"
+
+
+def spend_text(cost: float | None, cap: float | None) -> str:
+    """What the meter shows: `$spent`, or `$spent/$cap` under a spend cap (`$–` for unknown)."""
+    spent = "$–" if cost is None else f"${cost:.4f}"
+    return spent if cap is None else f"{spent}/{money(cap)}"

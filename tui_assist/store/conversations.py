@@ -134,6 +134,24 @@ class ConversationsMixin(StoreBase):
         given, got, written, read = (int(v) for v in rows[0])
         return Usage(given, got, written, read)
 
+    async def usage_by_model(self, conversation_id: str) -> list[tuple[str, Usage]]:
+        """What a conversation's turns spent, per model, in the order first used.
+
+        A turn stored without a model ran on the conversation's; cancelled turns are included.
+        """
+        async with self._lock:
+            rows = list(
+                await self._db.execute_fetchall(
+                    "SELECT COALESCE(t.model, c.model) AS m, COALESCE(SUM(t.input_tokens), 0), "
+                    "COALESCE(SUM(t.output_tokens), 0), COALESCE(SUM(t.cache_creation_input_tokens), 0), "
+                    "COALESCE(SUM(t.cache_read_input_tokens), 0) FROM turns t "
+                    "JOIN conversations c ON c.id = t.conversation_id WHERE t.conversation_id = ? "
+                    "GROUP BY m ORDER BY MIN(t.seq)",
+                    (conversation_id,),
+                )
+            )
+        return [(str(row[0]), Usage(*(int(v) for v in row[1:]))) for row in rows]
+
     async def list_conversations(
         self, limit: int = 50, offset: int = 0, query: str | None = None
     ) -> list[ConversationRow]:

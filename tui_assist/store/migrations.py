@@ -273,6 +273,13 @@ async def m005_audit_hooks(db: aiosqlite.Connection) -> None:
             await db.execute(f"ALTER TABLE audit ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
 
 
+async def m006_turn_models(db: aiosqlite.Connection) -> None:
+    """Each turn keeps the model it ran on (`/model` switches mid-conversation); NULL: the conversation's."""
+    columns = {row[1] for row in await db.execute_fetchall("PRAGMA table_info(turns)")}
+    if "model" not in columns:
+        await db.execute("ALTER TABLE turns ADD COLUMN model TEXT")
+
+
 Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -281,6 +288,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m003_checkpoints,
     m004_history_summaries,
     m005_audit_hooks,
+    m006_turn_models,
 )
 """Every migration, in order: `MIGRATIONS[n - 1]` brings the schema to version n."""
 

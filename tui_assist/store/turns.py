@@ -40,8 +40,10 @@ class TurnsMixin(StoreBase):
 
     # -- writing turns -----------------------------------------------------------------------
 
-    async def begin_turn(self, *, conversation_id: str, turn_id: str, strategy: str, prompt: str) -> None:
-        """Commit a `running` row for a turn about to start. Call it before any model call.
+    async def begin_turn(
+        self, *, conversation_id: str, turn_id: str, strategy: str, prompt: str, model: str | None = None
+    ) -> None:
+        """Commit a `running` row for a turn about to start (on `model`). Call it before any model call.
 
         Raises:
             UnknownIdError: when the conversation does not exist.
@@ -54,7 +56,7 @@ class TurnsMixin(StoreBase):
             ):
                 raise UnknownIdError(f"no conversation with id {conversation_id!r}")
             try:
-                await self._insert_turn(db, conversation_id, turn_id, strategy, prompt, now)
+                await self._insert_turn(db, conversation_id, turn_id, strategy, prompt, now, model)
             except sqlite3.IntegrityError as exc:
                 raise StoreError(f"turn {turn_id!r} already exists") from exc
             await db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation_id))
@@ -67,12 +69,24 @@ class TurnsMixin(StoreBase):
         strategy: str,
         prompt: str,
         at: float,
+        model: str | None = None,
     ) -> None:
         await db.execute(
-            "INSERT INTO turns (id, conversation_id, seq, strategy, prompt, outcome, started_at, owner) "
+            "INSERT INTO turns "
+            "(id, conversation_id, seq, strategy, prompt, outcome, started_at, owner, model) "
             "VALUES (?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE conversation_id = ?), "
-            "?, ?, ?, ?, ?)",
-            (turn_id, conversation_id, conversation_id, strategy, prompt, RUNNING, at, self._instance_id),
+            "?, ?, ?, ?, ?, ?)",
+            (
+                turn_id,
+                conversation_id,
+                conversation_id,
+                strategy,
+                prompt,
+                RUNNING,
+                at,
+                self._instance_id,
+                model,
+            ),
         )
 
     async def commit_turn(

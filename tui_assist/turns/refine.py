@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tui_assist.core.agent import run_agent
-from tui_assist.core.budget import BudgetExhausted, BudgetTracker
+from tui_assist.core.budget import BudgetExhausted, BudgetTracker, SpendCapReached, stop_outcome
 from tui_assist.core.conversation import Block, ImageBlock, Message, TextBlock, Usage
 from tui_assist.core.critic import DEFAULT_CRITIC_INPUT_TOKENS, Critique, critique
 from tui_assist.core.evidence import ToolCallRecord
@@ -103,7 +103,10 @@ class _Generate(Step[Attempt[str, Draft], Draft]):
         draft = Draft(generated.answer, rt.evidence, [task, *generated.messages], generated.usage)
         if generated.outcome != "answered":
             self.cut = (input.round, draft)
-            raise BudgetExhausted(generated.detail or "budget exhausted before the round could finish")
+            if generated.outcome == "budget":  # also when compacting for a request reached the cap
+                self.turn.budget.spend_stopped = True
+            stop = SpendCapReached if generated.outcome == "budget" else BudgetExhausted
+            raise stop(generated.detail or "budget exhausted before the round could finish")
         return draft
 
 
@@ -198,8 +201,10 @@ class RefineTurn(TurnStrategy):
                     for r in refined.rounds
                 ]
                 answer, outcome, error = refined.draft.answer, _OUTCOMES[refined.outcome], refined.error
+                if outcome == "budget_exhausted" and budget.spend_stopped:
+                    outcome = "budget"  # the loop keeps the stop's words, not its kind
             except BudgetExhausted as exc:
-                outcome, error = "budget_exhausted", str(exc)
+                outcome, error = stop_outcome(exc), str(exc)
             except ProviderError as exc:
                 turn.finish(outcome="error", error=str(exc))
                 return TurnResult(

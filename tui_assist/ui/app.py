@@ -17,14 +17,16 @@ from textual.command import Provider
 from textual.screen import Screen
 
 from tui_assist.paths import data_dir, themes_dir
-from tui_assist.session.config_source import DEFAULT_THEME, ConfigPreview, ConfigSource
+from tui_assist.session.config_source import DEFAULT_THEME, ConfigError, ConfigPreview, ConfigSource
 from tui_assist.session.preferences import Preferences, for_this_run, preferences_path
 from tui_assist.ui.screens.main import MainScreen, StartOptions
+from tui_assist.ui.terminal_signals import TerminalSignalsGlue
 from tui_assist.ui.textual_private import keymap
 from tui_assist.ui.themes import discover_themes
 from tui_assist.ui.widgets.streaming_markdown import highlight_deferred
 
 if TYPE_CHECKING:
+    from tui_assist.core.terminal_signals import NotifyMode
     from tui_assist.session.chat import ChatSession
     from tui_assist.session.config import Settings
     from tui_assist.session.parts import PartsOptions
@@ -80,6 +82,8 @@ class TuiAssistApp(App[int]):
         self._settings = settings
         self._parts = parts
         self._session: ChatSession | None = None
+        self.terminal_signals = TerminalSignalsGlue(self, self._notify_settings)
+        """Notifications and the window title (see `ui/terminal_signals.py`)."""
         self.preview = ConfigPreview.of(settings)
         """What the first frame shows of the settings (the session validates them after it)."""
         # The theme and Refine toggle chosen last time (a flag or variable still wins for this run).
@@ -151,7 +155,19 @@ class TuiAssistApp(App[int]):
         else:
             self.action_help_quit()
 
+    def _notify_settings(self) -> tuple[NotifyMode, float] | None:
+        """`(notify, notify_after)` once the settings are loaded and valid."""
+        session = self._session
+        if session is None or not session.ready:
+            return None
+        try:
+            settings = session.settings
+        except ConfigError:
+            return None
+        return settings.notify, settings.notify_after
+
     def on_mount(self) -> None:
+        self.terminal_signals.start()
         self.theme_changed_signal.subscribe(self, lambda theme: self.save_preferences(theme=theme.name))
         for problem in self.theme_problems:
             self.notify(problem, severity="warning", timeout=6)
@@ -168,6 +184,7 @@ class TuiAssistApp(App[int]):
         self.push_screen(ExplorerScreen(pace=self.explorer_pace))
 
     async def on_unmount(self) -> None:
+        self.terminal_signals.stop()
         highlight_deferred()  # (a quit before Pygments loaded must not leave code plain in the process)
         if self._session is not None:
             await self._session.aclose()

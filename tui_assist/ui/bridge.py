@@ -74,10 +74,12 @@ class TextualObserver:
 
     async def approve(self, request: ToolApproval) -> ApprovalDecision:
         from tui_assist.ui.screens.approval import ApprovalScreen
+        from tui_assist.ui.terminal_signals import approval_waiting
 
         screen = ApprovalScreen(request)
         try:
-            decision = await self._app.push_screen_wait(screen)
+            with approval_waiting(self._app, f"{request.tool}: {request.summary}"):
+                decision = await self._app.push_screen_wait(screen)
         except asyncio.CancelledError:
             # The turn was cancelled while the modal was open: don't leave it behind.
             if screen.is_attached and screen in self._app.screen_stack:

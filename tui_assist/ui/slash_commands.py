@@ -177,11 +177,15 @@ def _resume(screen: MainScreen, args: str) -> None:
 
 @handles("model")
 def _model(screen: MainScreen, args: str) -> None:
+    from tui_assist.session.models import resolve_model_name
+    from tui_assist.ui.model_completion import offered_models
+
     session = screen.session
     if not args:
-        lines = [f"- `{m}`{'  (in use)' if m == session.model else ''}" for m in session.known_models()]
+        lines = [f"- `{m}`{'  (in use)' if m == session.model else ''}" for m in offered_models(screen)]
         screen.conversation.add_notice("**Models** (`/model NAME` switches)\n\n" + "\n".join(lines))
         return
+    args = resolve_model_name(args)
     if not session.ready:
         raise CommandError("the provider is still loading; try again in a moment")
     if screen.running:
@@ -193,7 +197,9 @@ def _model(screen: MainScreen, args: str) -> None:
     except SetupError as exc:
         raise CommandError(f"cannot switch the model: {exc}") from exc
     screen.status.model = args
-    screen.notify(f"Model: {args} (from the next turn)", timeout=2)
+    price = session.price(args)
+    cost = f", ${price.input:g}/${price.output:g} per M tokens" if price else ", no price: cost unknown"
+    screen.notify(f"Model: {args} (from the next turn{cost})", timeout=2)
 
 
 @handles("refine")
@@ -213,6 +219,18 @@ def _rounds(screen: MainScreen, args: str) -> None:
 @handles("cost")
 def _cost(screen: MainScreen, args: str) -> None:
     screen.conversation.add_notice(cost_markdown(screen.session.meter))
+
+
+@handles("budget")
+def _budget(screen: MainScreen, args: str) -> None:
+    from tui_assist.session.spend_cap import budget_command
+
+    try:
+        line = budget_command(screen.session, args)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from exc
+    screen.meter_changed()
+    screen.notify(line, timeout=3)
 
 
 @handles("export")

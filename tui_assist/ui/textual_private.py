@@ -16,6 +16,8 @@ from `Screen.active_bindings`. For the rest it has none:
   streams (see `streaming_markdown`).
 - `Screen.active_bindings` leaves out the keys of disabled actions and keys shadowed by nearer
   ones, which `/help` lists (it reads `binding_chain`).
+- `App.bell` is the only public way to write to the terminal; notifications and the window
+  title go through the driver as it does (`write_to_terminal`).
 """
 
 from __future__ import annotations
@@ -75,6 +77,18 @@ def prune_detached_watchers(node: DOMNode, attribute: str) -> None:
     watchers = getattr(node, "__watchers", {}).get(attribute)
     if watchers:
         watchers[:] = [(owner, callback) for owner, callback in watchers if owner.is_attached]
+
+
+# -- the terminal ----------------------------------------------------------------------------------
+
+
+def write_to_terminal(app: App[Any], sequence: str) -> None:
+    """Write escape `sequence` (a notification, the title) to the terminal, as `App.bell` does.
+
+    Textual offers only the bell publicly; its driver's `write` goes in order with its frames.
+    """
+    if sequence and not app.is_headless and app._driver is not None:
+        app._driver.write(sequence)
 
 
 # -- Rich's Markdown -------------------------------------------------------------------------------

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from tui_assist.ui.app import TuiAssistApp
     from tui_assist.ui.screens.rewind import RewindChoice
     from tui_assist.ui.slash_commands import SlashCommands
+    from tui_assist.ui.status_line import StatusLineGlue
     from tui_assist.ui.widgets.agent_tree import AgentTree
     from tui_assist.ui.widgets.conversation import EarlierTurns
     from tui_assist.ui.widgets.queued_prompt import QueuedPrompt
@@ -131,6 +132,8 @@ class MainScreen(PacedScreen[None]):
         super().__init__()
         self.start = start or StartOptions()
         self._controller: TurnController | None = None
+        self.status_line: StatusLineGlue | None = None
+        """The user's `[status_line]` command, when configured (started once the settings load)."""
         self.log_model = NodeLog(max_turns=MAX_TURN_VIEWS)
         """Every node of the newest turns, for the agent tree, the flow panel and the inspector: as
         many turns as the conversation keeps mounted (the tree's lines are rebuilt as it changes,
@@ -315,6 +318,7 @@ class MainScreen(PacedScreen[None]):
         """Give the prompt its history and its completion list (after the first frame, too)."""
         from tui_assist.session.prompt_history import HistoryBrowser
         from tui_assist.ui.mention_completion import MentionCompletion
+        from tui_assist.ui.model_completion import ModelCompletion
         from tui_assist.ui.slash_commands import SlashCompletion
         from tui_assist.ui.widgets.completion import CompletionList
 
@@ -322,7 +326,7 @@ class MainScreen(PacedScreen[None]):
         prompt.completions = CompletionList(id="completions")
         await self.query_one(PromptBox).mount(prompt.completions, before=0)
         prompt.prompt_history = HistoryBrowser(self.session.prompt_history)
-        prompt.sources = [SlashCompletion(self.slash), MentionCompletion(self)]
+        prompt.sources = [SlashCompletion(self.slash), ModelCompletion(self), MentionCompletion(self)]
 
     @work(group="load", exit_on_error=False)
     async def load_session(self) -> None:
@@ -359,6 +363,9 @@ class MainScreen(PacedScreen[None]):
         if (notice := provider_notice(session)) is not None:
             self.conversation.add_notice(notice, classes="-setup")
         self._show_notes()
+        from tui_assist.ui.status_line import start_status_line
+
+        self.status_line = start_status_line(self)
         self.open_at_start(self.start)
 
     def _show_session(self, workdir: Path) -> None:
@@ -368,6 +375,7 @@ class MainScreen(PacedScreen[None]):
         status.model = self.session.model
         status.workdir = workdir
         status.mode = self.session.approvals.mode
+        status.cost_cap = self.session.max_budget_usd
 
     @work(group="start", exit_on_error=False)
     async def open_at_start(self, start: StartOptions) -> None:
@@ -469,6 +477,7 @@ class MainScreen(PacedScreen[None]):
         self.prompt.cursor_blink = False
         self._tick = self.set_interval(0.5, self._on_tick)
         self.status.state = "running" if self.session.ready else "loading"
+        self.tui_app.terminal_signals.turn_started()
         self.refresh_bindings()
 
     def prompt_attached(self, attachments: Attachments) -> None:
@@ -487,6 +496,7 @@ class MainScreen(PacedScreen[None]):
         if self._blinked is not None:
             self.prompt.cursor_blink, self._blinked = self._blinked, None
         self.status.state = "idle"
+        self.tui_app.terminal_signals.turn_ended(ended)
         conversation_id = self.session.conversation_id
         if conversation_id is not None and not self.conversation.reads_pages:
             # The turns this session ran are stored: those the pane removes can be read again.
@@ -643,6 +653,7 @@ class MainScreen(PacedScreen[None]):
     def _show_meter(self) -> None:
         self.status.usage = self.session.meter.usage
         self.status.cost = self.session.meter.cost
+        self.status.cost_cap = self.session.max_budget_usd
 
     # -- conversations: new, resume, rewind ------------------------------------------------------
 

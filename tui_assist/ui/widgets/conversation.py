@@ -264,6 +264,11 @@ class TurnView(CompactableTurn):
             return f"✗ error: {clip(event.error or 'the turn failed', 300)}", "error"
         if self.outcome == "budget_exhausted":
             return "⚠ budget exhausted: the answer may be incomplete", "budget_exhausted"
+        if self.outcome == "budget":
+            return (
+                "⚠ spend cap reached: no further request went out (/budget N raises it)",
+                "budget_exhausted",
+            )
         if self.strategy == "refine":
             if self.outcome == "answered":
                 return f"✓ passed in round {rounds}", "pass"

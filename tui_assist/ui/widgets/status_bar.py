@@ -15,6 +15,7 @@ from textual.widget import Widget
 
 from tui_assist.core.conversation import Usage
 from tui_assist.core.text import clip, token_count
+from tui_assist.session.meter import spend_text
 
 _SEP = (" │ ", "$foreground 40%")
 
@@ -72,6 +73,10 @@ class StatusBar(Widget):
     state: reactive[str] = reactive("idle")
     usage: reactive[Usage] = reactive(Usage, always_update=True)
     cost: reactive[float | None] = reactive(0.0)
+    cost_cap: reactive[float | None] = reactive(None)
+    user_line: reactive[str] = reactive("")
+    """The user's `[status_line]` command's first line (empty: none)."""
+    """The spend cap in USD (the cost shows as `$spent/$cap`); None: no cap."""
     context: reactive[float | None] = reactive(None)
     """How full the model's context was at the last request (0..1), None before any."""
     workdir: reactive[Path] = reactive(Path.cwd)
@@ -90,7 +95,7 @@ class StatusBar(Widget):
             else (" Refine OFF ", "$foreground 70% on $boost")
         )
         icon = {"running": "● ", "idle": "○ ", "loading": "◌ "}.get(self.state, "✗ ")
-        cost = "$–" if self.cost is None else f"${self.cost:.4f}"
+        cost = spend_text(self.cost, self.cost_cap)
         width = self.content_region.width or 200
         mode_style = {"default": "$foreground 70%", "plan": "$accent bold"}.get(self.mode, "$warning bold")
         sandbox: Content = Content()
@@ -106,6 +111,7 @@ class StatusBar(Widget):
             sandbox,
         )
         context = Content.assemble(*_context(self.context))
+        user_line = clip(self.user_line, 40)
         workdir = _home(self.workdir)
         # Fitted in steps (shorter token counts, then a shorter model name, then neither): the
         # first step that shows the whole workdir, else the first that keeps its last folder whole.
@@ -117,6 +123,7 @@ class StatusBar(Widget):
                 tokens = "" if short is None else tokens_text(self.usage, short=short) + " "
                 shown_model = clip(self.model, model_limit) if model_limit else ""
                 fixed = head.cell_length + context.cell_length + len(tokens) + len(cost) + 2 * len(_SEP[0])
+                fixed += len(user_line) + len(_SEP[0]) if user_line else 0
                 if shown_model or context.cell_length:  # their part has a separator of its own
                     fixed += len(shown_model) + len(_SEP[0])
                 if width - fixed >= wanted:
@@ -129,5 +136,8 @@ class StatusBar(Widget):
             parts += [(shown_model, "$primary"), context, _SEP]
         elif context.cell_length:  # the fill matters more than the model's name
             parts += [context, _SEP]
-        parts += [tokens, (cost, "$accent"), _SEP, (left_clip(workdir, room), "$foreground 60%")]
+        parts += [tokens, (cost, "$accent"), _SEP]
+        if user_line:
+            parts += [(user_line, "$secondary"), _SEP]
+        parts.append((left_clip(workdir, room), "$foreground 60%"))
         return Content.assemble(*parts)
