@@ -10,10 +10,11 @@ import pytest
 
 from tests.fakes.anthropic import FakeAnthropic, Reply, Usage
 from tests.session.test_compaction import work  # noqa: F401 - the fixture
+from tui_assist.core.claude_names import resolve_model
 from tui_assist.core.observer import NullObserver
 from tui_assist.session.chat import ChatSession
 from tui_assist.session.config_source import ConfigSource
-from tui_assist.session.models import KNOWN_MODELS, list_price, resolve_model_name
+from tui_assist.session.models import KNOWN_MODELS, list_price
 
 SPENT = Usage(
     input_tokens=1_000_000, output_tokens=0, cache_creation_input_tokens=0, cache_read_input_tokens=0
@@ -55,7 +56,7 @@ async def test_each_turn_keeps_its_model_and_the_meter_its_price(
     session = await open_session(tmp_path / "data", work)
     try:
         await session.run_turn("first", NullObserver())
-        session.set_model(resolve_model_name("haiku"))
+        session.set_model(resolve_model("haiku") or "")
         await session.run_turn("second", NullObserver())
         assert [r.body["model"] for r in fake.requests] == ["claude-sonnet-4-6", "claude-haiku-4-5"]
         conversation_id = session.conversation_id

@@ -12,7 +12,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Final
 
-from tui_assist.core.claude_tools import MODEL_ALIASES
+from tui_assist.core.claude_names import MODEL_ALIASES
 from tui_assist.providers.anthropic_info import DEFAULT_MODEL
 
 if TYPE_CHECKING:
@@ -34,11 +34,6 @@ _LIST_PRICES: Final[dict[str, tuple[float, float]]] = {
     "claude-haiku-4-5": (1.0, 5.0),
 }
 """USD per million input and output tokens, by id prefix; cache writes cost 1.25× input, reads 0.1×."""
-
-
-def resolve_model_name(name: str) -> str:
-    """The id `name` stands for: an alias's current id, else `name` as written."""
-    return MODEL_ALIASES.get(name.strip().lower(), name.strip())
 
 
 def list_price(model: str) -> Price | None:

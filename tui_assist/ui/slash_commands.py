@@ -177,7 +177,7 @@ def _resume(screen: MainScreen, args: str) -> None:
 
 @handles("model")
 def _model(screen: MainScreen, args: str) -> None:
-    from tui_assist.session.models import resolve_model_name
+    from tui_assist.core.claude_names import resolve_model
     from tui_assist.ui.model_completion import offered_models
 
     session = screen.session
@@ -185,7 +185,7 @@ def _model(screen: MainScreen, args: str) -> None:
         lines = [f"- `{m}`{'  (in use)' if m == session.model else ''}" for m in offered_models(screen)]
         screen.conversation.add_notice("**Models** (`/model NAME` switches)\n\n" + "\n".join(lines))
         return
-    args = resolve_model_name(args)
+    args = resolve_model(args) or args.strip()  # an alias's current id, else the name as written
     if not session.ready:
         raise CommandError("the provider is still loading; try again in a moment")
     if screen.running:
