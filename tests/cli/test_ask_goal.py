@@ -122,3 +122,20 @@ def test_sigint_pauses_the_goal_and_says_where_it_was(fake: FakeAnthropic, tmp_p
         "attempts": 0,
         "checks": [{"command": "false", "exit_code": 1}],
     }
+
+
+def test_a_spend_cap_ends_the_goal_budget_limited_before_its_next_request(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    from tests.fakes.anthropic import Usage
+
+    work = repo(tmp_path)
+    fake.add(Reply("try one", usage=Usage(input_tokens=5_000, output_tokens=10)), Reply("never asked for"))
+    proc = ask(
+        "--json", "--yes", "--goal", "make it pass", "--check", "false", "--max-budget-usd", "0.01",
+        fake=fake, cwd=work,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["outcome"] == "budget" and data["goal"]["state"] == "budget-limited"
+    assert "spend cap" in data["error"] and len(fake.requests) == 1  # the critic's request never went out

@@ -7,7 +7,9 @@ import math
 import pytest
 
 from tui_assist.core.budget import Budget, BudgetTracker, SpendCapReached, stop_outcome
-from tui_assist.session.meter import cap_reached, spend_text
+from tui_assist.core.conversation import Usage
+from tui_assist.session.config import Price
+from tui_assist.session.meter import Meter, cap_reached, spend_text
 from tui_assist.session.spend_cap import parse_budget
 
 
@@ -28,6 +30,17 @@ def test_the_tracker_refuses_a_request_once_the_cap_is_reached() -> None:
         tracker.before_model_request()
     assert stop_outcome(stop.value) == "budget" and tracker.spend_stopped
     assert tracker.model_requests == 1
+
+
+def test_a_run_that_used_no_tokens_leaves_the_cost_known() -> None:
+    """A `!` command (or a goal's check) reports a call of no tokens and no price: the cost, and so
+    the spend cap, stay in force."""
+    meter = Meter()
+    meter.add(Usage(input_tokens=1_000_000), Price(input=3.0, output=15.0), "claude-sonnet-4-6")
+    meter.add(Usage(), None, "shell")
+    assert meter.cost == 3.0 and cap_reached(meter.cost, 1.0) is not None
+    meter.add(Usage(input_tokens=1), None, "unpriced")
+    assert meter.cost is None  # tokens without a price: unknown, never understated
 
 
 def test_the_meter_shows_spent_over_cap() -> None:

@@ -26,7 +26,9 @@ def price_for(prices: dict[str, Price], model: str) -> Price | None:
 
 
 def cost_of(usage: Usage, price: Price | None) -> float | None:
-    """USD for `usage`, or None without a price."""
+    """USD for `usage`, or None without a price (no tokens cost nothing: a `!` command's run)."""
+    if usage == Usage():
+        return 0.0
     if price is None:
         return None
     return (

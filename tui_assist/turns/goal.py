@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tui_assist.core.agent import run_agent
-from tui_assist.core.budget import BudgetExhausted, BudgetTracker
+from tui_assist.core.budget import BudgetExhausted, BudgetTracker, stop_outcome
 from tui_assist.core.conversation import Block, ImageBlock, Message, TextBlock, Usage
 from tui_assist.core.critic import CRITIC_MAX_TOKENS, DEFAULT_CRITIC_INPUT_TOKENS, critic_message
 from tui_assist.core.events import GoalState, GoalUpdated, UsageRecorded, VerdictReached
@@ -130,6 +130,7 @@ class GoalTurn(TurnStrategy):
         progress.state = "running"
         rounds: list[RoundRecord] = []
         error: str | None = None
+        stop: BudgetExhausted | None = None
         label = f"goal (≤{self.spec.max_attempts} attempts)"
         with NodeScope(observer, "turn", label, None, detail=request.prompt, node_id=request.turn_id) as turn:
             try:
@@ -139,7 +140,7 @@ class GoalTurn(TurnStrategy):
                 self._report(observer, turn.node_id)
                 raise
             except BudgetExhausted as exc:
-                progress.state, error = "budget-limited", str(exc)
+                progress.state, error, stop = "budget-limited", str(exc), exc
             except ProviderError as exc:  # not judged unmeetable: stopped, and `/goal resume` goes on
                 progress.state, error = "paused", str(exc)
                 self._report(observer, turn.node_id)
@@ -150,7 +151,7 @@ class GoalTurn(TurnStrategy):
                 )  # fmt: skip
             self._report(observer, turn.node_id)
             answer = progress.answer or _no_attempt_answer(progress)
-            outcome = _OUTCOMES[progress.state]
+            outcome = stop_outcome(stop) if stop is not None else _OUTCOMES[progress.state]
             if progress.state == "budget-limited" and error is None:
                 error = f"the goal was not met in {progress.attempts} attempt(s)"
             added = [Message.user(request.prompt, request.images), Message.assistant(answer)]
