@@ -24,7 +24,7 @@ from tui_assist.core.interrupted import interrupted_history
 from tui_assist.core.nodes import new_id
 from tui_assist.core.observer import FanOutObserver, NullObserver, RecordingObserver
 from tui_assist.core.text import base64_size
-from tui_assist.core.tree import NodeLog
+from tui_assist.core.tree import NodeLog, NodeLogObserver
 from tui_assist.session.claude_dirs import user_claude_dir
 from tui_assist.session.factory import EmptyToolbox
 from tui_assist.session.instructions import Instructions, InstructionsLoader
@@ -434,9 +434,11 @@ class ChatSession(SessionParts):
         # waits for it (`_snapshot_taken`), so a big workdir never delays the answer.
         self._snapshot = asyncio.create_task(checkpoints.before(turn_id, warnings)) if checkpoints else None
         self._snapshot_needed = False
-        log = RecordingObserver()
+        # The turn's one fold: the store, the interrupted history and the spend read it.
+        folding = NodeLogObserver()
+        log = folding.log
         sent, before = await self._hook_context(prompt, sent, turn_id)
-        turn_observer: TurnObserver = FanOutObserver(observer, log)
+        turn_observer: TurnObserver = FanOutObserver(observer, folding)
         if before:
             turn_observer = _AfterTurnStart(turn_observer, turn_id, before)
         self._running = task = asyncio.create_task(
@@ -454,16 +456,16 @@ class ChatSession(SessionParts):
             current = asyncio.current_task()
             by_host = current is not None and current.cancelling() > 0
             images = attachments.images if attachments is not None else ()
-            history = [] if by_host else interrupted_history(sent, log.events, turn_id, images)
+            history = [] if by_host else interrupted_history(sent, log, turn_id, images)
             self.conversation.messages.extend(history)
             from tui_assist.core.turn import TurnResult  # loaded with the strategies
 
             # What the cancelled calls spent, as far as the API reported it before the cut.
-            spent = NodeLog.of(log.events).usage(turn_id)
+            spent = log.usage(turn_id)
             result = TurnResult(
                 turn_id, strategy.name, prompt, "", "cancelled", spent, history, error="cancelled"
             )
-            saved = stored and await asyncio.shield(self._store_cancelled(turn_id, log.events, history))
+            saved = stored and await asyncio.shield(self._store_cancelled(turn_id, log, history))
             if by_host:
                 raise
             compacted = self.context.compactions > compactions
@@ -480,7 +482,7 @@ class ChatSession(SessionParts):
                 before, self._snapshot = self._snapshot, None
                 checkpoints.unchanged(before)
         result.prompt = prompt  # stored as typed; the message sent, files attached, is in the history
-        saved = stored and await self._commit(result, log.events, warnings)
+        saved = stored and await self._commit(result, log, warnings)
         compacted = self.context.compactions > compactions
         return TurnOutcome(result, self.conversation_id, saved, warnings, attachments, compacted)
 
@@ -521,7 +523,7 @@ class ChatSession(SessionParts):
             return False
         return True
 
-    async def _commit(self, result: TurnResult, events: Sequence[TurnEvent], warnings: list[str]) -> bool:
+    async def _commit(self, result: TurnResult, events: NodeLog, warnings: list[str]) -> bool:
         assert self.store is not None and self.conversation_id is not None
         try:
             await self.store.commit_turn(self.conversation_id, result, events)
@@ -531,9 +533,7 @@ class ChatSession(SessionParts):
             return False
         return True
 
-    async def _store_cancelled(
-        self, turn_id: str, events: Sequence[TurnEvent], history: list[Message]
-    ) -> bool:
+    async def _store_cancelled(self, turn_id: str, events: NodeLog, history: list[Message]) -> bool:
         assert self.store is not None
         try:
             await self.store.mark_cancelled(turn_id, events, history)
