@@ -357,3 +357,48 @@ async def test_load_replays_an_ask_conversation(fake: FakeAnthropic, tmp_path: P
         answer = await conn.prompt(session_id=conversation, prompt=[text_block("and then?")])
         assert answer.stop_reason == "end_turn"
         assert "the ask prompt" in fake.requests[-1].all_text()
+
+
+async def test_a_cancel_before_the_turn_started_ends_the_prompt_and_the_next_one_runs(tmp_path: Path) -> None:
+    """The ACP host's own cancel, with the turn handed over but not started yet: the prompt answers
+    `cancelled` at once, nothing is sent, and the session runs the next prompt."""
+    from tests.launchers import HeldLauncher
+    from tui_assist.acp.agent import TuiAssistAgent
+    from tui_assist.core.conversation import TextBlock
+    from tui_assist.providers.scripted import ScriptedProvider
+    from tui_assist.session.chat import ChatSession
+    from tui_assist.session.config import Settings
+
+    settings = Settings(provider="scripted", workdir=tmp_path)
+    provider = ScriptedProvider([[TextBlock("The next one.")]])
+    chat = ChatSession(settings, provider_factory=lambda: provider, use_store=False)
+    await chat.load()
+    client = EditorClient()
+    editor_agent = TuiAssistAgent(settings)
+    editor_agent.on_connect(client)  # type: ignore[arg-type]
+    session = editor_agent._add("s1", chat)
+    held = HeldLauncher()
+    session.controller.launcher = held
+    try:
+        prompting = asyncio.ensure_future(editor_agent.prompt([text_block("never sent")], "s1"))
+        await wait_until(lambda: held.held, what="the run handed to the launcher")
+        await editor_agent.cancel("s1")
+        response = await asyncio.wait_for(prompting, 5)
+        assert response.stop_reason == "cancelled"
+        assert not session.controller.running
+        held.release()
+        await held.finished()
+        assert not provider.requests
+
+        session.controller.launcher = held.start
+        response = await editor_agent.prompt([text_block("the next one")], "s1")
+        assert response.stop_reason == "end_turn" and client.message() == "The next one."
+
+        # An unknown `/name` gets the line every host says; nothing is sent.
+        await editor_agent.prompt([text_block("/modle opus")], "s1")
+        assert client.message().endswith(
+            "unknown command /modle: did you mean /model? (/help lists the commands)"
+        )
+        assert len(provider.requests) == 1
+    finally:
+        await editor_agent.aclose()

@@ -6,7 +6,13 @@ import base64
 from pathlib import Path
 
 from acp import helpers
-from acp.schema import AgentMessageChunk, AgentThoughtChunk, FileEditToolCallContent, ToolCallStart
+from acp.schema import (
+    AgentMessageChunk,
+    AgentPlanUpdate,
+    AgentThoughtChunk,
+    FileEditToolCallContent,
+    ToolCallStart,
+)
 
 from tests.session.test_images import png_bytes
 from tui_assist.acp.agent import prompt_text
@@ -97,3 +103,20 @@ def test_an_editor_image_over_the_api_limits_is_resized(tmp_path: Path) -> None:
     _, [image] = prompt_text([helpers.image_block(big, "image/png")], tmp_path)
     assert len(base64.b64decode(image.data)) <= MAX_IMAGE_BYTES
     assert image.media_type in ("image/png", "image/jpeg")
+
+
+def test_a_todo_write_call_is_sent_as_the_plan(tmp_path: Path) -> None:
+    fold = TurnUpdates(tmp_path)
+    todos = [
+        {"content": "Run the tests", "status": "completed"},
+        {"content": "Fix the bug", "status": "in_progress", "activeForm": "Fixing the bug"},
+    ]
+    updates = fold.updates(
+        ToolCallStarted(node_id="p", parent_id="a", call_id="u3", name="todo_write", input={"todos": todos})
+    )
+    start, plan = updates
+    assert isinstance(start, ToolCallStart) and isinstance(plan, AgentPlanUpdate)
+    assert [(e.content, e.status) for e in plan.entries] == [
+        ("Run the tests", "completed"),
+        ("Fixing the bug", "in_progress"),
+    ]

@@ -312,3 +312,46 @@ def test_every_hook_of_a_first_ask_gets_the_conversation_id(
         timeout=60,
     )
     assert [(row["id"], row["title"]) for row in json.loads(listed.stdout)] == [(conversation, "say hi")]
+
+
+async def test_sigint_before_the_turn_started_ends_its_run_and_frees_the_controller(tmp_path: Path) -> None:
+    """`ask`'s own signal handler, with the turn handed over but not started yet: the run ends at
+    once as cancelled (nothing sent, nothing stored), and the controller can run the next prompt."""
+    import asyncio
+    import signal
+
+    from tests.launchers import HeldLauncher
+    from tests.wait import wait_until
+    from tui_assist.cli.ask import run_interruptible
+    from tui_assist.core.conversation import TextBlock
+    from tui_assist.providers.scripted import ScriptedProvider
+    from tui_assist.session.chat import ChatSession
+    from tui_assist.session.config import Settings
+    from tui_assist.session.controller import TurnController
+    from tui_assist.session.headless import HeadlessHost
+
+    provider = ScriptedProvider([[TextBlock("Next.")]])
+    session = ChatSession(
+        Settings(provider="scripted", workdir=tmp_path), provider_factory=lambda: provider, use_store=False
+    )
+    await session.load()
+    host = HeadlessHost(progress=False)
+    held = HeldLauncher()
+    controller = host.controller = TurnController(session, host, launcher=held)
+    try:
+        asking = asyncio.ensure_future(run_interruptible(controller, "never sent"))
+        await wait_until(lambda: held.held, what="the run handed to the launcher")
+        os.kill(os.getpid(), signal.SIGINT)
+        run = await asyncio.wait_for(asking, 5)
+        assert run is not None and run.cancelled and run.ended is None and host.ended is None
+        assert not controller.running
+        held.release()
+        await held.finished()
+        assert not provider.requests
+
+        controller.launcher = held.start
+        run = await run_interruptible(controller, "the next one")
+        assert run is not None and host.ended is not None and host.ended.outcome is not None
+        assert host.ended.outcome.result.answer == "Next."
+    finally:
+        await session.aclose()

@@ -21,6 +21,7 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     """A user config dir, a repository with a project in a subfolder, Claude Code files, a plugin."""
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")  # Claude Code's user dir is ~/.claude
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     config = paths.config_dir()
     repo = tmp_path / "repo"
@@ -64,13 +65,33 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
             work / ".claude" / "agents" / "rev.md", "---\ndescription: Reviews\n---\nReview.\n"
         ),
         "bad agent": write(work / ".claude" / "agents" / "oops.md", "no front matter\n"),
-        "claude settings": write(work / ".claude" / "settings.json", "{}"),
+        "claude settings": write(
+            work / ".claude" / "settings.json",
+            json.dumps(
+                {
+                    "permissions": {"allow": ["Bash(npm run test:*)"], "deny": ["WebFetch"]},
+                    "hooks": {
+                        "PostToolUse": [
+                            {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "fmt"}]},
+                            {"hooks": [{"type": "prompt", "prompt": "Judge it"}]},
+                        ]
+                    },
+                }
+            ),
+        ),
         "claude local settings": write(work / ".claude" / "settings.local.json", "{}"),
-        "claude user settings": write(home / ".claude" / "settings.json", "{}"),
+        "claude user settings": write(
+            home / ".claude" / "settings.json",
+            json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}),
+        ),
         "project skill": write(work / ".claude" / "skills" / "lint" / "SKILL.md", "---\nname: lint\n---\n"),
         "claude project command": write(work / ".claude" / "commands" / "ship.md", "Ship it\n"),
         "claude user agent": write(
             home / ".claude" / "agents" / "helper.md", "---\ndescription: H\n---\nHelp.\n"
+        ),
+        "claude user skill": write(
+            home / ".claude" / "skills" / "notes" / "SKILL.md",
+            "---\nname: notes\ndescription: Writes notes\n---\nWrite notes.\n",
         ),
     }
     plugin_source = make_plugin(tmp_path / "plugin-src")
@@ -134,12 +155,27 @@ def test_doctor_accounts_for_every_file_of_the_setup(
     assert agents["loaded"] == ["1 agent: rev"] and "oops.md is ignored" in "\n".join(agents["skipped"])
     assert by_path[config / "agents"]["loaded"] == ["1 agent: writer"]
 
-    for unread in (work / ".claude" / "settings.json", setup["home"] / ".claude" / "settings.json"):
-        assert by_path[unread]["skipped"] == ["not read by this build"]
-    assert by_path[work / ".claude" / "skills"]["skipped"] == ["not read by this build"]
-    # Claude Code's folders that no loader here reads yet are listed as such, once.
-    assert by_path[work / ".claude" / "commands"]["skipped"] == ["not read by this build"]
-    assert by_path[setup["home"] / ".claude" / "agents"]["skipped"] == ["not read by this build"]
+    claude = by_path[work / ".claude" / "settings.json"]
+    assert claude["gated_by_trust"] is True
+    assert claude["loaded"] == ["hook PostToolUse [Edit|Write]: fmt", "2 permission rules"]
+    (prompt_hook,) = claude["skipped"]
+    assert '"type": "prompt" hooks are not supported here (only "command"); ignored' in prompt_hook
+    local = by_path[work / ".claude" / "settings.local.json"]
+    assert (local["present"], local["loaded"], local["skipped"]) == (True, [], [])
+    user_claude = by_path[setup["home"] / ".claude" / "settings.json"]
+    assert user_claude["loaded"] == ["hook Stop: say done"] and user_claude["gated_by_trust"] is False
+    # The loaders' own verdicts, with their reasons: nothing is "not read".
+    skills = by_path[work / ".claude" / "skills"]
+    assert skills["loaded"] == [] and skills["gated_by_trust"] is True
+    (skill_warning,) = skills["skipped"]
+    assert skill_warning.endswith(
+        "lint/SKILL.md is ignored: its front matter has no description (the model picks a skill by it)"
+    )
+    assert by_path[setup["home"] / ".claude" / "skills"]["loaded"] == ["1 skill: notes"]
+    assert by_path[work / ".claude" / "commands"]["loaded"] == ["1 command: /ship"]
+    assert by_path[setup["home"] / ".claude" / "agents"]["loaded"] == ["1 agent: helper"]
+    unread = [line for s in report["sources"] for line in s["skipped"] if "not read by this build" in line]
+    assert unread == []
     assert [s["path"] for s in report["sources"]].count(str(work / ".claude" / "agents")) == 1
 
     installed = setup["data"] / "plugins" / "installed"
@@ -148,9 +184,15 @@ def test_doctor_accounts_for_every_file_of_the_setup(
     ]
     greet = by_path[installed / "greet"]
     assert greet["loaded"] == [
-        "MCP server plugin_greet_tools: " + f"{sys.executable} ${{CLAUDE_PLUGIN_ROOT}}/server.py"
+        "2 commands: /greet:hello, /greet:standup",
+        "1 agent: greet:reviewer",
+        "1 skill: greet:lint",
+        "hook PostToolUse [Edit]: ${CLAUDE_PLUGIN_ROOT}/fmt.sh",
+        "MCP server plugin_greet_tools: " + f"{sys.executable} ${{CLAUDE_PLUGIN_ROOT}}/server.py",
     ]
-    assert "command /greet:hello: not read by this build" in greet["skipped"]
+    assert greet["skipped"] == []
+    # A disabled plugin brings nothing: none of its parts is anywhere in the report.
+    assert "/other:" not in json.dumps(report) and "plugin_other" not in json.dumps(report)
     assert by_path[installed / "other"]["skipped"] == ["disabled (tui-assist plugin enable)"]
 
     instructions = [s["path"] for s in report["sources"] if s["kind"] == "instructions"]
@@ -173,3 +215,19 @@ def test_doctor_text_says_what_waits_for_trust_and_trusts_nothing(
     # Doctor never trusts, even with --trust-project (it ignores that flag) or trust_project in config.
     assert main([*argv, "--trust-project"]) == 0
     assert doctor_json(setup, capsys)["trust"]["status"] == "untrusted"
+
+
+def test_with_import_user_off_the_users_claude_files_are_said_to_be_unread(
+    setup: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = setup["config"] / "config.toml"
+    config.write_text(
+        config.read_text().replace("[permissions]", "[claude]\nimport_user = false\n\n[permissions]")
+    )
+    by_path = {Path(s["path"]): s for s in doctor_json(setup, capsys)["sources"]}
+    claude = setup["home"] / ".claude"
+    for name in ("settings.json", "agents", "skills"):
+        place = by_path[claude / name]
+        assert (place["present"], place["loaded"]) == (True, []), name
+        assert place["skipped"] == ["not read: [claude] import_user = false"], name
+    assert "helper" not in json.dumps(by_path[setup["config"] / "agents"])

@@ -376,6 +376,9 @@ def test_a_broken_project_file_is_never_overwritten(tmp_path: Path) -> None:
         ("MultiEdit", "allow", "edit"),
         ("Glob", "allow", "glob"),
         ("Grep", "deny", "grep"),
+        ("LS", "allow", "glob"),
+        ("Task", "deny", "agent"),
+        ("Skill", "deny", "skill"),
         ("WebFetch", "allow", "web_fetch"),
         ("WebFetch(domain:docs.python.org)", "allow", "web_fetch(domain:docs.python.org)"),
         ("mcp__github__create_issue", "allow", "mcp__github__create_issue"),
@@ -392,7 +395,16 @@ def test_claude_code_rules_translate(entry: str, effect: str, ours: str | None) 
 
 
 @pytest.mark.parametrize(
-    "entry", ["Edit(src/**)", "Read(./.env)", "WebFetch(https://x)", "Frobnicate", "Bash(ls", "Bash()"]
+    "entry",
+    [
+        "Edit(src/**)",
+        "Read(./.env)",
+        "WebFetch(https://x)",
+        "Frobnicate",
+        "NotebookEdit",
+        "Bash(ls",
+        "Bash()",
+    ],
 )
 def test_claude_code_rules_without_an_equivalent_say_so(entry: str) -> None:
     from tui_assist.core.permissions import claude_rule

@@ -16,7 +16,7 @@ name: code-reviewer
 description: >-
   Expert code review specialist.
   Use proactively after writing code.
-tools: Read, Grep, Glob, Bash, WebFetch, mcp__gh__search_issues, mcp__linear, TodoWrite
+tools: Read, Grep, Glob, Bash, WebFetch, mcp__gh__search_issues, mcp__linear, TodoWrite, NotebookEdit
 model: sonnet
 color: blue
 ---
@@ -39,9 +39,10 @@ def test_claude_code_front_matter_tools_and_model() -> None:
         "web_fetch",
         "gh__search_issues",
         "linear__*",
+        "todo_write",
     )
     assert spec.model == "claude-sonnet-4-6"
-    assert parsed.problems == ("tools TodoWrite: there is no todo list tool yet",)
+    assert parsed.problems == ("tools NotebookEdit: notebooks are not supported",)
     assert spec.allows("linear__create_issue") and not spec.allows("gh__delete_repo")
     # Read without Edit or Write: the editor, to view with only.
     assert spec.allows("str_replace_based_edit_tool") and spec.reads_only("str_replace_based_edit_tool")
@@ -79,9 +80,12 @@ def test_a_yaml_list_disallowed_tools_and_unknown_names() -> None:
 def test_no_tools_means_all_but_the_disallowed() -> None:
     spec = parse_agent_file("---\ndescription: d\ndisallowedTools: Write, Edit\n---\nbody", "x").spec
     assert spec.tools is None
-    assert (
-        spec.allows("bash") and spec.allows("gh__search") and not spec.allows("str_replace_based_edit_tool")
-    )
+    assert spec.allows("bash") and spec.allows("gh__search") and not spec.reads_only("bash")
+    # Disallowing the editor's writing names leaves it for reading (`Read`), as Claude Code does.
+    editor = "str_replace_based_edit_tool"
+    assert spec.allows(editor) and spec.reads_only(editor)
+    reads_nothing = parse_agent_file("---\ndescription: d\ndisallowedTools: Read, Write\n---\nbody", "x").spec
+    assert not reads_nothing.allows(editor)
 
 
 @pytest.mark.parametrize(

@@ -57,10 +57,8 @@ async def test_claude_agents_get_their_model_ids_and_tools(
     main_tools = [t["name"] for t in main.tools]
     assert "str_replace_based_edit_tool" in main_tools
     assert validator.body["model"] == "claude-haiku-4-5"
-    assert "str_replace_based_edit_tool" not in [t["name"] for t in validator.tools]
-    assert [t["name"] for t in validator.tools] == [
-        n for n in main_tools if n != "str_replace_based_edit_tool"
-    ]
+    # `disallowedTools: Write, Edit` takes the editor's writes away; it keeps `Read` (as in Claude Code).
+    assert [t["name"] for t in validator.tools] == main_tools
     assert searcher.body["model"] == "claude-opus-4-6"
     assert [t["name"] for t in searcher.tools] == ["bash", "web_fetch"]
 

@@ -1,6 +1,6 @@
 """Long conversations: compaction through the real SDK against the loopback fake, with a real store.
 
-The config file sets a tiny window (`[models."claude-sonnet-4-6"] context_window = 4000`), so a few
+The config file sets a tiny window (`[models."claude-sonnet-4-6"] context_window = 4400`), so a few
 long turns fill it. The fake answers a request without tools (the summariser) with a summary, and
 every other request with a long answer.
 """
@@ -33,7 +33,7 @@ from tui_assist.core.observer import RecordingObserver
 from tui_assist.session.chat import ChatSession
 from tui_assist.session.config_source import ConfigSource
 
-WINDOW = 4000
+WINDOW = 4400
 SUMMARY = "SUMMARY-OF-EARLIER-TURNS: the user asked about topics 0 and up; nothing is open."
 
 
@@ -50,7 +50,7 @@ def write_config(tmp_path: Path, window: int | None = WINDOW, extra: str = "") -
     config = tmp_path / "xdg_config_home" / "tui-assist" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
     table = f'[models."claude-sonnet-4-6"]\ncontext_window = {window}\n' if window else ""
-    # The window is sized for the shell, editor and agent tools: web_fetch's schema is left out.
+    # The window is sized for the shell, editor, glob, grep and agent tools: web_fetch's schema is left out.
     web = "[tools.web]\nfetch = false\n"
     config.write_text(f'approval = {{ default = "allow" }}\n{extra}{web}{table}')
 
@@ -139,7 +139,7 @@ async def test_long_turns_are_summarised_once_and_the_next_request_fits(
         if outcome.compacted:
             compacted_at = i
             break
-    assert compacted_at is not None and compacted_at >= 3, "several long turns fill a 4,000-token window"
+    assert compacted_at is not None and compacted_at >= 3, "several long turns fill a 4,400-token window"
 
     sent = model_requests(fake)
     summarisers = [r for r in sent if is_summariser(r)]

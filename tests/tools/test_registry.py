@@ -20,10 +20,12 @@ async def test_default_toolbox_offers_the_built_in_tools_in_order(tmp_path: Path
         "glob",
         "grep",
         "agent",
+        "todo_write",
     ]
     assert [tool.spec.native_type for tool in box.tools] == [
         "bash_20250124",
         "text_editor_20250728",
+        None,
         None,
         None,
         None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from tests.ui.helpers import BlockingProvider, make_app, screen_text, wait_until
-from tui_assist.core.conversation import Message
+from tui_assist.core.conversation import Message, TextBlock
 from tui_assist.core.model import ModelRequest, ModelResponse, StreamSink
 from tui_assist.ui.app import TuiAssistApp
 from tui_assist.ui.screens.main import MainScreen
@@ -220,3 +220,34 @@ async def test_the_prompts_cursor_holds_still_while_a_turn_runs() -> None:
         provider.gates[1].set()
         await _settle(app, pilot)
         assert not prompt.cursor_blink
+
+
+async def test_escape_before_the_turn_started_cancels_it_and_the_next_prompt_runs() -> None:
+    """The controller handed the turn to a worker that has not started yet: escape ends the run at
+    once, and a prompt sent next runs instead of queueing behind it."""
+    from tests.launchers import HeldLauncher
+    from tui_assist.providers.scripted import ScriptedProvider
+
+    provider = ScriptedProvider([[TextBlock("The second one.")]])
+    app = make_app(provider=provider)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await _settle(app, pilot)
+        main = _main(app)
+        controller = main.controller
+        held = HeldLauncher(start=controller.launcher)  # the screen's own workers, started late
+        controller.launcher = held
+        await pilot.press(*"never sent", "enter")
+        assert main.running and controller.current is not None
+        assert controller.current.state == "starting"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not main.running and "Turn cancelled." in _notifications(app)
+        held.release()  # the worker starts late: its run is over, it does nothing
+        await _settle(app, pilot)
+        assert not provider.requests and not app.session.conversation.messages
+
+        controller.launcher = held.start
+        await pilot.press(*"sent", "enter")
+        await _settle(app, pilot)
+        assert not app.query(QueuedPrompt)
+        assert [m.text for m in app.session.conversation.messages] == ["sent", "The second one."]

@@ -17,6 +17,7 @@ file descriptor 1 (what a stray print or a child process would write to) at stde
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import sys
@@ -58,6 +59,7 @@ from acp.schema import (
 )
 
 from tui_assist import __version__
+from tui_assist.acp.shells import ShellUpdates
 from tui_assist.acp.updates import TurnUpdates
 from tui_assist.core.approval import MODES, describe_mode
 from tui_assist.core.conversation import ImageBlock
@@ -78,6 +80,7 @@ if TYPE_CHECKING:
     from tui_assist.session.config import Settings
     from tui_assist.session.controller import TurnEnded
     from tui_assist.session.mentions import Attachments
+    from tui_assist.session.runs import Run
     from tui_assist.session.slash_commands import SlashInput
 
 log = logging.getLogger(__name__)
@@ -112,10 +115,12 @@ class AcpSession(QuietHost):
         self._turn = TurnUpdates(chat.settings.workdir)
         self._outbox: asyncio.Queue[SessionUpdate | ConfigOptionUpdate] = asyncio.Queue()
         self._pump = asyncio.create_task(self._send_all(), name=f"acp-updates-{session_id}")
+        self._shells = ShellUpdates(self.send)
+        """The background shells as `execute` tool calls that update."""
         self.ended = None
         """How the prompt's turn ended (None: the prompt was a command)."""
-        self._work: asyncio.Future[None] | None = None
-        """The running prompt's work (its turn, or a command)."""
+        self._run: Run | None = None
+        """The prompt's run (its turn, or a command)."""
 
     # -- sending -------------------------------------------------------------------------------
 
@@ -141,10 +146,19 @@ class AcpSession(QuietHost):
             finally:
                 self._outbox.task_done()
 
+    def cancel(self) -> None:
+        """Cancel the prompt's run in whatever state it is (the busy one first: a command's `/compact`)."""
+        if not self.controller.cancel() and self._run is not None:
+            self._run.cancel()
+
     async def aclose(self) -> None:
         """Stop the running turn, let it be stored as cancelled, and release the session's parts."""
-        if self.controller.cancel() and self._work is not None:
-            await asyncio.wait([self._work], timeout=CLOSE_TIMEOUT)
+        run = self._run
+        if run is not None and not run.done:
+            self.cancel()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(run.wait(), CLOSE_TIMEOUT)
+        self._shells.close()
         self._pump.cancel()
         await self.chat.aclose()
 
@@ -212,22 +226,19 @@ class AcpSession(QuietHost):
         text, images = await asyncio.to_thread(prompt_text, blocks, self.chat.settings.workdir)
         if not text.strip() and not images:
             raise RequestError.invalid_params({"details": "the prompt is empty"})
-        self.ended = None
+        self.ended = self.refusal = None
         stop: StopReason = "end_turn"
-        try:
-            work = self.controller.submit(text or "(see the image)", images=images)
-            if work is not None:
-                # Its own task: a cancel before the turn began cancels the work, not this request.
-                self._work = task = asyncio.ensure_future(work)
-                try:
-                    await task
-                except asyncio.CancelledError:
-                    current = asyncio.current_task()
-                    if current is not None and current.cancelling():
-                        raise
-                    stop = "cancelled"  # cancelled before the turn began: nothing was stored
-        except CommandError as exc:
-            self.say(str(exc))
+        self._run = run = self.controller.submit(text or "(see the image)", images=images)
+        if run is not None:
+            await run
+            if isinstance(run.error, CommandError):
+                self.say(str(run.error))
+            elif run.error is not None:
+                raise run.error
+            elif run.cancelled:
+                stop = "cancelled"  # before the turn began, nothing was stored
+        if self.refusal is not None:
+            self.say(self.refusal)
         if self.ended is not None:
             stop = self._stop_reason(self.ended)
         await self.flush()
@@ -282,7 +293,6 @@ class AcpSession(QuietHost):
             return ApprovalDecision.deny("the editor could not be asked")
         outcome = response.outcome
         if not isinstance(outcome, AllowedOutcome):  # cancelled: stop, as escape does
-            self.controller.cancel()
             return ApprovalDecision.stop()
         # Options are told apart by their kind (each option's id is its kind).
         for option in options:
@@ -293,15 +303,16 @@ class AcpSession(QuietHost):
     def turn_started(self, prompt: str, strategy: str) -> None:
         """A new turn: a fresh fold of its events."""
         self._turn = TurnUpdates(self.chat.settings.workdir)
+        self._shells.follow(self.chat.shells)
 
     def prompt_attached(self, attachments: Attachments) -> None:
         """Say what the prompt's mentions attached, and what they could not."""
         for line in attachments.notices():
             self.send(helpers.update_agent_thought_text(line + "\n"))
 
-    def run_command(self, call: SlashInput, text: str) -> Awaitable[None]:
+    def run_command(self, call: SlashInput, text: str) -> Callable[[], Awaitable[None]]:
         """Run a command that needs no screen; its reply is the agent's message."""
-        return self._run_command(call)
+        return lambda: self._run_command(call)
 
     async def _run_command(self, call: SlashInput) -> None:
         self.say(await run_headless(self.controller, call.name, call.args))
@@ -481,10 +492,10 @@ class TuiAssistAgent:
         return await self._session(session_id).prompt(prompt)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
-        """Stop the running turn, as escape does (it is kept, marked interrupted)."""
+        """Stop the prompt's run, as escape does, started or not (a turn is kept, marked interrupted)."""
         session = self._sessions.get(session_id)
         if session is not None:
-            session.controller.cancel()
+            session.cancel()
 
     async def aclose(self) -> None:
         """Stop every session's turn and release its parts."""

@@ -12,7 +12,7 @@ client shows. It folds each event once, into its `NodeLog`, and asks the log wha
   the file as it was before the call and as it is after), `read` for views, `think` for
   sub-agents;
 - the refine rounds are the entries of a `plan` (each round's generate step and critic verdict),
-  sent whole each time one moves.
+  sent whole each time one moves; a `todo_write` call's todo list is sent as the `plan` too.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from tui_assist.core.events import (
     ToolCallStarted,
     VerdictReached,
 )
+from tui_assist.core.plan import plan_of
 from tui_assist.core.text import clip
 from tui_assist.core.tree import NodeLog
 
@@ -138,6 +139,9 @@ class TurnUpdates:
                 # What was streamed can't be taken back: say that it starts over.
                 self._streamed.discard(node_id)
                 return [helpers.update_agent_message_text("\n\n*(the stream broke; starting over)*\n\n")]
+            case ToolCallStarted(name="todo_write", input=todos):  # the model's plan is the plan
+                entries = [helpers.plan_entry(item.label, status=item.status) for item in plan_of(todos)]
+                return [self._tool_started(event), helpers.update_plan(entries)]
             case ToolCallStarted():
                 return [self._tool_started(event)]
             case ToolCallFinished():

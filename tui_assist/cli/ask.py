@@ -20,10 +20,12 @@ from tui_assist.session.factory import SetupError
 
 if TYPE_CHECKING:
     from tui_assist.core.approval import Refusal
-    from tui_assist.core.turn import TurnResult
+    from tui_assist.core.goal import GoalSpec
+    from tui_assist.core.turn import GoalReport, TurnResult
     from tui_assist.session.chat import TurnOutcome
     from tui_assist.session.config import Settings
     from tui_assist.session.controller import TurnController
+    from tui_assist.session.runs import Run
 
 
 STDIN_WAIT = 3.0
@@ -70,7 +72,18 @@ def result_json(
     }
     if result.error and result.outcome in ("error", "cancelled", "budget_exhausted"):
         data["error"] = result.error
+    if result.goal is not None:
+        data["goal"] = goal_json(result.goal)
     return data
+
+
+def goal_json(report: GoalReport) -> dict[str, Any]:
+    """The `goal` object of `ask --json` (a DESIGN.md contract)."""
+    return {
+        "state": report.state,
+        "attempts": report.attempts,
+        "checks": [{"command": c.command, "exit_code": c.exit_code} for c in report.checks],
+    }
 
 
 def failure_json(strategy: str, error: str) -> dict[str, Any]:
@@ -106,7 +119,8 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
     if args.yes and getattr(args, "mode", "bypass") != "bypass":
         raise ConfigError(f"--yes is --mode bypass; it contradicts --mode {args.mode} (give one of them)")
     output = output_format(args)
-    prompt = read_prompt(args.prompt, sys.stdin)
+    goal = goal_spec(args)
+    prompt = goal.text if goal is not None else read_prompt(args.prompt, sys.stdin)
     if not prompt.strip():
         raise ConfigError("the prompt is empty (pass the request as PROMPT, or '-' to read it from stdin)")
     # Headless, nothing can be asked: without --yes a side-effecting call runs only when a rule
@@ -130,7 +144,9 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
                 raise ConfigError(f"{exc} (see `tui-assist history list`)") from exc
         elif args.continue_:
             await session.continue_latest()
-        await _run_interruptible(controller, prompt)
+        if goal is not None:
+            session.goals.start(goal)
+        run = await run_interruptible(controller, prompt)
     finally:
         await session.aclose()
 
@@ -141,13 +157,19 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
             print(host.command_output)
         return EXIT_OK
     ended = host.ended
-    assert ended is not None, "a prompt that is not a command runs a turn"
+    err = PrefixedErrors("ask")
+    if ended is None or (ended.outcome is None and ended.problem == "cancelled"):
+        assert run is not None and run.cancelled, "a prompt that is not a command runs a turn"
+        print("cancelled", file=err)  # before the turn began: nothing was stored
+        return EXIT_CANCELLED
     if ended.outcome is None:
         raise (ConfigError if ended.refused_input else SetupError)(ended.problem or "the turn did not run")
     outcome = ended.outcome
     warnings = [*session.notes, *outcome.warnings]
     result = outcome.result
-    err = PrefixedErrors("ask")
+    paused = session.goals.paused
+    if result.goal is None and result.outcome == "cancelled" and paused is not None:
+        result.goal = paused.report()  # the session stored the cut turn; the goal says where it was
     if args.json:
         instructions = [str(file.path) for file in session.instructions.files]
         data = result_json(outcome, warnings, instructions, session.approvals.refused)
@@ -169,7 +191,11 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
             "(re-run with --yes, or add an allow rule to [permissions] in config.toml)",
             file=err,
         )
-    if result.outcome == "unverified" and not args.json:
+    if result.goal is not None and not args.json:
+        from tui_assist.session.goals import describe_goal
+
+        print(f"goal {describe_goal(result.goal)}", file=err)
+    elif result.outcome == "unverified" and not args.json:
         print(f"unverified: the critic did not pass any of {len(result.rounds)} rounds", file=err)
     if result.outcome == "error":
         print(result.error, file=err)
@@ -179,6 +205,30 @@ async def ask(args: argparse.Namespace, settings: Settings) -> int:
             print("cancelled", file=err)
         return EXIT_CANCELLED
     return EXIT_FAILED if not outcome.saved else EXIT_OK
+
+
+def goal_spec(args: argparse.Namespace) -> GoalSpec | None:
+    """The goal `--goal TEXT [--check CMD]... [--max-attempts N]` asks for; None without `--goal`.
+
+    Raises:
+        ConfigError: for `--check` or `--max-attempts` without `--goal`, PROMPT beside it, or N < 1.
+    """
+    from tui_assist.core.goal import DEFAULT_MAX_ATTEMPTS, GoalSpec
+
+    text = getattr(args, "goal", None)
+    checks: list[str] = getattr(args, "checks", None) or []
+    attempts: int | None = getattr(args, "max_attempts", None)
+    if text is None:
+        if checks or attempts is not None:
+            raise ConfigError("--check and --max-attempts go with --goal TEXT")
+        return None
+    if not text.strip():
+        raise ConfigError("the goal is empty (pass it as --goal TEXT)")
+    if args.prompt is not None:
+        raise ConfigError("--goal TEXT is the prompt; give no PROMPT beside it")
+    if attempts is not None and attempts < 1:
+        raise ConfigError("--max-attempts must be at least 1")
+    return GoalSpec(text.strip(), tuple(checks), attempts or DEFAULT_MAX_ATTEMPTS)
 
 
 def output_format(args: argparse.Namespace) -> str:
@@ -239,8 +289,9 @@ def _stdin_kind(stdin: TextIO) -> Literal["pipe", "file"] | None:
     return "file" if stat.S_ISREG(mode) else None
 
 
-async def _run_interruptible(controller: TurnController, prompt: str) -> None:
-    """Run the prompt with SIGINT and SIGTERM stopping it (a turn is then stored as cancelled).
+async def run_interruptible(controller: TurnController, prompt: str) -> Run | None:
+    """Run the prompt with SIGINT and SIGTERM cancelling its run (a turn is then stored as
+    cancelled; a run not started yet just ends); the run, None when nothing was left to run.
 
     Raises:
         ConfigError: for a command that is unknown or needs the chat screen.
@@ -248,21 +299,27 @@ async def _run_interruptible(controller: TurnController, prompt: str) -> None:
     from tui_assist.session.commands import CommandError
 
     loop = asyncio.get_running_loop()
-    task = asyncio.current_task()
-    assert task is not None
+    run: Run | None = None
 
     def interrupt() -> None:
-        if not controller.cancel():  # before the turn starts, stop everything
-            task.cancel()
+        # The busy run first (a `/compact` a command started), else the command itself.
+        if not controller.cancel() and run is not None:
+            run.cancel()
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, interrupt)
     try:
-        work = controller.submit(prompt)
-        if work is not None:
-            await work
-    except CommandError as exc:
-        raise ConfigError(str(exc)) from exc
+        run = controller.submit(prompt)
+        if run is not None:
+            await run
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
+    refusal = getattr(controller.host, "refusal", None)
+    if refusal is not None:
+        raise ConfigError(refusal)
+    if run is not None and run.error is not None:
+        if isinstance(run.error, CommandError):
+            raise ConfigError(str(run.error)) from run.error
+        raise run.error
+    return run

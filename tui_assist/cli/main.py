@@ -189,7 +189,7 @@ async def _bench_strategies(args: argparse.Namespace, settings: Settings) -> int
     tasks = bench.load_suite(args.suite or bench.BUILTIN_SUITE)
     source = "scripted replies (offline)"
     if settings.provider == "scripted":
-        missing = [t.script(s) for t in tasks for s in strategies if not t.script(s).is_file()]
+        missing = [t.script(s) for t in tasks for s in strategies if t.runs(s) and not t.script(s).is_file()]
         if missing:
             raise ConfigError(f"--provider scripted needs {missing[0]} (each task replays its own script)")
     else:
@@ -197,7 +197,7 @@ async def _bench_strategies(args: argparse.Namespace, settings: Settings) -> int
         provider = await asyncio.to_thread(make_provider, settings)
         source = f"{provider.name} / {provider.model}"
         await provider.aclose()
-    progress = bench.Progress(len(tasks) * len(strategies))
+    progress = bench.Progress(sum(t.runs(s) for t in tasks for s in strategies))
     rows = await bench.run_suite(
         tasks, settings, strategies=strategies, rounds=getattr(args, "rounds", None),
         concurrency=args.concurrency, on_row=progress, on_start=progress.started,

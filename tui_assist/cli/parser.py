@@ -163,6 +163,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="text (default), json (= --json), stream-json (one JSON object per line as the turn runs)",
     )
     ask.add_argument("--yes", action="store_true", help="approve every tool call")
+    ask.add_argument(
+        "--goal", metavar="TEXT", help="work on TEXT until the critic, running the checks, says it is met"
+    )
+    ask.add_argument(
+        "--check",
+        dest="checks",
+        action="append",
+        default=[],
+        metavar="CMD",
+        help="a command that verifies the goal (exit 0: met); repeatable",
+    )
+    ask.add_argument("--max-attempts", type=int, metavar="N", help="attempts the goal may make (default 5)")
     resume = ask.add_mutually_exclusive_group()
     resume.add_argument(
         "--continue", dest="continue_", action="store_true", help="append to the latest conversation"
@@ -255,7 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
         bsub,
         "strategies",
         USES["bench strategies"],
-        help="agent vs refine turns on tasks a check grades: pass rates, tokens, cost, time",
+        help="agent vs refine (vs goal) turns on tasks a check grades: pass rates, tokens, cost, time",
         description="Run every task of a suite with each strategy, headless, every tool call approved, "
         "in a fresh copy of the task's repo; then grade it with the task's check. With --provider "
         "scripted, each task's scripts/<strategy>.json is replayed (offline).",
@@ -264,7 +276,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--suite", metavar="DIR", type=Path, help="folder of tasks (task.toml + repo/); default: built-in"
     )
     strategies.add_argument(
-        "--strategies", default="agent,refine", metavar="LIST", help="agent, refine or agent,refine (default)"
+        "--strategies",
+        default="agent,refine",
+        metavar="LIST",
+        help="agent, refine, goal, or a list (default agent,refine; goal runs the tasks with a goal_check)",
     )
     strategies.add_argument(
         "--concurrency", type=int, default=1, metavar="N", help="runs at once (default 1)"

@@ -32,6 +32,8 @@ NodeKind = Literal[
 ]
 NodeStatus = Literal["done", "failed", "cancelled"]
 Verdict = Literal["pass", "revise"]
+GoalState = Literal["running", "achieved", "unmet", "budget-limited", "paused", "blocked"]
+"""A goal's state: `running` until it ends in one of the others (a DESIGN.md contract)."""
 
 
 def _now() -> float:
@@ -161,6 +163,27 @@ class UsageRecorded:
     kind: Literal["usage_recorded"] = "usage_recorded"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GoalCheck:
+    """One check command of a goal as it last ran: its exit code (None: it did not run to an end)."""
+
+    command: str
+    exit_code: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GoalUpdated:
+    """A goal's state after its checks ran: before any attempt, after each attempt, at its end."""
+
+    node_id: str
+    """The goal's turn node."""
+    state: GoalState
+    attempts: int
+    """Attempts made so far."""
+    checks: tuple[GoalCheck, ...] = ()
+    kind: Literal["goal_updated"] = "goal_updated"
+
+
 TurnEvent = (
     NodeStarted
     | NodeFinished
@@ -171,6 +194,7 @@ TurnEvent = (
     | ToolCallFinished
     | VerdictReached
     | UsageRecorded
+    | GoalUpdated
 )
 
 _EVENT_TYPES: dict[str, type[Any]] = {
@@ -185,6 +209,7 @@ _EVENT_TYPES: dict[str, type[Any]] = {
         ToolCallFinished,
         VerdictReached,
         UsageRecorded,
+        GoalUpdated,
     )
 }
 
@@ -209,5 +234,7 @@ def event_from_dict(data: dict[str, Any]) -> TurnEvent:
         kwargs["usage"] = Usage(**kwargs["usage"])
     if cls is ToolCallFinished and isinstance(kwargs.get("diff"), dict):
         kwargs["diff"] = FileDiff(**kwargs["diff"])
+    if cls is GoalUpdated:
+        kwargs["checks"] = tuple(GoalCheck(**c) for c in kwargs.get("checks", ()))
     event: TurnEvent = cls(**kwargs)
     return event

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
 
+from tui_assist.core.claude_names import CLAUDE_TOOLS, NOT_BUILT
 from tui_assist.core.rule_files import (
     PROJECT_DIR,
     PermissionsError,
@@ -97,20 +98,15 @@ _SUBCOMMAND_PROGRAMS = frozenset(
     }
 )  # fmt: skip
 """Programs whose second word names what they do: the proposed rule keeps it (`git status *`)."""
-_CLAUDE_TOOLS = {
-    "Bash": BASH_TOOL,
-    "Edit": "edit",
-    "Write": "edit",
-    "MultiEdit": "edit",
-    "NotebookEdit": "edit",
-    "WebFetch": WEB_FETCH_TOOL,
-    "Glob": "glob",
-    "Grep": "grep",
-    "Task": "agent",
-}
-"""Claude Code's tool names in a rule -> this program's rule for all of that tool's calls."""
 _CLAUDE_NEVER_ASKED = frozenset({"Read", "WebSearch", "TodoWrite"})
 """Claude Code tools whose calls never ask here: allowing them changes nothing."""
+_CLAUDE_TOOLS = {
+    claude: "edit" if ours == EDITOR_TOOL else ours
+    for claude, ours in CLAUDE_TOOLS.items()
+    if claude not in NOT_BUILT and claude not in _CLAUDE_NEVER_ASKED
+}
+"""Claude Code's tool names in a rule -> this program's rule for all of that tool's calls (from the
+one table of names, `core.claude_names`; the editor's writes are the `edit` rule)."""
 _MODULE_RUNNERS = frozenset({"python", "python3", "npx", "uvx", "pnpx", "bunx"})
 """`python -m X`, `npx X`: the proposed rule keeps the module or package too."""
 

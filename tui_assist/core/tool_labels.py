@@ -11,6 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from tui_assist.core.events import FileDiff
+from tui_assist.core.plan import TODO_TOOL, plan_of, plan_progress
 
 __all__ = ["BASH_TOOL", "EDITOR_TOOL", "diff_counts", "key_argument", "tool_title", "unified_diff"]
 
@@ -117,8 +118,13 @@ def tool_title(name: str, tool_input: dict[str, Any], diff: FileDiff | None = No
     if name == BASH_TOOL:
         command = tool_input.get("command")
         if isinstance(command, str) and command.strip():
-            return f"bash: {_first_line(command)}"
+            where = " (background)" if tool_input.get("run_in_background") is True else ""
+            return f"bash{where}: {_first_line(command)}"
         return "bash: restart" if tool_input.get("restart") else "bash"
+    if name == TODO_TOOL:  # the tree and the exports say where the plan stands
+        items = plan_of(tool_input)
+        current = next((item.label for item in items if item.status == "in_progress"), "")
+        return f"plan {plan_progress(items)}" + (f": {_first_line(current)}" if current else "")
     if name == _AGENT_TOOL:
         who = tool_input.get("subagent_type") or tool_input.get("description")
         if isinstance(who, str) and who.strip():

@@ -86,16 +86,19 @@ class SubagentSpec:
 
     def allows(self, tool_name: str) -> bool:
         """Whether this sub-agent may use the tool named `tool_name`."""
-        from tui_assist.core.claude_tools import matches
+        from tui_assist.core.claude_names import WRITING, matches
 
-        if any(matches(pattern, tool_name) for pattern in self.disallowed_tools):
+        barred = [p for p in self.disallowed_tools if not p.endswith(WRITING)]  # writes: `reads_only`
+        if any(matches(pattern, tool_name) for pattern in barred):
             return False
         return self.tools is None or any(matches(pattern, tool_name) for pattern in self.tools)
 
     def reads_only(self, tool_name: str) -> bool:
-        """Whether it may use `tool_name` only to read (`tools` names `Read`, not `Edit`)."""
-        from tui_assist.core.claude_tools import reads_only
+        """Whether it may use `tool_name` only to read with (`Read` alone, or `Write` disallowed)."""
+        from tui_assist.core.claude_names import WRITING, matches, reads_only
 
+        if any(p.endswith(WRITING) and matches(p, tool_name) for p in self.disallowed_tools):
+            return True
         return self.tools is not None and reads_only(self.tools, tool_name)
 
 

@@ -19,7 +19,7 @@ from tui_assist.core.approval import ApprovalPolicy
 from tui_assist.core.budget import Budget, BudgetTracker
 from tui_assist.core.context import ContextGuard
 from tui_assist.core.conversation import Conversation, ImageBlock, Message, Usage
-from tui_assist.core.events import Verdict
+from tui_assist.core.events import GoalCheck, GoalState, Verdict
 from tui_assist.core.evidence import ToolCallRecord
 from tui_assist.core.hooks import NO_HOOKS, ToolHooks
 from tui_assist.core.model import Provider
@@ -27,7 +27,7 @@ from tui_assist.core.observer import TurnObserver
 from tui_assist.core.prompts import CRITIC_PROMPT, PLAN_MODE_SUFFIX, SYSTEM_PROMPT
 from tui_assist.core.tooling import Toolbox, ToolboxFactory
 
-StrategyName = Literal["agent", "refine", "shell"]
+StrategyName = Literal["agent", "refine", "shell", "goal"]
 Outcome = Literal["answered", "unverified", "budget_exhausted", "cancelled", "error"]
 
 
@@ -52,6 +52,15 @@ class RoundRecord:
         return len(self.evidence)
 
 
+@dataclass(frozen=True, slots=True)
+class GoalReport:
+    """How a goal ended: its state, the attempts it made, and its checks as they last ran."""
+
+    state: GoalState
+    attempts: int
+    checks: tuple[GoalCheck, ...] = ()
+
+
 @dataclass(slots=True)
 class TurnResult:
     """The outcome of one turn."""
@@ -68,6 +77,8 @@ class TurnResult:
     evidence: list[ToolCallRecord] = field(default_factory=lambda: list[ToolCallRecord]())
     error: str | None = None
     duration: float = 0.0
+    goal: GoalReport | None = None
+    """For a goal's turn: how the goal ended (its attempts are the `rounds`)."""
 
     @property
     def tool_calls(self) -> int:

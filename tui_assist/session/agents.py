@@ -15,26 +15,29 @@ sub-agent; subfolders are read too (`**/*.md`):
     You are a careful code reviewer...
 
 The body is its system prompt. `tools` (a comma-separated string or a YAML list, in Claude Code's
-names or ours: see `core.claude_tools`) is the subset of tools it may use (all when absent);
-`disallowedTools` takes tools away. `model` is `sonnet`, `opus`, `haiku` (current ids), a full id,
-or `inherit` (the session's). A name that stands for nothing here, or a key this program does not
-read, is one warning naming the file; the agent still loads. When two files define the same name,
+names or ours: see `core.claude_names`) is the subset of tools it may use (all when absent);
+`disallowedTools` takes tools away (`Write`, `Edit`: the editor's writes only, so `Read` stays).
+`model` is `sonnet`, `opus`, `haiku` (current ids), a full id, or `inherit` (the session's). A
+name that stands for nothing here, or a key this program does not read, is one warning naming
+the file; the agent still loads. When two files define the same name,
 the project's win over the user's, and `.tui-assist/` over `.claude/`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from tui_assist.core.claude_tools import resolve_model, resolve_tools
+from tui_assist.core.claude_names import resolve_model, resolve_tools
 from tui_assist.core.rule_files import PROJECT_DIR
 from tui_assist.core.tooling import SubagentSpec
 from tui_assist.session.claude_dirs import CLAUDE_PROJECT_DIR
 from tui_assist.session.front_matter import parse_front_matter
 
 if TYPE_CHECKING:
+    from tui_assist.session.plugins import Plugin
     from tui_assist.session.trust import ProjectFiles
 
 AGENTS_DIR: Final = "agents"
@@ -65,21 +68,34 @@ class AgentDefinition:
         return f"{self.spec.name}: {self.spec.description} ({tools}{model}) · {self.path}"
 
 
+@dataclass(frozen=True, slots=True)
+class AgentFolder:
+    """A folder of agent files, whose they are, and the prefix of their names."""
+
+    path: Path
+    project: bool
+    """The project's (gated by trust) rather than the user's."""
+    prefix: str = ""
+    """`PLUGIN:` for a plugin's agents, as Claude Code names them."""
+
+
 def agent_folders(
-    workdir: Path, config_dir: Path, claude_user: Path | None = None
-) -> list[tuple[Path, bool]]:
-    """Where agent files are looked for, lowest precedence first, each with whether it is the project's.
+    workdir: Path, config_dir: Path, claude_user: Path | None = None, plugins: Sequence[Plugin] = ()
+) -> list[AgentFolder]:
+    """Where agent files are looked for, lowest precedence first.
 
     Args:
         workdir: The project's folder.
         config_dir: The user config dir.
         claude_user: Claude Code's user dir (`~/.claude`), None when it is not read.
+        plugins: The enabled plugins (their `agents/`).
     """
     return [
-        *([(claude_user / AGENTS_DIR, False)] if claude_user is not None else []),
-        (config_dir / AGENTS_DIR, False),
-        (workdir / CLAUDE_AGENTS_DIR, True),
-        (workdir / PROJECT_DIR / AGENTS_DIR, True),
+        *(AgentFolder(p.agents_dir, False, f"{p.name}:") for p in plugins if p.agents_dir is not None),
+        *([AgentFolder(claude_user / AGENTS_DIR, False)] if claude_user is not None else []),
+        AgentFolder(config_dir / AGENTS_DIR, False),
+        AgentFolder(workdir / CLAUDE_AGENTS_DIR, True),
+        AgentFolder(workdir / PROJECT_DIR / AGENTS_DIR, True),
     ]
 
 
@@ -114,7 +130,7 @@ def parse_agent_file(text: str, fallback_name: str) -> ParsedAgent:
         names = matter.names(key)
         if names is None:
             continue
-        resolved = resolve_tools(names)
+        resolved = resolve_tools(names, disallowing=key == "disallowedTools")
         problems += [f"{key} {problem}" for problem in resolved.problems]
         if key == "tools":
             tools = resolved.patterns
@@ -133,7 +149,7 @@ def parse_agent_file(text: str, fallback_name: str) -> ParsedAgent:
 
 
 def load_agents(
-    folders: list[tuple[Path, bool]], snapshot: ProjectFiles | None = None
+    folders: Sequence[AgentFolder], snapshot: ProjectFiles | None = None
 ) -> tuple[list[AgentDefinition], list[str]]:
     """The agents in `folders` (later folders win a name), and their warnings.
 
@@ -143,8 +159,9 @@ def load_agents(
     """
     by_name: dict[str, AgentDefinition] = {}
     warnings: list[str] = []
-    for folder, project in folders:
-        for path in agent_files(folder):
+    for folder in folders:
+        project = folder.project
+        for path in agent_files(folder.path):
             try:
                 if path.stat().st_size > MAX_FILE_BYTES:
                     raise ValueError(f"it is larger than {MAX_FILE_BYTES // 1000} KB")
@@ -155,7 +172,8 @@ def load_agents(
                 continue
             if parsed.problems:
                 warnings.append(f"agent file {path}: {'; '.join(parsed.problems)} (the rest loads)")
-            by_name[parsed.spec.name] = AgentDefinition(parsed.spec, path, project)
+            spec = replace(parsed.spec, name=folder.prefix + parsed.spec.name)
+            by_name[spec.name] = AgentDefinition(spec, path, project)
     return sorted(by_name.values(), key=lambda a: a.spec.name), warnings
 
 
@@ -174,7 +192,7 @@ def project_agent_files(workdir: Path, config_dir: Path) -> list[Path]:
     """The project's agent files (what trusting the project covers)."""
     return [
         path
-        for folder, project in agent_folders(workdir, config_dir)
-        if project
-        for path in agent_files(folder)
+        for folder in agent_folders(workdir, config_dir)
+        if folder.project
+        for path in agent_files(folder.path)
     ]

@@ -30,7 +30,7 @@ from tui_assist.session.hook_events import AfterTurnStart, TurnHookContext
 from tui_assist.session.instructions import Instructions, InstructionsLoader
 from tui_assist.session.meter import Meter, price_for
 from tui_assist.session.parts import PartsOptions, SessionParts
-from tui_assist.session.stored_turns import StoredTurn, read_page
+from tui_assist.session.stored_turns import StoredTurn, read_page, title_of
 from tui_assist.session.strategy_factory import TURN_MODULES, build_strategy, strategy_name
 from tui_assist.session.turn_store import TurnOutcome, commit_turn, store_cancelled
 
@@ -89,12 +89,16 @@ class ChatSession(SessionParts):
         """The running turn's snapshot before it (runs alongside its first model request)."""
         self._snapshot_needed = False
         """Whether the running turn made a call that may change files (it waited for the snapshot)."""
+        from tui_assist.session.goals import Goals
+
+        self.goals = Goals()
+        """The goal the next turn pursues, and the latest goal's progress (`/goal`, `ask --goal`)."""
 
     # -- the next turn -------------------------------------------------------------------------
 
     def strategy_name(self, prompt: str) -> str:
-        """How `prompt` will run: `shell` for `!COMMAND`, else `refine` or `agent` (hosts label the turn)."""
-        return strategy_name(prompt, refine=self.refine)
+        """How `prompt` runs: `goal`, `shell` for `!COMMAND`, else `refine` or `agent` (hosts label it)."""
+        return strategy_name(prompt, refine=self.refine, goal=self.goals.applies(prompt))
 
     def strategy(self, prompt: str = "", *, model: str | None = None) -> TurnStrategy:
         """The strategy `prompt` runs: the shell for `!COMMAND`, else agent or refine.
@@ -118,6 +122,7 @@ class ChatSession(SessionParts):
             hooks=self.hooks,
             before_side_effect=self._snapshot_taken,
             model=model,
+            goals=self.goals,
         )
 
     def _system_prompt(self) -> str:
@@ -154,12 +159,19 @@ class ChatSession(SessionParts):
         workdir = self.settings.workdir if self.ready else self.preview.workdir
         # Before the settings are validated, `[claude] import_user` is taken as its default (on).
         claude_user = user_claude_dir(self.settings) if self.ready else claude_home()
+        plugins = self.extensions.plugins if self.extensions is not None else ()
         loader = self._commands
-        if loader is None or loader.workdir != workdir or loader.claude_user != claude_user:
+        if loader is None or (loader.workdir, loader.claude_user, loader.plugins) != (
+            workdir,
+            claude_user,
+            plugins,
+        ):
             from tui_assist.paths import config_dir
             from tui_assist.session.commands import SLASH
 
-            loader = CustomCommandLoader(workdir, config_dir(), reserved=SLASH.names, claude_user=claude_user)
+            loader = CustomCommandLoader(
+                workdir, config_dir(), reserved=SLASH.names, claude_user=claude_user, plugins=plugins
+            )
             self._commands = loader
         return loader.load()
 
@@ -432,14 +444,14 @@ class ChatSession(SessionParts):
         try:
             if self.conversation_id is None:
                 self.conversation_id = await store.create_conversation(
-                    title=self._title or _title_of(prompt),
+                    title=self._title or title_of(prompt),
                     model=self.model,
                     workdir=str(self.settings.workdir),
                 )
                 self._title = None
                 self.conversation.id = self.conversation_id
             elif self._untitled:
-                await store.rename_conversation(self.conversation_id, _title_of(prompt))
+                await store.rename_conversation(self.conversation_id, title_of(prompt))
             self._untitled = False
             await store.begin_turn(
                 conversation_id=self.conversation_id, turn_id=turn_id, strategy=strategy, prompt=prompt
@@ -633,11 +645,3 @@ class ChatSession(SessionParts):
         from tui_assist.session.export import export_document
 
         return await export_document(self.store, self.conversation_id, self.conversation.messages, fmt)
-
-
-def _title_of(prompt: str) -> str:
-    """A conversation's title from its first prompt: what was asked, not the documents it carried."""
-    from tui_assist.session.mentions import without_documents
-    from tui_assist.store.db import title_from_prompt  # loaded with the store
-
-    return title_from_prompt(without_documents(prompt))

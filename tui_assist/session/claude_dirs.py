@@ -10,6 +10,10 @@ if TYPE_CHECKING:
 
 CLAUDE_PROJECT_DIR: Final = ".claude"
 """Under the workdir: the project's Claude Code setup."""
+CLAUDE_SETTINGS_FILES: Final = ("settings.json", "settings.local.json")
+"""The project's Claude Code settings in `.claude/`, in the order Claude Code layers them."""
+USER_SETTINGS_FILE: Final = "settings.json"
+"""In Claude Code's user dir."""
 
 
 def user_claude_dir(settings: Settings) -> Path | None:

@@ -95,6 +95,12 @@ COMMANDS: tuple[Command, ...] = (
         headless=True,
     ),
     Command("rounds", f"Set the Refine round budget (1-{MAX_ROUNDS})", "N", headless=True),
+    Command(
+        "goal",
+        "Work on TEXT until the critic, running the checks itself, says it is met (resume: go on)",
+        '[TEXT [--check "CMD"]... [--max-attempts N] | resume]',
+        headless=True,
+    ),
     Command("cost", "Tokens and cost of this session, by model and by kind", headless=True),
     Command(
         "export",
@@ -125,6 +131,9 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("agents", "The custom sub-agents the model can hand a task to", headless=True),
     Command("skills", "The skills the model can load (SKILL.md folders)", headless=True),
+    Command(
+        "tasks", "The background shells (status, runtime, last line); kill one from the list", headless=True
+    ),
     Command("memory", "List the loaded instruction files (AGENTS.md); /memory N opens one in $EDITOR", "[N]"),
     Command(
         "rewind",
@@ -295,11 +304,19 @@ async def run_headless(controller: TurnController, name: str, args: str) -> str:
             return cost_markdown(session.meter)
         case "compact":
             return await compact(controller, args)
+        case "goal":
+            from tui_assist.session.goals import run_goal
+
+            return await run_goal(controller, args)
         case "hooks" | "agents" | "skills":
             from tui_assist.session.extensions import agents_markdown, hooks_markdown, skills_markdown
 
             shown = {"hooks": hooks_markdown, "agents": agents_markdown, "skills": skills_markdown}
             return shown[name](session.extensions)
+        case "tasks":
+            from tui_assist.session.tasks import tasks_markdown
+
+            return tasks_markdown(session.shells)
         case _:
             raise CommandError(f"/{name} needs the chat screen")
 
@@ -328,21 +345,32 @@ def parse_rounds(args: str) -> int:
 
 
 async def compact(controller: TurnController, instructions: str) -> str:
-    """Summarise the older history now (`/compact [INSTRUCTIONS]`); the line to show.
+    """Summarise the older history now (`/compact [INSTRUCTIONS]`), as a run; the line to show.
 
     Raises:
-        CommandError: when a turn runs, there is no provider, or the summariser fails.
+        CommandError: when a run is under way, there is no provider, or the summariser fails.
     """
+    run = controller.start("compact", "/compact", lambda: _compact_now(controller, instructions))
+    if run is None:
+        raise CommandError("a turn is running: compact when it ends")
+    await run
+    if isinstance(run.error, CommandError):
+        raise run.error
+    if run.error is not None:
+        raise CommandError(f"cannot compact: {run.error}") from run.error
+    if run.cancelled:
+        return "Compact cancelled: the history is as it was."
+    return str(run.value)
+
+
+async def _compact_now(controller: TurnController, instructions: str) -> str:
     from tui_assist.core.model import ProviderError
     from tui_assist.session.factory import SetupError
 
-    if controller.running:
-        raise CommandError("a turn is running: compact when it ends")
     try:
         report = await controller.session.compact(instructions.strip() or None, controller.observer)
     except (SetupError, ProviderError, RuntimeError) as exc:
         raise CommandError(f"cannot compact: {exc}") from exc
-    controller.host.meter_changed()
     return f"⇣ {report.notice}" if report else "Nothing to compact yet: the latest turn stays verbatim."
 
 

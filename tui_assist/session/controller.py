@@ -1,37 +1,40 @@
-"""The controller: what a host does with what the user sends.
+"""The controller: what a host does with what the user sends, and every run it makes.
 
 Every host (the TUI, `ask`, the ACP agent, streaming output) hands prompts to one
 `TurnController` and implements the narrow `Host` protocol: it is told what happens (core events,
-a turn started or ended, the queue, the meter) and is asked what only a person can answer
-(approvals). The controller owns the rest, so that no host calls `ChatSession.run_turn` itself:
+a turn started or ended, the queue, a run's state, the meter) and is asked what only a person can
+answer (approvals). The controller owns the rest, so that no host keeps run state of its own:
 
+- **runs**: each piece of work (a turn, `!`, `/compact`, a flow, a resume, a rewind) is a `Run`
+  (`session/runs.py`) the host can await, cancel in any state and watch; one run at a time holds
+  the busy slot. The host says how work starts on its loop (its `Launcher`: a Textual worker, an
+  asyncio task); the controller never starts a task of its own kind;
 - **routing**: a prompt starting with `/` is a command (a custom command expands to a turn when
-  it runs, its !`command` spans run first; a built-in goes to the host's handler), anything else
-  a turn (`!COMMAND` a shell turn, which runs the command with no model call);
-- **the queue**: a prompt sent while a turn runs waits, and runs when the turn ends; a turn that
-  fails or is cancelled gives the queued prompts back to the host instead (they were typed as
-  follow-ups to a turn that did not come back);
-- **cancel and retry**: `cancel` stops the running turn (the session keeps it as interrupted);
-  the prompt of a failed turn can be sent again with `retry`;
+  it runs, its !`command` spans run first; a built-in goes to the host's handler; an unknown
+  `/name` is refused with one line in every host, never sent), anything else a turn (`!COMMAND`
+  a shell turn, which runs the command with no model call);
+- **the queue**: a prompt sent while a run holds the slot waits, and runs when it ends; a turn
+  that fails or is cancelled gives the queued prompts back to the host instead (they were typed
+  as follow-ups to a turn that did not come back);
+- **cancel and retry**: `cancel` stops the current run (a turn under way is kept, marked
+  interrupted), and "deny and stop" in an approval cancels it too, whichever host asked; the
+  prompt of a failed turn can be sent again with `retry`;
 - **the meter**: tokens, cache, cost and context fill, fed from the turn's `UsageRecorded` events
   (replayed events never pass here, so a resumed turn is not counted twice).
-
-The controller never decides where its work runs: `submit` and `retry` return the work for the
-host to await in its own turn task (a Textual worker, so approval modals can be awaited), and
-`run_prompt` runs one prompt for hosts that wait for its end (`ask`, ACP).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from tui_assist.core.events import UsageRecorded
 from tui_assist.session.hooks import PromptRefused
 from tui_assist.session.mentions.attachment import UnsendableImageError
-from tui_assist.session.slash_commands import SlashInput, parse_slash
+from tui_assist.session.runs import Run, task_launcher
+from tui_assist.session.slash_commands import SlashInput, is_command_name, parse_slash, unknown_command
 
 if TYPE_CHECKING:
     from tui_assist.core.conversation import ImageBlock
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
     from tui_assist.core.observer import ApprovalDecision, ToolApproval, TurnObserver
     from tui_assist.session.chat import ChatSession, TurnOutcome
     from tui_assist.session.mentions import Attachments
+    from tui_assist.session.runs import Launcher, RunKind, Work
     from tui_assist.session.slash_commands import CustomCommand
 
 
@@ -74,8 +78,16 @@ class Host(Protocol):
         """The session's meter or context fill moved."""
         ...
 
-    def run_command(self, call: SlashInput, text: str) -> Awaitable[None] | None:
-        """Run the built-in command `call` (typed as `text`); the work to await, if any."""
+    def run_command(self, call: SlashInput, text: str) -> Callable[[], Awaitable[None]] | None:
+        """Run the built-in command `call` (typed as `text`); the work left to run, if any."""
+        ...
+
+    def command_refused(self, text: str, why: str) -> None:
+        """`text` names no command (`why`, one line naming the closest): it was not sent."""
+        ...
+
+    def run_changed(self, run: Run) -> None:
+        """`run` moved on: `starting`, `running` or `done` (the busy state may have changed)."""
         ...
 
 
@@ -113,6 +125,8 @@ class QuietHost:
 
     ended: TurnEnded | None = None
     """How the last turn ended (None until one did)."""
+    refusal: str | None = None
+    """Why the last prompt was refused as an unknown command (None: it was not)."""
 
     def turn_started(self, prompt: str, strategy: str) -> None:
         """Nothing to show before the turn's own events."""
@@ -133,114 +147,217 @@ class QuietHost:
     def meter_changed(self) -> None:
         """The meter is read when asked for (at the end, or by `/cost`)."""
 
+    def command_refused(self, text: str, why: str) -> None:
+        """Keep why (the host reports it when the prompt is done)."""
+        self.refusal = why
+
+    def run_changed(self, run: Run) -> None:
+        """The host awaits its run: nothing to show on the way."""
+
 
 class TurnController:
-    """Routes, queues, runs, cancels and retries a host's prompts, and feeds the meter."""
+    """Owns a host's runs: routes, queues, starts, cancels and retries them, and feeds the meter."""
 
-    def __init__(self, session: ChatSession, host: Host) -> None:
-        """Drive `session`'s turns for `host`."""
+    def __init__(self, session: ChatSession, host: Host, launcher: Launcher = task_launcher) -> None:
+        """Drive `session`'s runs for `host`, starting their work with `launcher`."""
         self.session = session
         self.host = host
-        self.queued: list[str] = []
-        """Prompts sent while a turn ran, oldest first."""
+        self.launcher = launcher
+        self.current: Run | None = None
+        """The run holding the busy slot (a turn, a flow, a resume...), from `starting` to done."""
         self.failed_prompt: str | None = None
         """The prompt of the last turn when it failed (`retry` sends it again)."""
-        self._task: asyncio.Task[object] | None = None
-        """The task running a prompt, from its start (loading included) to its end."""
-        self._starting = False
-        """A prompt's work is with the host and has not started yet. It counts as running: the
-        host may start it a moment later, after handling more input (a second enter typed at
-        once), and a prompt sent meanwhile must wait in the queue, not start beside it."""
+        self._queue: list[Run] = []
+        """Prompts sent while a run ran, oldest first."""
 
     @property
     def running(self) -> bool:
-        """Whether a prompt is being run (the session may still be loading for it)."""
-        return self._task is not None or self._starting
+        """Whether a run holds the busy slot (a turn, `!`, `/compact`, a flow, a resume, a rewind)."""
+        return self.current is not None
+
+    @property
+    def queued(self) -> tuple[str, ...]:
+        """The prompts waiting behind the current run, oldest first."""
+        return tuple(run.label for run in self._queue)
 
     # -- what the user sends ------------------------------------------------------------------
 
-    def submit(self, text: str, *, images: Sequence[ImageBlock] = ()) -> Awaitable[None] | None:
-        """Route what the user sent, and return the work for the host to await (None: nothing).
+    def submit(self, text: str, *, images: Sequence[ImageBlock] = ()) -> Run | None:
+        """Route what the user sent; the run it makes (None: nothing left to run).
 
-        A built-in command goes to `host.run_command`; a custom command expands to its prompt; a
-        prompt runs now, or waits in the queue while a turn runs (then None is returned: the
-        running work sends it). `images` (an editor's pasted image) go with a prompt that runs
-        now; hosts that queue attach images by `@path` mentions instead.
+        A built-in command goes to `host.run_command` (its work, if any, runs as a `command` run
+        beside the others); an unknown `/name` is refused with one line (`host.command_refused`),
+        never sent; a custom command expands to its prompt; a prompt runs now, or is queued while
+        another run holds the busy slot. `images` (an editor's pasted image) go with the prompt.
         """
         call = parse_slash(text)
         if call is not None and self.custom_command(call) is None:
-            return self.host.run_command(call, text)
-        if self.running or self.queued:
-            self.queued.append(text)
-            self.host.queue_changed(tuple(self.queued))
-            return None
-        self._starting = True
-        return self._run_all(text, images)
+            from tui_assist.session.commands import SLASH
+
+            if call.name in SLASH.names:
+                return self._command(call, text)
+            if not call.name or is_command_name(call.name):
+                self.host.command_refused(text, unknown_command(call.name, self.session.custom_commands()))
+                return None
+            # Else a path (`/etc/hosts is wrong`): a prompt like any other.
+        run = self._new_turn(text, images)
+        if self.running or self._queue:
+            self._queue.append(run)
+            self.host.queue_changed(self.queued)
+            return run
+        self._launch(run, lambda: self._turn(run))
+        return run
 
     def custom_command(self, call: SlashInput) -> CustomCommand | None:
         """The custom command (a Markdown file) `/NAME` names; None for any other."""
         return self.session.custom_commands().commands.get(call.name)
 
-    def retry(self) -> Awaitable[None] | None:
-        """Send the failed prompt again; None when there is none or a turn runs."""
+    def retry(self) -> Run | None:
+        """Send the failed prompt again; None when there is none or a run holds the busy slot."""
         if self.failed_prompt is None or self.running:
             return None
-        self._starting = True
-        return self._run_all(self.failed_prompt)
+        run = self._new_turn(self.failed_prompt, ())
+        self._launch(run, lambda: self._turn(run))
+        return run
 
-    def cancel(self) -> bool:
-        """Stop the running turn (kept, marked interrupted); the queue goes back to the user.
+    def start(self, kind: RunKind, label: str, work: Work) -> Run | None:
+        """Run the host's `work` (a flow, a resume, a rewind, `/compact`) in the busy slot.
 
         Returns:
-            False when no prompt is running.
+            None when another run holds the slot (the host says so; nothing is queued).
         """
-        if self._task is None:
+        if self.running:
+            return None
+        if kind in ("resume", "rewind"):
+            self.failed_prompt = None  # it belonged to the conversation as it was
+        run = Run(kind, label, cancel=self._cancel)
+        self._launch(run, work)
+        return run
+
+    def new_conversation(self) -> bool:
+        """Start a new conversation (the meter at zero, nothing to retry); False while a run runs."""
+        if self.running:
             return False
-        self._give_back_queue()
-        # A turn under way is stopped by the session, which stores it as cancelled; a prompt
-        # still waiting for the session to load has nothing to store.
-        if not self.session.interrupt():
-            self._task.cancel()
+        self.session.new_conversation()
+        self.failed_prompt = None
         return True
 
-    async def _run_all(self, text: str, images: Sequence[ImageBlock] = ()) -> None:
-        """Run `text`, then each prompt queued meanwhile, until the queue is empty or a turn fails."""
-        self._starting = False  # `run_prompt` takes over at once (no await between)
-        while True:
-            ended = await self.run_prompt(text, images=images)
-            if ended.failed or ended.cancelled or not self.queued:
-                return
-            text, images = self.queued.pop(0), ()
-            self.host.queue_changed(tuple(self.queued))
+    def cancel(self) -> bool:
+        """Cancel the current run, in whatever state it is; the queue goes back to the user.
 
-    # -- one prompt ---------------------------------------------------------------------------
+        A turn under way is stopped by the session, which keeps it marked interrupted.
 
-    async def run_prompt(self, prompt: str, *, images: Sequence[ImageBlock] = ()) -> TurnEnded:
-        """Run one prompt as a persisted turn now (with `images` attached), and return how it ended.
+        Returns:
+            False when no run holds the busy slot.
+        """
+        return self.current is not None and self._cancel(self.current)
+
+    async def run_prompt(self, prompt: str) -> TurnEnded:
+        """Run one prompt as a turn now (never as a command), and return how it ended.
 
         Raises:
-            RuntimeError: when a prompt is already running.
-            asyncio.CancelledError: when the calling task is cancelled before the turn started,
-                or while the host closes (the session stores a started turn as cancelled first).
+            RuntimeError: when a run holds the busy slot.
         """
-        if self._task is not None:
-            raise RuntimeError("a turn is running")
-        session = self.session
-        self._task = asyncio.current_task()
+        if self.running:
+            raise RuntimeError("a run is under way")
+        run = self._new_turn(prompt, ())
+        self._launch(run, lambda: self._turn(run))
+        await run
+        return run.ended or TurnEnded(prompt, None, problem="cancelled")
+
+    # -- runs ---------------------------------------------------------------------------------
+
+    def _new_turn(self, text: str, images: Sequence[ImageBlock]) -> Run:
+        kind: RunKind = "shell" if self.session.strategy_name(text) == "shell" else "turn"
+        return Run(kind, text, images=images, cancel=self._cancel)
+
+    def _command(self, call: SlashInput, text: str) -> Run | None:
+        work = self.host.run_command(call, text)
+        if work is None:
+            return None
+        run = Run("command", text, cancel=self._cancel)
+        self._launch(run, work, busy=False)
+        return run
+
+    def _launch(self, run: Run, work: Callable[[], Awaitable[object]], *, busy: bool = True) -> None:
+        """Hand `run` to the launcher; it holds the busy slot from now on (unless not `busy`)."""
+        if busy:
+            self.current = run
+        run.set_state("starting")
+        self.host.run_changed(run)
+
+        async def body() -> None:
+            if run.done:  # cancelled before the launcher got to it
+                return
+            run.set_state("running")
+            self.host.run_changed(run)
+            try:
+                run.value = await work()
+            except asyncio.CancelledError:
+                run.cancelled = True
+                raise
+            except Exception as exc:  # the host reads it from the run; it must not end the loop
+                run.error = exc
+            finally:
+                self._finish(run)
+
+        run.handle = self.launcher(body)
+
+    def _finish(self, run: Run) -> None:
+        """End `run`, and start the next queued prompt when the busy slot is free."""
+        if run.done:
+            return
+        run.set_state("done")
+        if self.current is run:
+            self.current = None
+        if run.kind == "compact":
+            self.host.meter_changed()  # the context fill dropped
+        self.host.run_changed(run)
+        if self.current is None and self._queue:
+            following = self._queue.pop(0)
+            self.host.queue_changed(self.queued)
+            self._launch(following, lambda: self._turn(following))
+
+    def _cancel(self, run: Run) -> bool:
+        if run.done:
+            return False
+        run.cancelled = True
+        if run.state == "queued":
+            self._queue.remove(run)
+            self.host.queue_changed(self.queued)
+            self._finish(run)
+            return True
+        if run is self.current:
+            self._give_back_queue()
+        handle = run.handle
+        if run.state == "starting":
+            # Ended now, whether or not the launcher ever starts it: nothing waits on its body.
+            self._finish(run)
+        elif run.kind in ("turn", "shell") and self.session.interrupt():
+            return True  # the session stores the turn as cancelled, and the run ends with it
+        if handle is not None:
+            handle.cancel()
+        return True
+
+    # -- one turn -----------------------------------------------------------------------------
+
+    async def _turn(self, run: Run) -> None:
+        """Run `run`'s prompt as a persisted turn (with its images) and keep how it ended."""
+        prompt, session = run.label, self.session
         self.failed_prompt = None
         self.host.turn_started(prompt, session.strategy_name(prompt))
         try:
-            ended = await self._run(prompt, images)
-        except asyncio.CancelledError:
-            self.host.turn_ended(TurnEnded(prompt, None, problem="cancelled"))
+            ended = await self._run(prompt, run.images)
+        except asyncio.CancelledError:  # while loading, or the host closing
+            run.ended = TurnEnded(prompt, None, problem="cancelled")
+            self.host.turn_ended(run.ended)
             raise
-        finally:
-            self._task = None
+        run.ended = ended
+        run.cancelled = run.cancelled or ended.cancelled
         if ended.failed:
             self.failed_prompt = prompt
             self._give_back_queue()
         self.host.turn_ended(ended)
-        return ended
 
     async def _run(self, prompt: str, images: Sequence[ImageBlock]) -> TurnEnded:
         session = self.session
@@ -280,19 +397,20 @@ class TurnController:
         return expanded.text, expanded.model, expanded.warnings
 
     def _give_back_queue(self) -> None:
-        if self.queued:
-            texts = tuple(self.queued)
-            self.queued.clear()
-            self.host.queue_returned(texts)
+        if self._queue:
+            queued, self._queue = self._queue, []
+            for run in queued:
+                run.cancelled = True
+                run.set_state("done")
+            self.host.queue_returned(tuple(run.label for run in queued))
 
     # -- the meter ----------------------------------------------------------------------------
 
     @property
     def observer(self) -> TurnObserver:
-        """The host as an observer, with the meter fed on the way.
+        """The host as an observer: the meter fed on the way, and "deny and stop" obeyed.
 
-        For any model work the host starts itself (a flow run, `/compact`), so its spend is
-        counted too.
+        Every run reports to it, a flow's and `/compact`'s too, so their spend is counted.
         """
         return _MeteredObserver(self)
 
@@ -330,4 +448,8 @@ class _MeteredObserver:
         self._observer.on_event(event)
 
     async def approve(self, request: ToolApproval) -> ApprovalDecision:
-        return await self._observer.approve(request)
+        decision = await self._observer.approve(request)
+        if decision.kind == "stop":
+            # From inside the run: its next await ends it, before another model request.
+            self._controller.cancel()
+        return decision

@@ -1,10 +1,10 @@
 """`tui-assist doctor`: every place a session in the workdir reads, what loaded, what did not and why.
 
-Doctor runs the session's own loaders once (`Findings`), then asks each entry of `SOURCES` for
-the places it stands for. A loader's warnings name the file they are about, so they are handed to
-the place whose path they name, whichever loader produced them: a new loader's results show once
-its places are added to `SOURCES` and its warnings to `Findings.warnings`. Doctor trusts nothing
-and writes nothing.
+Doctor runs the session's own loaders once (`Findings`), over the places a session reads
+(`SetupPlaces`), then asks each entry of `SOURCES` for the places it stands for. A loader's
+warnings name the file they are about, so they are handed to the place whose path they name,
+whichever loader produced them: a new loader's results show once its places are added to
+`SOURCES` and its warnings to `Findings.warnings`. Doctor trusts nothing and writes nothing.
 """
 
 from __future__ import annotations
@@ -21,13 +21,11 @@ if TYPE_CHECKING:
     from tui_assist.session.config import Settings
     from tui_assist.session.extensions import Extensions
     from tui_assist.session.mcp_config import ProjectMcpServers
-    from tui_assist.session.plugins import PluginsFound
+    from tui_assist.session.plugins import Plugin, PluginsFound
+    from tui_assist.session.setup_places import SetupPlaces
     from tui_assist.session.slash_commands import CustomCommandLoader, CustomCommands
 
 __all__ = ["SOURCES", "DoctorReport", "Findings", "Source", "diagnose"]
-
-PLUGIN_PARTS_USED: Final = ("MCP server",)
-"""The parts of a plugin this build uses; the others are listed as not read yet."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +77,12 @@ class Findings:
     def workdir(self) -> Path:
         """The session's workdir, resolved."""
         return self.settings.workdir.resolve()
+
+    @property
+    def places(self) -> SetupPlaces:
+        """The places the loaders read."""
+        assert self.extensions.places is not None
+        return self.extensions.places
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,12 +139,17 @@ def _project_settings(found: Findings) -> list[Source]:
 
 
 def _claude_settings(found: Findings) -> list[Source]:
-    places = [
-        ("Claude Code project settings", found.workdir / ".claude" / "settings.json", True),
-        ("Claude Code local settings", found.workdir / ".claude" / "settings.local.json", True),
-        ("Claude Code user settings", Path.home() / ".claude" / "settings.json", False),
-    ]
-    return [_unread(kind, path, gated) for kind, path, gated in places]
+    sources: list[Source] = []
+    for file in found.places.claude_settings():
+        path = file.path
+        hooks = [f"hook {h.describe()}" for h in found.extensions.hooks if h.origin == path]
+        rules = [r for r in found.permissions.rules if r.source.path == path]
+        loaded = hooks + ([f"{len(rules)} permission rules"] if rules else [])
+        kind = f"Claude Code {'project' if file.project else 'user'} settings"
+        if path.name != "settings.json":
+            kind = "Claude Code local settings"
+        sources.append(Source(kind, path, path.is_file(), tuple(loaded), gated=file.project))
+    return sources + _claude_user_off(found, "settings.json")
 
 
 def _mcp_json(found: Findings) -> list[Source]:
@@ -173,45 +182,60 @@ def _mcp_json(found: Findings) -> list[Source]:
 
 def _command_folders(found: Findings) -> list[Source]:
     sources: list[Source] = []
-    folders = [folder for folder, _ in found.command_loader.folders]
-    for folder, origin in found.command_loader.folders:
-        names = [f"/{name}" for name, c in found.commands.commands.items() if c.path.is_relative_to(folder)]
-        kind = f"{origin} commands folder"
-        sources.append(Source(kind, folder, folder.is_dir(), tuple(_counted("command", names))))
-    return sources + _claude_folders(found, "commands", folders)
+    for folder in found.command_loader.folders:
+        if folder.source == "plugin":
+            continue  # under its plugin
+        names = [f"/{n}" for n, c in found.commands.commands.items() if c.path.is_relative_to(folder.path)]
+        kind = f"{_whose(found, folder.path, folder.source == 'project')} commands folder"
+        sources.append(Source(kind, folder.path, folder.path.is_dir(), tuple(_counted("command", names))))
+    return sources + _claude_user_off(found, "commands")
 
 
 def _agent_folders(found: Findings) -> list[Source]:
-    from tui_assist.session.agents import agent_folders
-
     sources: list[Source] = []
-    places = agent_folders(found.workdir, found.config_dir)
-    for folder, project in places:
-        names = [a.spec.name for a in found.extensions.agents if a.path.is_relative_to(folder)]
-        kind = f"{'project' if project else 'user'} agents folder"
-        sources.append(Source(kind, folder, folder.is_dir(), tuple(_counted("agent", names)), gated=project))
-    return sources + _claude_folders(found, "agents", [folder for folder, _ in places])
-
-
-def _claude_folders(found: Findings, part: str, read: Sequence[Path]) -> list[Source]:
-    """Claude Code's project and user folders of `part` that no loader here reads (yet)."""
-    places = [
-        (f"Claude Code project {part} folder", found.workdir / ".claude" / part, True),
-        (f"Claude Code user {part} folder", Path.home() / ".claude" / part, False),
-    ]
-    return [_unread(kind, path, gated) for kind, path, gated in places if path not in read]
+    for folder in found.places.agent_folders():
+        if folder.prefix:
+            continue  # a plugin's: under its plugin
+        names = [a.spec.name for a in found.extensions.agents if a.path.is_relative_to(folder.path)]
+        kind = f"{_whose(found, folder.path, folder.project)} agents folder"
+        loaded = tuple(_counted("agent", names))
+        sources.append(Source(kind, folder.path, folder.path.is_dir(), loaded, gated=folder.project))
+    return sources + _claude_user_off(found, "agents")
 
 
 def _skill_folders(found: Findings) -> list[Source]:
-    user = _unread("user skills folder", found.config_dir / "skills", False)
-    return [*_claude_folders(found, "skills", []), user]
+    sources: list[Source] = []
+    for folder in found.places.skill_folders():
+        if folder.prefix:
+            continue  # a plugin's: under its plugin
+        names = [s.entry.name for s in found.extensions.skills if s.path.is_relative_to(folder.path)]
+        kind = f"{_whose(found, folder.path, folder.project)} skills folder"
+        loaded = tuple(_counted("skill", names))
+        sources.append(Source(kind, folder.path, folder.path.is_dir(), loaded, gated=folder.project))
+    return sources + _claude_user_off(found, "skills")
+
+
+def _whose(found: Findings, path: Path, project: bool) -> str:
+    """`project`, `user`, or `Claude Code project`/`Claude Code user` for Claude Code's folders."""
+    claude = found.places.claude_user
+    ours = not path.is_relative_to(found.workdir / ".claude") and not (
+        claude is not None and path.is_relative_to(claude)
+    )
+    return f"{'' if ours else 'Claude Code '}{'project' if project else 'user'}"
+
+
+def _claude_user_off(found: Findings, name: str) -> list[Source]:
+    """With `[claude] import_user = false`, the user's Claude Code `name`, said to be unread."""
+    if found.places.claude_user is not None:
+        return []
+    from tui_assist.paths import claude_home
+
+    path = claude_home() / name
+    why = ("not read: [claude] import_user = false",) if path.exists() else ()
+    return [Source(f"Claude Code user {name.removesuffix('.json')}", path, path.exists(), (), why)]
 
 
 def _plugins(found: Findings) -> list[Source]:
-    from tui_assist.session.factory import provider_key_variables
-    from tui_assist.tools.mcp.config import blocked_message, blocked_references
-
-    secrets = provider_key_variables(found.settings)
     state = found.plugins.state_file or found.data_dir / "plugins" / "state.json"
     names = [f"{p.name}{' (disabled)' if not p.enabled else ''}" for p in found.plugins.plugins]
     sources = [Source("plugins state", state, state.is_file(), tuple(_counted("plugin", names)))]
@@ -219,18 +243,36 @@ def _plugins(found: Findings) -> list[Source]:
         if not plugin.enabled:
             sources.append(Source("plugin", plugin.root, True, (), ("disabled (tui-assist plugin enable)",)))
             continue
-        loaded: list[str] = []
-        skipped: list[str] = []
-        for line in plugin.brings():
-            used = line.startswith(PLUGIN_PARTS_USED)
-            (loaded if used else skipped).append(line if used else f"{line}: not read by this build")
-        for name, origin in found.plugin_mcp.origins.items():
-            config = found.plugin_mcp.servers[name]
-            blocked = blocked_references(config, found.settings.mcp.pass_env, secrets)
-            if origin.is_relative_to(plugin.root) and blocked:
-                skipped.append(blocked_message(name, config, blocked))
+        loaded, skipped = _plugin_parts(found, plugin)
         sources.append(Source("plugin", plugin.root, True, tuple(loaded), tuple(skipped)))
     return sources
+
+
+def _plugin_parts(found: Findings, plugin: Plugin) -> tuple[list[str], list[str]]:
+    """What of an enabled plugin the session's loaders loaded, and the servers that would not start."""
+    from tui_assist.session.factory import provider_key_variables
+    from tui_assist.tools.mcp.config import blocked_message, blocked_references
+
+    def inside(path: Path | None) -> bool:
+        return path is not None and path.is_relative_to(plugin.root)
+
+    commands = [f"/{name}" for name, c in found.commands.commands.items() if inside(c.path)]
+    agents = [a.spec.name for a in found.extensions.agents if inside(a.path)]
+    skills = [s.entry.name for s in found.extensions.skills if inside(s.path)]
+    loaded = _counted("command", commands) + _counted("agent", agents) + _counted("skill", skills)
+    loaded += [f"hook {h.describe()}" for h in found.extensions.hooks if h.plugin_root == plugin.root]
+    skipped: list[str] = []
+    secrets = provider_key_variables(found.settings)
+    for name, origin in found.plugin_mcp.origins.items():
+        if not inside(origin):
+            continue
+        config = found.plugin_mcp.servers[name]
+        if blocked := blocked_references(config, found.settings.mcp.pass_env, secrets):
+            skipped.append(blocked_message(name, config, blocked))
+        else:
+            loaded.append(f"MCP server {name}: {config.target}")
+    root = str(plugin.root)
+    return [line.replace(root, "${CLAUDE_PLUGIN_ROOT}") for line in loaded], skipped
 
 
 def _instructions(found: Findings) -> list[Source]:
@@ -258,24 +300,27 @@ SOURCES: Final[tuple[Callable[[Findings], list[Source]], ...]] = (
 
 def read_findings(settings: Settings, *, config_file: Path, config_dir: Path, data_dir: Path) -> Findings:
     """Run the session's loaders for `settings.workdir` (trusting nothing, writing nothing)."""
+    from tui_assist.session.commands import SLASH
     from tui_assist.session.extensions import load_extensions
     from tui_assist.session.mcp_config import plugin_mcp_servers, project_mcp_servers
-    from tui_assist.session.plugins import load_plugins
     from tui_assist.session.rule_files import load_permissions
-    from tui_assist.session.slash_commands import CustomCommandLoader
 
     settings = settings.model_copy(update={"trust_project": False})  # doctor never trusts
     extensions = load_extensions(settings, config_dir, data_dir)
+    assert extensions.places is not None
+    places = extensions.places
     project_mcp = project_mcp_servers(settings.workdir)
-    plugins = load_plugins(data_dir)
-    plugin_mcp = plugin_mcp_servers(plugins.plugins)
-    loader = CustomCommandLoader(settings.workdir.resolve(), config_dir)
+    plugins = places.installed
+    plugin_mcp = plugin_mcp_servers(places.plugins)
+    loader = places.command_loader(reserved=SLASH.names)
     commands = loader.load()
+    user_claude = [f.path for f in places.claude_settings() if not f.project]
     permissions = load_permissions(
         settings.workdir,
         user_allow=settings.permissions.allow,
         user_deny=settings.permissions.deny,
         user_file=config_file,
+        claude_user_file=user_claude[0] if user_claude else None,
     )
     warnings = (
         *extensions.warnings,
@@ -362,9 +407,3 @@ def _counted(what: str, names: Sequence[str]) -> list[str]:
     if not names:
         return []
     return [f"{len(names)} {what}{'s' if len(names) != 1 else ''}: {', '.join(names)}"]
-
-
-def _unread(kind: str, path: Path, gated: bool) -> Source:
-    """A place Claude Code reads that this build has no loader for yet."""
-    present = path.exists()
-    return Source(kind, path, present, (), ("not read by this build",) if present else (), gated=gated)

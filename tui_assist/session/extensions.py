@@ -1,6 +1,7 @@
 """What the user and the project add to a session: hooks and custom sub-agents, and the trust gate.
 
-The user's own (config file, config dir) always apply. The project's (its settings.toml hooks,
+The places read are `SetupPlaces`'s. The user's own (config file, config dir, `~/.claude`, the
+enabled plugins) always apply. The project's (its settings.toml hooks,
 its allow rules, its MCP servers, its agent files, the scripts its hooks and servers name) apply
 only while `ProjectTrust` says the project is trusted with those files as they are; until then
 they are listed as *pending*, for the trust dialog, `--trust-project` and the headless warning.
@@ -13,8 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tui_assist.session.agents import AgentDefinition, agent_folders, load_agents, project_agent_files
-from tui_assist.session.claude_dirs import user_claude_dir
+from tui_assist.session.agents import AgentDefinition, load_agents, project_agent_files
 from tui_assist.session.hooks import (
     HookDefinition,
     claude_settings_hooks,
@@ -24,13 +24,15 @@ from tui_assist.session.hooks import (
 )
 from tui_assist.session.mcp_config import ProjectMcpServers, project_mcp_servers
 from tui_assist.session.rule_files import project_permissions
-from tui_assist.session.skills import Skill, load_skills, project_skill_files, skill_folders
+from tui_assist.session.setup_places import SetupPlaces, plugin_hooks
+from tui_assist.session.skills import Skill, load_skills, project_skill_files
 from tui_assist.session.slash_commands import project_shell_commands
 from tui_assist.session.trust import ProjectFiles, ProjectTrust, TrustStatus, named_scripts
 
 if TYPE_CHECKING:
     from tui_assist.core.tooling import SubagentSpec
     from tui_assist.session.config import Settings
+    from tui_assist.session.plugins import Plugin
     from tui_assist.tools.skill import SkillEntry
 
 MCP_FILE = ".mcp.json"
@@ -44,8 +46,10 @@ class Extensions:
     """The hooks and agents found, and whether the project's may run."""
 
     workdir: Path
+    places: SetupPlaces | None = None
+    """Where it was all read from."""
     hooks: list[HookDefinition] = field(default_factory=lambda: list[HookDefinition]())
-    """User and project hooks, in that order."""
+    """User (plugins' among them) and project hooks, in that order."""
     agents: list[AgentDefinition] = field(default_factory=lambda: list[AgentDefinition]())
     project_files: list[Path] = field(default_factory=lambda: list[Path]())
     """The project files trusting covers: its settings files with hooks, servers or allow rules,
@@ -72,6 +76,11 @@ class Extensions:
     def trusted(self) -> bool:
         """Whether the project's hooks and agents run."""
         return self.trust == "trusted"
+
+    @property
+    def plugins(self) -> tuple[Plugin, ...]:
+        """The enabled plugins (their commands, agents, skills, hooks and MCP servers are used)."""
+        return self.places.plugins if self.places is not None else ()
 
     def active_hooks(self) -> list[HookDefinition]:
         """The hooks that run: the user's, and the project's once trusted."""
@@ -150,13 +159,18 @@ def load_extensions(
     """
     workdir = settings.workdir
     files = snapshot or ProjectFiles(workdir)
-    found = Extensions(workdir)
+    places = SetupPlaces.of(settings, config_dir, data_dir)
+    found = Extensions(workdir, places)
+    found.warnings += places.warnings
     hooks, warnings = parse_hooks(settings.hooks, "user", config_dir / "config.toml")
     found.hooks += hooks
     found.warnings += warnings
-    claude_user = user_claude_dir(settings)  # the user's own Claude Code setup: not gated
-    if claude_user is not None:
-        hooks, warnings, _ = claude_settings_hooks(claude_user / "settings.json", "user")
+    for user_file in [f for f in places.claude_settings() if not f.project]:  # the user's own: not gated
+        hooks, warnings, _ = claude_settings_hooks(user_file.path, "user")
+        found.hooks += hooks
+        found.warnings += warnings
+    for plugin, hooks_file in places.plugin_hook_files():  # installed by the user: not gated
+        hooks, warnings = plugin_hooks(plugin, hooks_file)
         found.hooks += hooks
         found.warnings += warnings
     hooks, warnings, settings_file = project_hooks(workdir, files)
@@ -165,11 +179,11 @@ def load_extensions(
     hooks, warnings, claude_files = project_claude_hooks(workdir, files)  # .claude/settings*.json
     found.hooks += hooks
     found.warnings += warnings
-    agents, warnings = load_agents(agent_folders(workdir, config_dir, claude_user), files)
+    agents, warnings = load_agents(places.agent_folders(), files)
     found.agents = agents
     found.warnings += warnings
     found.commands = project_shell_commands(workdir)
-    skills, warnings = load_skills(skill_folders(workdir, config_dir, claude_user))
+    skills, warnings = load_skills(places.skill_folders())
     found.skills = skills
     found.warnings += warnings
     covered = [
@@ -240,7 +254,7 @@ def agents_markdown(found: Extensions | None) -> str:
         return (
             "**Agents** · none. Put Markdown files with front matter (`name`, `description`, `tools`, "
             f"`model`) in `.tui-assist/agents/`, `.claude/agents/`, `{config_dir() / 'agents'}` or"
-            " `~/.claude/agents/`."
+            " `~/.claude/agents/`, or install a plugin (`tui-assist plugin install`)."
         )
     return "**Agents**\n\n" + "\n".join(f"- `{line}`" for line in lines)
 
@@ -254,6 +268,6 @@ def skills_markdown(found: Extensions | None) -> str:
         return (
             "**Skills** · none. A skill is a folder holding a `SKILL.md` (front matter `name`, "
             "`description`), in `.claude/skills/`, `~/.claude/skills/` or "
-            f"`{config_dir() / 'skills'}`."
+            f"`{config_dir() / 'skills'}`, or in an installed plugin's `skills/`."
         )
     return "**Skills**\n\n" + "\n".join(f"- `{line}`" for line in lines)

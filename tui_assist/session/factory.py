@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from tui_assist.session.config import Settings
     from tui_assist.session.config_source import ConfigPreview
     from tui_assist.store.db import Store
+    from tui_assist.tools.background import BackgroundShells
     from tui_assist.tools.lsp import LspServers
     from tui_assist.tools.mcp import McpManager, McpServerConfig
     from tui_assist.tools.sandbox import Sandbox
@@ -112,12 +113,14 @@ def make_toolbox_factory(
     subagents: Callable[[], Sequence[SubagentSpec]] | None = None,
     skills: Callable[[], Sequence[SkillEntry]] | None = None,
     diagnostics: Diagnostics | None = None,
+    background: BackgroundShells | None = None,
 ) -> ToolboxFactory:
     """The tool registry's factory: a fresh toolbox (shell, editor, sub-agents, web_fetch, extras) per run.
 
     `sandbox` is the OS sandbox bash runs in (`choose_sandbox`), None for none; `subagents` gives
     the custom sub-agents the `agent` tool offers and `skills` the skills the `skill` tool offers
-    (each read for each toolbox); `diagnostics` checks each file the editor writes (`make_lsp`).
+    (each read for each toolbox); `diagnostics` checks each file the editor writes (`make_lsp`);
+    `background` is the session's background shells (`make_background_shells`).
     The sandbox's network switch does not apply to `web_fetch`: it runs in this process, behind
     the approval policy and its own address checks.
     """
@@ -142,7 +145,19 @@ def make_toolbox_factory(
         subagents=subagents or (),
         skills=skills or (),
         diagnostics=diagnostics,
+        background=background,
     )
+
+
+def make_background_shells(settings: Settings, sandbox: Sandbox | None) -> BackgroundShells:
+    """The session's background shells: the persistent shell's environment and sandbox."""
+    from tui_assist.tools.background import BackgroundShells
+    from tui_assist.tools.shell import shell_env
+
+    workdir = settings.workdir.resolve()
+    pass_env = frozenset(settings.tools.bash.pass_env)
+    keys = provider_key_variables(settings)
+    return BackgroundShells(workdir, env=lambda: shell_env(workdir, pass_env, keys), sandbox=sandbox)
 
 
 def make_lsp(settings: Settings, notify: Callable[[str], None]) -> LspServers | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TextIO
 
 from tui_assist.core.events import (
@@ -83,26 +83,15 @@ class HeadlessHost(HeadlessObserver, QuietHost):
         """The observer given, else itself: progress lines, and no questions asked."""
         return self._observer or self
 
-    def run_command(self, call: SlashInput, text: str) -> Awaitable[None]:
-        """Run a built-in that needs no screen (see `session.commands.run_headless`).
+    def run_command(self, call: SlashInput, text: str) -> Callable[[], Awaitable[None]]:
+        """Run a built-in that needs no screen (see `session.commands.run_headless`)."""
+        return lambda: self._run_command(call)
 
-        A `/` prompt whose first word is not a command name (`/etc/hosts is wrong`) is sent as
-        typed. An unknown `/NAME` is an error, never sent: a script that meant a custom command
-        must not have its text answered as a question.
-        """
-        return self._run_command(call, text)
-
-    async def _run_command(self, call: SlashInput, text: str) -> None:
-        from tui_assist.session.commands import SLASH, CommandError, run_headless
-        from tui_assist.session.slash_commands import is_command_name, unknown_command
+    async def _run_command(self, call: SlashInput) -> None:
+        from tui_assist.session.commands import run_headless
 
         assert self.controller is not None, "the controller sets itself as the host's"
-        if call.name in SLASH:
-            self.command_output = await run_headless(self.controller, call.name, call.args)
-        elif is_command_name(call.name):
-            raise CommandError(unknown_command(call.name, self.controller.session.custom_commands()))
-        else:
-            await self.controller.run_prompt(text)
+        self.command_output = await run_headless(self.controller, call.name, call.args)
 
 
 def _short(data: dict[str, object]) -> str:

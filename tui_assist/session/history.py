@@ -16,6 +16,7 @@ from tui_assist.store.rows import ConversationRow, TurnRow
 
 if TYPE_CHECKING:
     from tui_assist.session.checkpoints import FileChange
+    from tui_assist.session.checkpoints.hunks import HunkKey, RevertResult, TurnChanges
     from tui_assist.session.rewind import RewindPlan, RewindResult, RewindScope
     from tui_assist.store.db import Store
 
@@ -88,3 +89,32 @@ class History:
         from tui_assist.session import rewind
 
         return await rewind.apply_rewind(self._store, self.data_dir, plan)
+
+    async def turn_hunks(self, turn_id: str) -> TurnChanges | None:
+        """A turn's changes by hunk, from its snapshots; None when it has no complete pair.
+
+        Raises:
+            CheckpointError: A snapshot was pruned, or git failed.
+        """
+        from tui_assist.session.checkpoints import Checkpoints
+        from tui_assist.session.checkpoints.hunks import load_changes
+
+        row = await self._store.turn_checkpoint(turn_id)
+        if row is None or row.after is None:
+            return None
+        return await load_changes(Checkpoints(self.data_dir, Path(row.workdir)), row.before, row.after)
+
+    async def revert_hunks(self, changes: TurnChanges, rejected: set[HunkKey]) -> RevertResult:
+        """Revert some hunks of a turn on disk, recorded like a turn so a rewind still restores it.
+
+        Raises:
+            CheckpointError: A snapshot or a write failed.
+        """
+        from tui_assist.session.checkpoints import Checkpoints
+        from tui_assist.session.checkpoints.hunks import revert_hunks
+
+        checkpoints = Checkpoints(self.data_dir, Path(changes.workdir))
+        done = await revert_hunks(checkpoints, changes, rejected)
+        row_id = await self._store.record_checkpoint(workdir=changes.workdir, before=done.before)
+        await self._store.finish_checkpoint(row_id, done.after)
+        return done

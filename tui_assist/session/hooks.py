@@ -49,6 +49,7 @@ from tui_assist.core.hooks import GO_ON, HookedCall, HookPermission, HookStop, T
 from tui_assist.core.hooks import with_context as with_context
 from tui_assist.core.nodes import NodeScope
 from tui_assist.core.text import clip
+from tui_assist.session.claude_dirs import CLAUDE_SETTINGS_FILES
 from tui_assist.session.factory import SetupError
 
 if TYPE_CHECKING:
@@ -75,8 +76,6 @@ HOOK_EVENTS: Final = (
 """Claude Code's events, every one of which runs here."""
 UNMATCHED_EVENTS: Final = frozenset({"UserPromptSubmit", "Stop"})
 """Events with no subject: a matcher on them is ignored."""
-CLAUDE_SETTINGS_FILES: Final = ("settings.json", "settings.local.json")
-"""The project's Claude Code settings in `.claude/`, in the order Claude Code layers them."""
 QUIET_KEYS: Final = frozenset({"statusMessage"})
 """Claude Code handler keys that need nothing here (what its spinner says)."""
 SYNCHRONOUS_KEYS: Final = frozenset({"async", "asyncRewake"})
@@ -374,9 +373,6 @@ async def run_hook(
 
     `$CLAUDE_PROJECT_DIR` is the workdir and `$CLAUDE_PLUGIN_ROOT` a plugin hook's folder, in
     the environment, so the shell expands them in the command as Claude Code's does.
-
-    The hook runs in a process group of its own, so a timeout (or a cancelled turn) kills what
-    it started too.
 
     The hook runs in a process group of its own and in a `ProcessScope`: a timeout (at most
     `HOOK_TIMEOUT_MAX`) or a cancelled turn kills all it started, a `setsid` daemon too. A daemon

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from tui_assist.session.rewind import TurnCheckpoints
     from tui_assist.session.trust import ProjectFiles
     from tui_assist.store.db import Store
+    from tui_assist.tools.background import BackgroundShells
     from tui_assist.tools.lsp import LspServers
     from tui_assist.tools.mcp import McpManager
     from tui_assist.tools.sandbox import Sandbox
@@ -122,6 +123,8 @@ class SessionParts:
         """The project's MCP servers, once `load` has read them (started only when trusted)."""
         self.lsp: LspServers | None = None
         """The language servers that check the editor's writes (each starts on first use)."""
+        self.shells: BackgroundShells | None = None
+        """The background shells `bash` starts (`run_in_background`), all ended by `aclose`."""
         self._provider_factory = provider_factory
         self._toolbox_factory = toolbox_factory
         self._ready = asyncio.Event()
@@ -319,12 +322,13 @@ class SessionParts:
     def _make_toolbox_factory(
         self, extra: Callable[[], Sequence[Tool]] | None, sandbox: Sandbox | None
     ) -> ToolboxFactory:
-        from tui_assist.session.factory import make_lsp, make_toolbox_factory
+        from tui_assist.session.factory import make_background_shells, make_lsp, make_toolbox_factory
 
         try:
             self.lsp = make_lsp(self.settings, self.notes.append)
+            self.shells = make_background_shells(self.settings, sandbox)
             return make_toolbox_factory(
-                self.settings, extra, sandbox, self._custom_agents, self._skills, self.lsp
+                self.settings, extra, sandbox, self._custom_agents, self._skills, self.lsp, self.shells
             )
         except Exception as exc:  # a broken tool must not keep the chat from opening
             log.exception("tools unavailable")
@@ -475,6 +479,8 @@ class SessionParts:
         from tui_assist.session.mcp_config import ProjectMcpServers, plugin_mcp_servers
         from tui_assist.session.plugins import load_plugins
 
+        if self.extensions is not None:  # read with the plugins' other parts (its warnings said)
+            return plugin_mcp_servers(self.extensions.plugins)
         found = load_plugins(data_dir(self.settings.data_dir))
         servers = plugin_mcp_servers(found.plugins)
         return ProjectMcpServers(
@@ -532,6 +538,7 @@ class SessionParts:
             except Exception:  # a hook must not keep the session from closing
                 log.exception("SessionEnd hooks failed")
         for closer in (
+            self.shells.aclose if self.shells is not None else None,
             self.checkpoints.aclose if self.checkpoints is not None else None,
             self.hooks.aclose if self.hooks is not None else None,
             self._mcp.aclose if self._mcp is not None else None,

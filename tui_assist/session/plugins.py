@@ -18,16 +18,17 @@ also returns what could not be read).
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, cast
 
+from tui_assist.session.plugin_fetch import PluginError, is_git_url
+from tui_assist.session.plugin_fetch import fetch_source as _fetch
+from tui_assist.session.plugin_fetch import normal_source as _normal_source
 from tui_assist.tools.safe_io import write_atomically
 
 __all__ = [
@@ -55,13 +56,6 @@ _METADATA_KEYS: Final = frozenset(
     {"$schema", "name", "version", "description", "author", "homepage", "repository", "license", "keywords"}
 )
 _COMPONENT_KEYS: Final = ("commands", "agents", "skills", "hooks", "mcpServers")
-_GIT_CONFIG: Final = ("core.hooksPath=/dev/null", "core.fsmonitor=false", "core.symlinks=false")
-"""Cloning runs nothing from the repository and creates no symlinks that point out of it."""
-_GIT_TIMEOUT: Final = 300.0
-
-
-class PluginError(Exception):
-    """A plugin or marketplace command that cannot be carried out; the message is one line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,14 +84,15 @@ class Plugin:
     def brings(self) -> list[str]:
         """What the plugin adds, one line each: commands, agents, skills, hooks and MCP servers.
 
-        Paths inside the plugin read `${CLAUDE_PLUGIN_ROOT}/...`, wherever the plugin is now.
+        Names are the ones sessions use (`PLUGIN:NAME`); paths inside the plugin read
+        `${CLAUDE_PLUGIN_ROOT}/...`, wherever the plugin is now.
         """
         from tui_assist.session.mcp_config import plugin_mcp_servers
 
         root = str(self.root)
         lines = [f"command /{self.name}:{path.stem}" for path in _markdown_files(self.commands_dir)]
-        lines += [f"agent {path.stem}: {path}" for path in _markdown_files(self.agents_dir)]
-        lines += [f"skill {folder.name}" for folder in _skill_folders(self.skills_dir)]
+        lines += [f"agent {self.name}:{path.stem}: {path}" for path in _markdown_files(self.agents_dir)]
+        lines += [f"skill {self.name}:{folder.name}" for folder in _skill_folders(self.skills_dir)]
         lines += [f"hook {line}" for line in _hook_lines(self.hooks_file)]
         lines += [f"MCP server {line}" for line in plugin_mcp_servers([self]).describe()]
         return [line.replace(root, "${CLAUDE_PLUGIN_ROOT}") for line in lines]
@@ -508,24 +503,10 @@ def _entry_source(value: object, plugin_root: str | None) -> tuple[str, str | No
 # -- fetching
 
 
-def _is_git_url(source: str) -> bool:
-    return "://" in source or source.startswith("git@")
-
-
-def _normal_source(source: str) -> str:
-    """A URL as given; a local folder as an absolute path (so the record still finds it)."""
-    if _is_git_url(source):
-        return source
-    path = Path(source).expanduser()
-    if not path.is_dir():
-        raise PluginError(f"{source} is not a folder or a git URL")
-    return str(path.resolve())
-
-
 def _resolve(data_dir: Path, spec: str) -> tuple[str, str | None, MarketplaceEntry | None]:
     """Where to fetch `spec` from, the marketplace it names, and its marketplace entry (its `ref`)."""
     name, at, market_name = spec.rpartition("@")
-    if not at or _is_git_url(spec) or "/" in market_name or not name or Path(spec).is_dir():
+    if not at or is_git_url(spec) or "/" in market_name or not name or Path(spec).is_dir():
         return _normal_source(spec), None, None
     markets, _ = load_marketplaces(data_dir)
     market = next((m for m in markets if m.name == market_name), None)
@@ -540,7 +521,7 @@ def _resolve(data_dir: Path, spec: str) -> tuple[str, str | None, MarketplaceEnt
         raise PluginError(f"marketplace {market_name} lists no plugin {name!r} (it lists: {listed})")
     if entry.unsupported is not None:
         raise PluginError(f"marketplace {market_name}: plugin {name}: {entry.unsupported}")
-    if _is_git_url(entry.source):
+    if is_git_url(entry.source):
         return entry.source, market_name, entry
     path = (market.root / entry.source).resolve()
     if not path.is_relative_to(market.root.resolve()) or not path.is_dir():
@@ -548,61 +529,6 @@ def _resolve(data_dir: Path, spec: str) -> tuple[str, str | None, MarketplaceEnt
             f"marketplace {market_name}: plugin {name}'s source {entry.source} is not a folder in it"
         )
     return str(path), market_name, entry
-
-
-def _fetch(source: str, target: Path, ref: str | None = None) -> list[str]:
-    """Copy a local folder or shallow-clone a git URL into `target`; one line per thing left out.
-
-    A copy leaves out `.git` and every symlink that points out of the folder (a plugin's command
-    file linked to `~/.ssh/id_rsa` would put that key in a prompt); a clone makes no symlinks
-    (`core.symlinks=false`), of the branch or tag `ref` when given.
-    """
-    if not _is_git_url(source):
-        root = Path(source).resolve()
-        left_out: list[str] = []
-
-        def ignore(folder: str, names: list[str]) -> set[str]:
-            skipped = {".git"} & set(names)
-            for name in names:
-                path = Path(folder) / name
-                if path.is_symlink() and not path.resolve().is_relative_to(root):
-                    left_out.append(f"{path}: a link to {path.resolve()}, outside the plugin; not copied")
-                    skipped.add(name)
-            return skipped
-
-        # Links inside the folder are copied as the files they name: the copy stands on its own.
-        try:
-            shutil.copytree(source, target, ignore=ignore, ignore_dangling_symlinks=True)
-        except OSError as exc:  # shutil.Error too: it lists the files that failed
-            raise PluginError(f"cannot copy {source}: {exc}") from None
-        return left_out
-    command = ["git"]
-    for setting in _GIT_CONFIG:
-        command += ["-c", setting]
-    command += ["clone", "--quiet", "--depth", "1", "--no-recurse-submodules"]
-    command += [*(["--branch", ref] if ref else []), "--", source, str(target)]
-    env = {
-        "PATH": os.environ.get("PATH", os.defpath),
-        "HOME": str(target.parent),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_TERMINAL_PROMPT": "0",
-        "LC_ALL": "C",
-    }
-    for name in ("SSH_AUTH_SOCK", "TMPDIR", "http_proxy", "https_proxy", "no_proxy"):
-        if name in os.environ:
-            env[name] = os.environ[name]
-    try:
-        done = subprocess.run(
-            command, env=env, capture_output=True, text=True, timeout=_GIT_TIMEOUT, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise PluginError(f"git clone {source} failed: {exc}") from None
-    if done.returncode != 0:
-        why = " ".join(done.stderr.split()) or f"exit status {done.returncode}"
-        raise PluginError(f"git clone {source} failed: {why}")
-    shutil.rmtree(target / ".git", ignore_errors=True)  # a snapshot: no repository config stays
-    return []
 
 
 # -- state

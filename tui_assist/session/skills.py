@@ -10,7 +10,8 @@
 
 Each skills folder (`SkillFolder`) holds one folder per skill: the project's `.claude/skills/`
 (used only once the project is trusted: its `SKILL.md` files are in the trust digest), the user's
-`~/.claude/skills/` and the config dir's `skills/`; plugins add theirs to the list. The model sees
+`~/.claude/skills/`, the config dir's `skills/` and each enabled plugin's `skills/` (named
+`PLUGIN:NAME`, as Claude Code names them). The model sees
 only names and descriptions (the `skill` tool's description); the tool returns a body when asked.
 A skill of the user's wins a name over the project's (with a warning), as commands do; a folder
 whose `SKILL.md` is not valid is one warning naming the file, and the others load.
@@ -18,13 +19,17 @@ whose `SKILL.md` is not valid is one warning naming the file, and the others loa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from tui_assist.session.claude_dirs import CLAUDE_PROJECT_DIR
 from tui_assist.session.front_matter import parse_front_matter
 from tui_assist.tools.skill import SKILL_FILE, SkillEntry
+
+if TYPE_CHECKING:
+    from tui_assist.session.plugins import Plugin
 
 SKILLS_DIR: Final = "skills"
 MAX_SKILL_FILE_BYTES: Final = 256_000
@@ -47,6 +52,12 @@ class SkillFolder:
         """Whether its skills are the project's (used only once the project is trusted)."""
         return self.source == "project"
 
+    @property
+    def prefix(self) -> str:
+        """What its skills' names start with: `PLUGIN:` for a plugin's, else nothing."""
+        plugin = self.source.removeprefix("plugin:")
+        return f"{plugin}:" if plugin != self.source else ""
+
 
 @dataclass(frozen=True, slots=True)
 class Skill:
@@ -67,17 +78,21 @@ class Skill:
         return f"{self.entry.name}: {self.entry.description} · {self.path}"
 
 
-def skill_folders(workdir: Path, config_dir: Path, claude_user: Path | None = None) -> list[SkillFolder]:
+def skill_folders(
+    workdir: Path, config_dir: Path, claude_user: Path | None = None, plugins: Sequence[Plugin] = ()
+) -> list[SkillFolder]:
     """Where skills are looked for, the user's first (they win a name).
 
     Args:
         workdir: The project's folder (its `.claude/skills/`).
         config_dir: The user config dir (its `skills/`).
         claude_user: Claude Code's user dir (`~/.claude`), None when it is not read.
+        plugins: The enabled plugins (their `skills/`).
     """
     return [
         SkillFolder(config_dir / SKILLS_DIR, "user"),
         *([SkillFolder(claude_user / SKILLS_DIR, "user")] if claude_user is not None else []),
+        *(SkillFolder(p.skills_dir, f"plugin:{p.name}") for p in plugins if p.skills_dir is not None),
         SkillFolder(workdir / CLAUDE_PROJECT_DIR / SKILLS_DIR, "project"),
     ]
 
@@ -112,7 +127,7 @@ def parse_skill_file(text: str, folder: Path) -> tuple[SkillEntry, list[str]]:
     return SkillEntry(name, description, folder, matter.body), problems
 
 
-def load_skills(folders: list[SkillFolder]) -> tuple[list[Skill], list[str]]:
+def load_skills(folders: Sequence[SkillFolder]) -> tuple[list[Skill], list[str]]:
     """The skills in `folders` (an earlier folder wins a name), and their warnings."""
     by_name: dict[str, Skill] = {}
     warnings: list[str] = []
@@ -127,6 +142,7 @@ def load_skills(folders: list[SkillFolder]) -> tuple[list[Skill], list[str]]:
                 continue
             if problems:
                 warnings.append(f"skill file {path}: {'; '.join(problems)} (the rest loads)")
+            entry = replace(entry, name=folder.prefix + entry.name)
             taken = by_name.get(entry.name)
             if taken is not None:
                 warnings.append(f"skill file {path} is ignored: the skill {entry.name} is {taken.path}")

@@ -6,8 +6,9 @@ splits a prompt into a command name and its arguments; `closest` names the comma
 
 Custom commands are Markdown files, in Claude Code's format: the project's in
 `<workdir>/.tui-assist/commands/` and `<workdir>/.claude/commands/`, the user's in
-`<user config dir>/commands/` and `~/.claude/commands/`, subfolders included (a file is found by
-its name; its folder is its namespace, `project:frontend`). A user command wins over a project
+`<user config dir>/commands/` and `~/.claude/commands/`, an enabled plugin's in its `commands/`
+(as `/PLUGIN:NAME`), subfolders included (a file is found by its name; its folder is its
+namespace, `project:frontend`). A user command wins over a project
 command of the same name (one problem line says so): a repository can't replace what the user
 typed `/NAME` for. YAML front matter (`description`, `argument-hint`, `allowed-tools`, `model`) is
 read and never sent. `/NAME ARGS` sends the body with `$ARGUMENTS` replaced by ARGS and `$1`...
@@ -24,17 +25,32 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, NamedTuple, TypeVar
 
 from tui_assist.core.rule_files import PROJECT_DIR
 from tui_assist.session.claude_dirs import CLAUDE_PROJECT_DIR
 from tui_assist.session.instructions import file_stamp
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from tui_assist.session.plugins import Plugin
+
 log = logging.getLogger(__name__)
 
 H = TypeVar("H")
 
-CommandSource = Literal["built-in", "project", "user"]
+CommandSource = Literal["built-in", "project", "user", "plugin"]
+
+
+class CommandFolder(NamedTuple):
+    """A folder of command files, whose they are, and the plugin they come with."""
+
+    path: Path
+    source: CommandSource
+    plugin: str = ""
+    """A plugin's name: its commands are `/PLUGIN:NAME`."""
+
 
 PROJECT_COMMANDS_DIR = Path(PROJECT_DIR) / "commands"
 """Under the workdir."""
@@ -113,15 +129,14 @@ def is_command_name(name: str) -> bool:
 
 
 def unknown_command(name: str, custom: CustomCommands) -> str:
-    """The one-line error for `/name` that no built-in or custom command has."""
+    """The one line every host says for `/name` that no built-in or custom command has."""
     from tui_assist.session.commands import SLASH
 
+    if not name:
+        return "type a command name after / (/help lists the commands)"
     guess = closest(name, [*SLASH.names, *custom.commands])
-    hint = f"; did you mean /{guess}?" if guess else ""
-    return (
-        f"unknown command /{name}: no built-in and no custom command file {name}.md in .claude/commands/,"
-        f" .tui-assist/commands/ or the user's commands folders{hint}"
-    )
+    hint = f": did you mean /{guess}?" if guess else ""
+    return f"unknown command /{name}{hint} (/help lists the commands)"
 
 
 def closest(name: str, names: Iterable[str]) -> str | None:
@@ -284,15 +299,17 @@ class CustomCommands:
 
 
 def read_custom_command(
-    path: Path, source: CommandSource, namespace: str = ""
+    path: Path, source: CommandSource, namespace: str = "", name: str | None = None
 ) -> tuple[CustomCommand, list[str]]:
     """Read one command file, and what in it is not honoured (one line each).
+
+    Its name is `name`, else the file's.
 
     Raises:
         OSError: when it can't be read.
         ValueError: when it is too big, not UTF-8, or its front matter is not valid YAML.
     """
-    from tui_assist.core.claude_tools import resolve_model, resolve_tools
+    from tui_assist.core.claude_names import resolve_model, resolve_tools
     from tui_assist.session.front_matter import parse_front_matter
 
     if path.stat().st_size > MAX_COMMAND_FILE_BYTES:
@@ -318,7 +335,7 @@ def read_custom_command(
         )
     problems += [f"allowed-tools {problem}" for problem in resolve_tools(unused).problems]
     hint = matter.text("argument-hint") or "[ARGS]"
-    command = SlashCommand(path.stem, hint, description, source, namespace)
+    command = SlashCommand(name or path.stem, hint, description, source, namespace)
     model = resolve_model(matter.text("model") or None)
     return CustomCommand(command, path, text, model, allowed), problems
 
@@ -337,6 +354,7 @@ class CustomCommandLoader:
         *,
         reserved: Iterable[str] = (),
         claude_user: Path | None = None,
+        plugins: Sequence[Plugin] = (),
     ) -> None:
         """Look in the project's and the user's command folders.
 
@@ -345,14 +363,17 @@ class CustomCommandLoader:
             user_config_dir: The user's config dir (its `commands/`).
             reserved: Names a custom command can't take (the built-ins).
             claude_user: Claude Code's user dir (its `commands/`); None when it is not read.
+            plugins: The enabled plugins (their `commands/`, as `/PLUGIN:NAME`).
         """
         self.workdir = workdir
         self.claude_user = claude_user
-        self.folders: tuple[tuple[Path, CommandSource], ...] = (
-            (user_config_dir / USER_COMMANDS_DIR, "user"),
-            *(((claude_user / USER_COMMANDS_DIR, "user"),) if claude_user is not None else ()),
-            (workdir / PROJECT_COMMANDS_DIR, "project"),
-            (workdir / CLAUDE_COMMANDS_DIR, "project"),
+        self.plugins = tuple(plugins)
+        self.folders: tuple[CommandFolder, ...] = (
+            CommandFolder(user_config_dir / USER_COMMANDS_DIR, "user"),
+            *((CommandFolder(claude_user / USER_COMMANDS_DIR, "user"),) if claude_user is not None else ()),
+            *(CommandFolder(p.commands_dir, "plugin", p.name) for p in plugins if p.commands_dir is not None),
+            CommandFolder(workdir / PROJECT_COMMANDS_DIR, "project"),
+            CommandFolder(workdir / CLAUDE_COMMANDS_DIR, "project"),
         )
         self.reserved = frozenset(reserved)
         self._stamp: tuple[tuple[str, int, int], ...] | None = None
@@ -360,38 +381,39 @@ class CustomCommandLoader:
 
     def load(self) -> CustomCommands:
         """The commands now on disk (the cached ones when no file changed)."""
-        files: list[tuple[Path, Path, CommandSource]] = [
-            (folder, path, source) for folder, source in self.folders for path in _command_files(folder)
-        ]
-        stamp = tuple(file_stamp(path) for _, path, _ in files)
+        files = [(folder, path) for folder in self.folders for path in _command_files(folder.path)]
+        stamp = tuple(file_stamp(path) for _, path in files)
         if stamp != self._stamp:
             self._loaded = self._read(files)
             self._stamp = stamp
         return self._loaded
 
-    def _read(self, files: list[tuple[Path, Path, CommandSource]]) -> CustomCommands:
+    def _read(self, files: list[tuple[CommandFolder, Path]]) -> CustomCommands:
         commands: dict[str, CustomCommand] = {}
         problems: list[str] = []
-        for folder, path, source in files:
-            name = path.stem
-            if not _NAME.fullmatch(name):
-                problems.append(f"{path}: {name!r} is not a command name (letters, digits, - _ . :)")
+        for folder, path in files:
+            source = folder.source
+            if not _NAME.fullmatch(path.stem):
+                problems.append(f"{path}: {path.stem!r} is not a command name (letters, digits, - _ . :)")
                 continue
+            name = f"{folder.plugin}:{path.stem}" if folder.plugin else path.stem
             if name in self.reserved:
                 problems.append(f"{path}: /{name} is a built-in command; rename the file")
                 continue
             taken = commands.get(name)
             if taken is not None:  # the user's folders are read first and win, with a word
-                if taken.command.source == "user" and source == "project":
+                if taken.command.source != "project" and source == "project":
                     problem = f"{path}: your command /{name} ({taken.path}) is used instead"
                 else:
                     problem = f"{path}: /{name} is already {taken.path}; this one is not used"
                 problems.append(problem)
                 commands[name] = replace(taken, notes=(*taken.notes, problem))
                 continue
-            namespace = ":".join(path.parent.relative_to(folder).parts)
+            namespace = ":".join(
+                (*([folder.plugin] if folder.plugin else []), *path.parent.relative_to(folder.path).parts)
+            )
             try:
-                command, unhonoured = read_custom_command(path, source, namespace)
+                command, unhonoured = read_custom_command(path, source, namespace, name)
             except (OSError, ValueError) as exc:
                 problems.append(f"{path}: {exc}")
                 continue

@@ -53,3 +53,11 @@ async def read_page(
         images = [(b.name, base64_size(b.data)) for b in sent.images] if sent is not None else []
         turns.append(StoredTurn(row.prompt, row.strategy, row.answer, events[row.id], images, row.seq))
     return turns
+
+
+def title_of(prompt: str) -> str:
+    """A conversation's title from its first prompt: what was asked, not the documents it carried."""
+    from tui_assist.session.mentions import without_documents
+    from tui_assist.store.db import title_from_prompt  # loaded with the store
+
+    return title_from_prompt(without_documents(prompt))

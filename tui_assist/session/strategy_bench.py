@@ -42,14 +42,15 @@ if TYPE_CHECKING:
 
 BUILTIN_SUITE: Final = Path(__file__).parent / "strategy_suite"
 """The suite that ships with the package."""
-STRATEGIES: Final = ("agent", "refine")
+STRATEGIES: Final = ("agent", "refine", "goal")
+"""`goal` runs only the tasks that name a `goal_check` (the checks the goal is given)."""
 ANSWER_ENV: Final = "TUI_ASSIST_ANSWER"
 """The variable that names, for the check, the file holding the turn's final answer."""
 TASK_DIR_ENV: Final = "TUI_ASSIST_TASK_DIR"
 """The variable that names, for the check, the task's folder (hidden tests, the pristine repo)."""
 DEFAULT_TIMEOUT: Final = 300.0
 """Seconds a task's turn (and, separately, its check) may take when its `task.toml` says nothing."""
-_TASK_KEYS: Final = frozenset({"prompt", "check", "timeout", "description"})
+_TASK_KEYS: Final = frozenset({"prompt", "check", "timeout", "description", "goal_check"})
 
 
 class SuiteError(ConfigError):
@@ -69,11 +70,17 @@ class BenchTask:
     """A shell command run in the copy after the turn; exit status 0 is a pass."""
     timeout: float
     """Seconds the turn may take; the check gets as long again."""
+    goal_checks: tuple[str, ...] = ()
+    """The check commands a `goal` run is given (the model sees them, unlike `check`)."""
 
     @property
     def repo(self) -> Path:
         """The files a run starts from."""
         return self.folder / "repo"
+
+    def runs(self, strategy: str) -> bool:
+        """Whether the task runs with `strategy`: a goal needs the checks it is given."""
+        return strategy != "goal" or bool(self.goal_checks)
 
     def script(self, strategy: str) -> Path:
         """The replies `--provider scripted` replays for `strategy`."""
@@ -95,7 +102,7 @@ def load_task(folder: Path) -> BenchTask:
         raise SuiteError(f"cannot read {spec}: {exc}") from exc
     unknown = sorted(set(data) - _TASK_KEYS)
     if unknown:
-        raise SuiteError(f"{spec}: unknown key {unknown[0]!r} (use prompt, check, timeout)")
+        raise SuiteError(f"{spec}: unknown key {unknown[0]!r} (use prompt, check, timeout, goal_check)")
     prompt, check, timeout = data.get("prompt"), data.get("check"), data.get("timeout", DEFAULT_TIMEOUT)
     if not isinstance(prompt, str) or not prompt.strip():
         raise SuiteError(f"{spec}: `prompt` must be a non-empty string")
@@ -105,7 +112,12 @@ def load_task(folder: Path) -> BenchTask:
         raise SuiteError(f"{spec}: `timeout` must be a positive number of seconds")
     if not (folder / "repo").is_dir():
         raise SuiteError(f"{folder} has no repo/ folder (the files a run starts from)")
-    return BenchTask(folder.name, folder, prompt, check, float(timeout))
+    goal = data.get("goal_check", [])
+    goal_checks = [goal] if isinstance(goal, str) else goal
+    if not isinstance(goal_checks, list) or not all(isinstance(c, str) and c.strip() for c in goal_checks):
+        raise SuiteError(f"{spec}: `goal_check` must be a shell command or a list of them")
+    checks = tuple(str(c) for c in goal_checks)
+    return BenchTask(folder.name, folder, prompt, check, float(timeout), checks)
 
 
 def load_suite(folder: Path) -> list[BenchTask]:
@@ -135,7 +147,7 @@ def parse_strategies(text: str) -> tuple[str, ...]:
     names = tuple(part.strip() for part in text.split(","))
     for name in names:
         if name not in STRATEGIES:
-            raise ValueError(f"unknown strategy {name!r} (use agent, refine or both: agent,refine)")
+            raise ValueError(f"unknown strategy {name!r} (use agent, refine, goal, or a list: agent,refine)")
     if len(set(names)) != len(names):
         raise ValueError(f"a strategy is named twice in {text!r}")
     return names
@@ -151,7 +163,7 @@ class BenchRow:
     outcome: str
     """The turn's outcome (`answered`, `unverified`, ..., `cancelled` when it timed out)."""
     rounds: int
-    """Refine rounds run (0 for an agent turn, as `ask --json` lists none)."""
+    """Refine rounds run, or a goal's attempts (0 for an agent turn, as `ask --json` lists none)."""
     tool_calls: int
     input_tokens: int
     """Every input token, cached or not (the cost prices them apart)."""
@@ -225,7 +237,12 @@ async def run_suite(
         return row
 
     async with asyncio.TaskGroup() as group:
-        runs = [group.create_task(limited(task, strategy)) for task in tasks for strategy in strategies]
+        runs = [
+            group.create_task(limited(task, strategy))
+            for task in tasks
+            for strategy in strategies
+            if task.runs(strategy)
+        ]
     return [run.result() for run in runs]
 
 
@@ -241,7 +258,7 @@ async def run_task(
 
     Args:
         task: The task.
-        strategy: `agent` or `refine`.
+        strategy: `agent`, `refine` or `goal` (a task with `goal_checks`).
         settings: What every run starts from (provider, model, prices, tools).
         rounds: Refine's round budget; None: the settings' own.
         observer: Told every event of the turn (approvals never ask it: every call is allowed).
@@ -312,6 +329,10 @@ async def _run_turn(
         await session.load()
         if session.provider is None:
             return None, session.provider_problem or "no provider"
+        if strategy == "goal":  # the same attempt budget as refine's rounds
+            from tui_assist.core.goal import GoalSpec
+
+            session.goals.start(GoalSpec(task.prompt, task.goal_checks, session.rounds))
         host = HeadlessHost(progress=False, observer=observer)
         controller = host.controller = TurnController(session, host)
         timer = asyncio.get_running_loop().call_later(task.timeout, controller.cancel)

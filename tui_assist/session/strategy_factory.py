@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from tui_assist.core.turn import TurnStrategy
     from tui_assist.session.config import Settings
     from tui_assist.session.context import ContextKeeper
+    from tui_assist.session.goals import Goals
     from tui_assist.session.hooks import SessionHooks
 
 
@@ -36,8 +37,10 @@ They stay out of start-up, for the first frame; a host imports them once its ses
 so that the first prompt (and the prompt's first edit, for the mentions) doesn't wait for them."""
 
 
-def strategy_name(prompt: str, *, refine: bool) -> str:
-    """How `prompt` will run: `shell` for `!COMMAND`, else `refine` or `agent`."""
+def strategy_name(prompt: str, *, refine: bool, goal: bool = False) -> str:
+    """How `prompt` runs: `goal` (the pending goal's), `shell` for `!COMMAND`, else `refine` or `agent`."""
+    if goal:
+        return "goal"
     if prompt.startswith("!") and prompt[1:].strip():  # `turns.shell.is_shell_prompt`, without its imports
         return "shell"
     return "refine" if refine else "agent"
@@ -58,6 +61,7 @@ def build_strategy(
     hooks: SessionHooks | None,
     before_side_effect: Callable[[], Awaitable[None]],
     model: str | None,
+    goals: Goals,
 ) -> TurnStrategy:
     """The strategy `prompt` runs: the shell for `!COMMAND`, else agent or refine.
 
@@ -77,9 +81,10 @@ def build_strategy(
         hooks: The hooks that run, if any.
         before_side_effect: Awaited before a call that may change files (the snapshot).
         model: The model the turn's requests ask for; None: the session's.
+        goals: The session's goals: the pending goal's prompt runs as its goal turn.
     """
     tools = toolbox_factory or (lambda: EmptyToolbox(settings.workdir))
-    if strategy_name(prompt, refine=refine) == "shell":
+    if strategy_name(prompt, refine=refine, goal=goals.applies(prompt)) == "shell":
         from tui_assist.turns.shell import ShellTurn
 
         return ShellTurn(tools, approvals)
@@ -105,11 +110,13 @@ def build_strategy(
     )
     if hooks is not None:
         deps.hooks = hooks
-    if not refine:
-        return AgentTurn(deps)
     # The critic's whole request must fit the window too, beside its reply; `critic_message`
     # takes the system prompt out of this room itself.
     from tui_assist.core.critic import CRITIC_MAX_TOKENS
 
     room = context_window() - CRITIC_MAX_TOKENS
+    if goals.applies(prompt):
+        return goals.strategy(deps, critic_max_input_tokens=max(1_000, room))
+    if not refine:
+        return AgentTurn(deps)
     return RefineTurn(deps, max_rounds=rounds, critic_max_input_tokens=max(1_000, room))

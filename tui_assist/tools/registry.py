@@ -12,12 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypedDict, runtime_checkable
 
 from tui_assist.core.tooling import Diagnostics, SubagentSpec, Tool, ToolboxFactory
+from tui_assist.tools.background import BackgroundShells, background_tools
 from tui_assist.tools.files import TextEditorTool
 from tui_assist.tools.sandbox import Sandbox
 from tui_assist.tools.search import GlobTool, GrepTool
 from tui_assist.tools.shell import BashTool
 from tui_assist.tools.skill import SkillEntry, SkillTool
 from tui_assist.tools.subagent import AgentTool
+from tui_assist.tools.todo import TodoWriteTool
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -119,10 +121,15 @@ class ToolboxOptions(TypedDict, total=False):
     """The skills the `skill` tool offers (no tool when there are none), or a callable read each time."""
     diagnostics: Diagnostics | None
     """Checks each file the editor writes (the session's language servers); None: no checks."""
+    background: BackgroundShells | None
+    """The session's background shells (`bash` with `run_in_background`, `bash_output`,
+    `kill_shell`); None: none offered."""
 
 
 def default_toolbox(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolset:
-    """The standard tools: `bash`, `str_replace_based_edit_tool`, `glob`, `grep` and `agent`, then extras.
+    """The standard tools: `bash`, the editor, `glob`, `grep`, `agent`, `todo_write`, then extras.
+
+    With `background`, `bash_output` and `kill_shell` follow `bash`.
 
     Args:
         workdir: The anchored working directory; the shell starts there and the editor is
@@ -142,6 +149,7 @@ def default_toolbox(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolset
     subagents = options.get("subagents", ())
     skills = options.get("skills", ())
     skills = skills() if callable(skills) else skills
+    background = options.get("background")
     return Toolset(
         workdir,
         [
@@ -152,13 +160,16 @@ def default_toolbox(workdir: Path, **options: Unpack[ToolboxOptions]) -> Toolset
                 pass_env=options.get("pass_env", ()),
                 sandbox=options.get("sandbox"),
                 key_variables=options.get("key_variables", ()),
+                background=background,
             ),
+            *background_tools(background, max_output_chars=max_output_chars),
             TextEditorTool(
                 workdir, max_output_chars=max_output_chars, diagnostics=options.get("diagnostics")
             ),
             GlobTool(workdir),
             GrepTool(workdir),
             AgentTool(subagents() if callable(subagents) else subagents),
+            TodoWriteTool(),
             *([SkillTool(skills)] if skills else []),
             *extras,
         ],

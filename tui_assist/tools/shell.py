@@ -46,6 +46,12 @@ from tui_assist.core.model import ToolSpec
 from tui_assist.core.observer import SandboxUse
 from tui_assist.core.text import truncate_middle, truncation_marker
 from tui_assist.core.tooling import ToolContext, ToolOutput
+from tui_assist.tools.background import (
+    BACKGROUND_DESCRIPTION,
+    BACKGROUND_PROPERTY,
+    BackgroundShells,
+    start_output,
+)
 from tui_assist.tools.base import validate_input
 from tui_assist.tools.environment import is_secret_variable, without_secrets
 from tui_assist.tools.processes import kill_group
@@ -408,6 +414,8 @@ class BashArgs(BaseModel):
     """Kill the shell first; the next command runs in a fresh shell in the workdir."""
     sandbox: bool = True
     """False asks to run outside the OS sandbox (the user is always asked)."""
+    run_in_background: bool = False
+    """Start the command in a background shell of its own (`tools/background.py`)."""
 
     @model_validator(mode="after")
     def _command_present(self) -> BashArgs:
@@ -477,13 +485,16 @@ class BashTool:
         pass_env: Iterable[str] = (),
         sandbox: Sandbox | None = None,
         key_variables: Iterable[str] = (),
+        background: BackgroundShells | None = None,
     ) -> None:
         """Create the tool and its (not yet started) shell, which takes the other arguments.
 
         `timeout` is per command, in seconds. With a `sandbox`, a call with `"sandbox": false` runs
-        in a second, unsandboxed shell (after the user approved it).
+        in a second, unsandboxed shell (after the user approved it). With `background` (the
+        session's), `run_in_background` is offered.
         """
         self._timeout = timeout
+        self._background = background
         self._sandbox = sandbox
         pass_env, key_variables = tuple(pass_env), tuple(key_variables)
         self._session = ShellSession(
@@ -517,11 +528,15 @@ class BashTool:
                 "type": "boolean",
                 "description": "false: run outside the sandbox (the user is asked first). Default true.",
             }
+        if background is not None:
+            description += BACKGROUND_DESCRIPTION
+            properties["run_in_background"] = BACKGROUND_PROPERTY
         self._spec = ToolSpec(
             name="bash",
             description=description,
             input_schema={"type": "object", "properties": properties},
-            native_type="bash_20250124",
+            # The API's own bash tool has a fixed schema: `run_in_background` needs ours.
+            native_type=None if background is not None else "bash_20250124",
         )
 
     @property
@@ -564,7 +579,8 @@ class BashTool:
         if args.restart:
             note = "(restart the shell)"
             return note if args.command is None else f"{note}\n{args.command}"
-        return args.command or ""
+        background = "\n(runs in the background)" if args.run_in_background and self._background else ""
+        return (args.command or "") + background
 
     async def run(self, args: BashArgs, ctx: ToolContext) -> ToolOutput:
         """Run the command in the persistent shell.
@@ -585,6 +601,8 @@ class BashTool:
             if args.command is None:
                 return ToolOutput(f"The shell was restarted (fresh state in {session.workdir}).")
         assert args.command is not None
+        if args.run_in_background and self._background is not None:
+            return await start_output(self._background, args.command, sandboxed=session is self._session)
         try:
             result = await session.run(args.command, timeout=self._timeout)
         except OSError as error:

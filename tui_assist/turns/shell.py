@@ -17,6 +17,7 @@ app.py
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from typing import Final
 
 from tui_assist.core.agent import run_agent
@@ -36,6 +37,7 @@ from tui_assist.core.tooling import ToolboxFactory
 from tui_assist.core.turn import Stopwatch, StrategyName, TurnDeps, TurnRequest, TurnResult, TurnStrategy
 
 SHELL_PREFIX: Final = "!"
+NO_SHELL: Final = "this session has no shell (the bash tool is not available)"
 
 
 def is_shell_prompt(prompt: str) -> bool:
@@ -82,23 +84,33 @@ class _Playback:
 
 
 async def run_shell_command(
-    command: str, toolbox_factory: ToolboxFactory, approvals: ApprovalPolicy, observer: TurnObserver
+    command: str,
+    toolbox_factory: ToolboxFactory,
+    approvals: ApprovalPolicy,
+    observer: TurnObserver,
+    *,
+    parent_id: str | None = None,
+    label: str = "shell",
+    before_side_effect: Callable[[], Awaitable[None]] | None = None,
 ) -> tuple[str, bool]:
     """Run `command` as `!COMMAND` does (input checks, rules, approvals, sandbox), outside a turn.
 
-    For what runs before a turn is sent (a custom command's !`command` spans).
+    For what runs before a turn is sent (a custom command's !`command` spans), and for a goal's
+    checks (under the node `parent_id`, with the turn's snapshot gate `before_side_effect`).
 
     Returns:
         Its output (or why it did not run), and whether it failed or was refused.
     """
     playback = _Playback(command)
-    deps = TurnDeps(playback, toolbox_factory, approvals, Budget(2, 1, None))
+    deps = TurnDeps(
+        playback, toolbox_factory, approvals, Budget(2, 1, None), before_side_effect=before_side_effect
+    )
     toolbox = toolbox_factory()
     try:
         if not any(t.spec.name == BASH_TOOL for t in toolbox.tools):
-            return "this session has no shell (the bash tool is not available)", True
+            return NO_SHELL, True
         rt = deps.runtime(toolbox, observer, BudgetTracker(deps.budget))
-        await run_agent(rt, [Message.user(SHELL_PREFIX + command)], parent_id=None, label="shell")
+        await run_agent(rt, [Message.user(SHELL_PREFIX + command)], parent_id=parent_id, label=label)
     finally:
         await toolbox.aclose()
     return playback.output or "", playback.failed
@@ -125,7 +137,7 @@ class ShellTurn(TurnStrategy):
             toolbox = self.toolbox_factory()
             try:
                 if not any(t.spec.name == BASH_TOOL for t in toolbox.tools):
-                    error = "this session has no shell (the bash tool is not available)"
+                    error = NO_SHELL
                     turn.finish(outcome="error", error=error)
                     return TurnResult(turn.node_id, self.name, prompt, "", "error", Usage(), [], error=error)
                 rt = deps.runtime(toolbox, observer, budget)

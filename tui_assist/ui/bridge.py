@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from textual.message import Message
@@ -47,22 +46,12 @@ class CoreEvent(Message):
         return self.event
 
 
-class StopRequested(Message):
-    """The user chose "deny and stop the turn" in an approval dialog; the screen stops the turn."""
-
-    bubble = False
-
-
 class TextualObserver:
     """A `TurnObserver` that posts events to a Textual target and asks approvals with a modal."""
 
-    def __init__(
-        self, target: MessagePump, app: App[object], *, on_stop: Callable[[], object] | None = None
-    ) -> None:
+    def __init__(self, target: MessagePump, app: App[object]) -> None:
         self._target = target
         self._app = app
-        self._on_stop = on_stop
-        """Stops the turn at once when the person chose "deny and stop" (before the turn asks more)."""
         self._last_text: CoreEvent | None = None
         self._thread_id = threading.get_ident()
         """The app's thread: observers are made where the app runs."""
@@ -96,9 +85,4 @@ class TextualObserver:
             raise
         if not isinstance(decision, ApprovalDecision):
             return ApprovalDecision.deny()
-        if decision.kind == "stop":
-            if self._on_stop is not None:
-                # Now, from inside the turn: its next await ends it, before another model request.
-                self._on_stop()
-            self._target.post_message(StopRequested())
-        return decision
+        return decision  # "deny and stop" is the controller's to obey

@@ -63,25 +63,19 @@ class SlashCommands:
         return [*SLASH.commands, *(c.command for c in custom.values())]
 
     def run(self, call: SlashInput, text: str) -> None:
-        """Run the built-in command `call` (typed as `text`), or say why it can't run."""
+        """Run the built-in command `call` (typed as `text`), or say why it can't run.
+
+        (An unknown name never gets here: the controller refuses it, in every host alike.)
+        """
         screen = self.screen
-        handler = HANDLERS.get(call.name)
-        if handler is not None:
-            try:
-                result = handler(screen, call.args)
-            except CommandError as exc:
-                self.refuse(text, str(exc))
-                return
-            if result is not None:
-                screen.run_worker(self._finish(text, result), group="slash-command", exit_on_error=False)
+        handler = HANDLERS[call.name]
+        try:
+            result = handler(screen, call.args)
+        except CommandError as exc:
+            self.refuse(text, str(exc))
             return
-        names = [*SLASH.names, *screen.session.custom_commands().commands]
-        guess = closest(call.name, names)
-        if not call.name:
-            why = "type a command name after /"
-        else:
-            why = f"unknown command /{call.name}" + (f": did you mean /{guess}?" if guess else "")
-        self.refuse(text, f"{why} (/help lists the commands)")
+        if result is not None:
+            screen.run_worker(self._finish(text, result), group="slash-command", exit_on_error=False)
 
     async def _finish(self, text: str, pending: Awaitable[None]) -> None:
         try:
@@ -283,6 +277,13 @@ def _skills(screen: MainScreen, args: str) -> None:
     screen.conversation.add_notice(skills_markdown(screen.session.extensions))
 
 
+@handles("tasks")
+def _tasks(screen: MainScreen, args: str) -> None:
+    from tui_assist.ui.screens.tasks import TasksScreen
+
+    screen.app.push_screen(TasksScreen(screen.session.shells))
+
+
 @handles("memory")
 def _memory(screen: MainScreen, args: str) -> None:
     from tui_assist.session.instructions import describe
@@ -385,3 +386,14 @@ def _rewind(screen: MainScreen, args: str) -> None:
 @handles("quit")
 def _quit(screen: MainScreen, args: str) -> None:
     screen.app.exit()
+
+
+@handles("goal")
+def _goal(screen: MainScreen, args: str) -> None:
+    from tui_assist.session.goals import goal_status, start_goal
+
+    prompt = start_goal(screen.session.goals, args, running=screen.controller.running)
+    if prompt is None:
+        screen.conversation.add_notice(goal_status(screen.session.goals))
+    else:
+        screen.submit(prompt)

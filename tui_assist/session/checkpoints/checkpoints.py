@@ -138,6 +138,35 @@ class Checkpoints(ShadowRepo):
             await self._require(before, after)
             return await self._diff(before, after)
 
+    async def read_files(self, commit: str, paths: Sequence[str]) -> dict[str, bytes]:
+        """The contents of files in a snapshot, in one git call; a file it does not hold is left out.
+
+        Args:
+            commit: The snapshot's commit.
+            paths: Relative to the workdir, with `/` separators (a name holding a newline is
+                left out: git's batch protocol cannot ask for it).
+        """
+        wanted = [p for p in paths if "\n" not in p]
+        if not wanted:
+            return {}
+        async with self._locked():
+            await self._require(commit)
+            query = "".join(f"{commit}:{p}\n" for p in wanted)
+            out = await self._git("cat-file", "--batch", input=query.encode())
+        found: dict[str, bytes] = {}
+        at = 0
+        for path in wanted:
+            end = out.index(b"\n", at)
+            header = out[at:end].split(b" ")
+            at = end + 1
+            if header[-1] in (b"missing", b"ambiguous"):
+                continue
+            size = int(header[2])
+            if header[1] == b"blob":
+                found[path] = out[at : at + size]
+            at += size + 1
+        return found
+
     async def has(self, commit: str) -> bool:
         """Whether a snapshot is still stored (pruning removes old ones).
 

@@ -2,10 +2,11 @@
 
 One class that composes the widgets, pushes core events down to them ("attributes down, messages
 up") and is the `Host` of the session's `TurnController` (`session/controller.py`): the
-controller decides what a prompt does (a command, a turn, the queue, cancel, retry, the meter);
-this screen shows it and asks the person what only a person can answer (approvals, through the
-bridge's modal). Its keys and palette entries come from the one command table
-(`session/commands.py`); the slash commands' handlers are in `tui_assist.ui.slash_commands`.
+controller owns every run (a turn, a flow, a resume, a rewind; the queue, cancel, retry, the
+meter) and starts their work in this screen's workers (its launcher); this screen shows it and
+asks the person what only a person can answer (approvals, through the bridge's modal). Its keys
+and palette entries come from the one command table (`session/commands.py`); the slash commands'
+handlers are in `tui_assist.ui.slash_commands`.
 
 The first frame is kept light (see "First paint before heavy imports" in docs/architecture.md):
 the side panels' tree, the session's parts and the Markdown parser load after it.
@@ -18,7 +19,7 @@ import contextlib
 import gc
 import importlib
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -30,12 +31,12 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Resize
 from textual.timer import Timer
 from textual.widgets import Footer, Static
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker
 
 from tui_assist.core.events import NodeStarted, TextDelta, ThinkingDelta, TurnEvent
 from tui_assist.core.tree import NodeLog
 from tui_assist.session.commands import COMMANDS
-from tui_assist.ui.bridge import CoreEvent, StopRequested, TextualObserver
+from tui_assist.ui.bridge import CoreEvent, TextualObserver
 from tui_assist.ui.setup_help import provider_notice
 from tui_assist.ui.textual_private import PacedScreen
 from tui_assist.ui.widgets.conversation import MAX_TURN_VIEWS, Conversation, TurnView
@@ -51,6 +52,7 @@ from tui_assist.ui.widgets.streaming_markdown import (
 )
 from tui_assist.ui.widgets.streaming_markdown import load_parser as load_markdown_parser
 from tui_assist.ui.widgets.streaming_markdown import warm_up as warm_up_markdown
+from tui_assist.ui.widgets.tasks import TasksStrip
 from tui_assist.ui.widgets.turn_parts import Notice
 
 if TYPE_CHECKING:
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
     from tui_assist.session.chat import ChatSession
     from tui_assist.session.controller import TurnController, TurnEnded
     from tui_assist.session.mentions import Attachments
+    from tui_assist.session.runs import Run, RunKind, Work
     from tui_assist.session.slash_commands import SlashInput
     from tui_assist.ui.app import TuiAssistApp
     from tui_assist.ui.screens.rewind import RewindChoice
@@ -140,10 +143,6 @@ class MainScreen(PacedScreen[None]):
         self._slash: SlashCommands | None = None
         self._tree: AgentTree | None = None
         """The agent tree once mounted (kept: most events reach it, and a query walks every widget)."""
-        self._prompt_worker: Worker[None] | None = None
-        """The worker running the controller's prompts (one at a time)."""
-        self._other_worker: Worker[None] | None = None
-        """The worker of a flow run, a resume or a rewind: one at a time, and not beside a turn."""
         self._view: TurnView | None = None
         """The view of the turn the controller runs."""
         self._shown_attachments: set[str] = set()
@@ -153,7 +152,6 @@ class MainScreen(PacedScreen[None]):
         self._tick: Timer | None = None
         self._blinked: bool | None = None
         """Whether the prompt's cursor blinked before the running turn (it holds still in one)."""
-        self._flow_running = False
         self._flow_roots: set[str] = set()
         """Roots of flow runs: their events go to the tree and flow panel, not the conversation."""
         self._quit_armed = False
@@ -172,6 +170,7 @@ class MainScreen(PacedScreen[None]):
                 with VerticalScroll(id="flow-scroll"):
                     yield FlowPanel(self.log_model, id="flow")
                 yield NodeInspector(id="inspector")
+        yield TasksStrip(id="tasks-strip")
         yield StatusBar(id="status")
         yield KeysFooter()
 
@@ -228,16 +227,22 @@ class MainScreen(PacedScreen[None]):
         if self._controller is None:
             from tui_assist.session.controller import TurnController
 
-            self._controller = TurnController(self.session, self)
+            self._controller = TurnController(self.session, self, launcher=self._launch)
         return self._controller
+
+    def _launch(self, work: Work) -> Worker[None]:
+        """Start a run's work in a worker (so it can await the approval modal)."""
+        return self.run_worker(work, group="run", exit_on_error=False)
 
     @property
     def running(self) -> bool:
-        """Whether a turn, a flow run, a resume or a rewind is under way."""
-        other = self._other_worker
-        busy = other is not None and other.state in (WorkerState.PENDING, WorkerState.RUNNING)
+        """Whether a run (a turn, a flow run, a resume or a rewind) is under way."""
         # (Not `self.controller`: the footer asks this before the first frame, before any session.)
-        return (self._controller is not None and self._controller.running) or busy
+        return self._controller is not None and self._controller.running
+
+    def _running_kind(self) -> RunKind | None:
+        current = self._controller.current if self._controller is not None else None
+        return current.kind if current is not None else None
 
     @property
     def failed_prompt(self) -> str | None:
@@ -248,7 +253,7 @@ class MainScreen(PacedScreen[None]):
     def turn_observer(self) -> TextualObserver:
         """Core events to this screen as messages; approvals through the modal."""
         if self._bridge is None:
-            self._bridge = TextualObserver(self, self.app, on_stop=self._stop_turn)
+            self._bridge = TextualObserver(self, self.app)
         return self._bridge
 
     # -- first frame, loading, start ------------------------------------------------------------
@@ -347,6 +352,7 @@ class MainScreen(PacedScreen[None]):
         if settings.keymap:
             self.app.set_keymap(settings.keymap)
         self._show_session(settings.workdir)
+        self.query_one(TasksStrip).follow(session.shells)
         self.status.sandboxed = session.sandbox_description.startswith("sandbox: workspace")
         if not self.running:
             self.status.state = "idle"
@@ -413,7 +419,7 @@ class MainScreen(PacedScreen[None]):
     def _apply_to_conversation(self, event: TurnEvent) -> NodeRecord | None:
         """The node log and the conversation's part of `apply_event`; the event's node record."""
         record = self.log_model.apply(event)
-        if isinstance(event, NodeStarted) and event.parent_id is None and self._flow_running:
+        if isinstance(event, NodeStarted) and event.parent_id is None and self._running_kind() == "flow":
             self._flow_roots.add(event.node_id)
         if self.log_model.turn_id_of(event.node_id) not in self._flow_roots:
             self.conversation.apply(event)
@@ -548,9 +554,23 @@ class MainScreen(PacedScreen[None]):
         self._show_meter()
         self.status.context = self.session.context_fill
 
-    def run_command(self, call: SlashInput, text: str) -> Awaitable[None] | None:
+    def run_command(self, call: SlashInput, text: str) -> None:
         self.slash.run(call, text)
-        return None
+
+    def command_refused(self, text: str, why: str) -> None:
+        self.slash.refuse(text, why)
+
+    def run_changed(self, run: Run) -> None:
+        self.refresh_bindings()
+        if run.done and run.error is not None and run.kind in ("flow", "resume", "rewind"):
+            # Their work reports what it expects; anything else must not pass unseen.
+            self.notify(f"The {run.kind} failed: {run.error}", severity="error")
+        view = self._retry_view
+        if view is not None and run.done and self.failed_prompt is not None and not self.running:
+            # The retry key is enabled now (and the keymap may have moved it): name it.
+            self._retry_view = None
+            keys = [b.binding for b in self.active_bindings.values() if b.binding.action == "retry_turn"]
+            view.offer_retry(self.app.get_key_display(keys[0]) if keys else "the retry key")
 
     # -- sending --------------------------------------------------------------------------------
 
@@ -562,11 +582,7 @@ class MainScreen(PacedScreen[None]):
         """Hand what the user sent to the controller, and run the work it gives back."""
         self._quit_armed = False
         self.session.prompt_history.add(text)
-        self._run_prompts(self.controller.submit(text))
-
-    def _run_prompts(self, work: Awaitable[None] | None) -> None:
-        if work is not None:
-            self._prompt_worker = self.run_worker(work, group="turn", exclusive=True, exit_on_error=False)
+        self.controller.submit(text)
 
     def _on_tick(self) -> None:
         # While an answer streams, the elapsed times are drawn in its next frame (see
@@ -579,47 +595,26 @@ class MainScreen(PacedScreen[None]):
             self._tree.tick()
         self.flow.tick()
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker not in (self._prompt_worker, self._other_worker):
-            return
-        self.refresh_bindings()
-        view, self._retry_view = self._retry_view, None
-        if view is not None and self.failed_prompt is not None and not self.running:
-            # The retry key is enabled now (and the keymap may have moved it): name it.
-            keys = [b.binding for b in self.active_bindings.values() if b.binding.action == "retry_turn"]
-            view.offer_retry(self.app.get_key_display(keys[0]) if keys else "the retry key")
-
     def _offer_retry(self, prompt: str, view: TurnView) -> None:
         """Put a failed prompt back in the input (unless the user typed since) and offer a retry."""
         editor = self.prompt
         if not editor.text.strip():
             editor.text = prompt
             editor.move_cursor(editor.document.end)
-        self._retry_view = view  # told how to retry once the prompt's worker is done
+        self._retry_view = view  # told how to retry once the run is done
 
     def action_retry_turn(self) -> None:
         prompt = self.failed_prompt
         editor = self.prompt
         if prompt is not None and editor.text.strip() == prompt and not self.running:
             editor.clear()
-        self._run_prompts(self.controller.retry())
-
-    def _stop_turn(self) -> None:
-        """Escape in an approval dialog: the turn stops, kept as interrupted (the bridge calls this
-        from inside the turn, so it asks the model nothing more)."""
-        if self.controller.cancel():
-            self.notify("Turn cancelled.", timeout=2)
-
-    @on(StopRequested)
-    def _stop_requested(self) -> None:
-        self.prompt.focus()  # so the user can steer at once
+        self.controller.retry()
 
     def action_cancel_turn(self) -> None:
+        """Cancel the run, started or not (a turn under way is kept, marked interrupted)."""
+        kind = self._running_kind()
         if self.controller.cancel():
-            self.notify("Turn cancelled.", timeout=2)
-        elif self.running:
-            self.workers.cancel_group(self, "turn")
-            self.notify("Cancelled.", timeout=2)
+            self.notify("Turn cancelled." if kind in ("turn", "shell") else "Cancelled.", timeout=2)
         self.prompt.focus()  # so the user can steer at once
 
     def interrupt_or_quit(self) -> None:
@@ -657,9 +652,8 @@ class MainScreen(PacedScreen[None]):
         return self.running
 
     def action_new_conversation(self) -> None:
-        if self._refuse_while_running():
+        if self._refuse_while_running() or not self.controller.new_conversation():
             return
-        self.session.new_conversation()
         self._show_empty_conversation()
         self.notify("New conversation.", timeout=1.5)
 
@@ -674,18 +668,17 @@ class MainScreen(PacedScreen[None]):
 
         def chosen(conversation_id: str | None) -> None:
             if conversation_id:
-                self._other_worker = self.resume(conversation_id)
+                self.resume(conversation_id)
 
         self.app.push_screen(ResumeScreen(history, query=query), chosen)
 
-    @work(exclusive=True, group="turn", exit_on_error=False)
-    async def resume(self, conversation_id: str) -> None:
-        await self._redraw(conversation_id)
+    def resume(self, conversation_id: str) -> Run | None:
+        """Open a stored conversation, as a run (escape cancels it)."""
+        return self.controller.start("resume", conversation_id, lambda: self._redraw(conversation_id))
 
     def _show_empty_conversation(self) -> None:
         """Empty every view of the conversation, and show the session's meter and context fill."""
         self.status.context = self.session.context_fill
-        self.controller.failed_prompt = None
         self._show_meter()
         self.conversation.clear_all()
         for turn_id in list(self.log_model.turns):  # f4, the tree and the flow panel read this log
@@ -769,10 +762,9 @@ class MainScreen(PacedScreen[None]):
 
     def _rewind_chosen(self, choice: RewindChoice | None) -> None:
         if choice is not None:
-            self._other_worker = self.rewind(choice)
+            self.controller.start("rewind", choice.prompt, lambda: self._rewind(choice))
 
-    @work(exclusive=True, group="turn", exit_on_error=False)
-    async def rewind(self, choice: RewindChoice) -> None:
+    async def _rewind(self, choice: RewindChoice) -> None:
         from tui_assist.session.rewind import RewindError
 
         history, conversation_id = self.session.history, self.session.conversation_id
@@ -814,7 +806,7 @@ class MainScreen(PacedScreen[None]):
 
         def chosen(request: GroundedRequest | None) -> None:
             if request is not None:
-                self._other_worker = self.run_grounded_flow(
+                self.run_grounded_flow(
                     request.corpus, request.question, leaves=request.leaves, data=request.data
                 )
 
@@ -831,18 +823,21 @@ class MainScreen(PacedScreen[None]):
 
             self.run_worker(offer_when_ready(), group="grounded-form", exit_on_error=False)
 
-    @work(exclusive=True, group="turn", exit_on_error=False)
-    async def run_grounded_flow(
+    def run_grounded_flow(
         self, corpus: Path, question: str, *, leaves: str = "rules", data: Path | None = None
-    ) -> None:
+    ) -> Run | None:
         """Run the grounded flow with `rules` or `model` leaves (as `tui-assist flow grounded` does)."""
+        return self.controller.start(
+            "flow", question, lambda: self._grounded_flow(corpus, question, leaves=leaves, data=data)
+        )
+
+    async def _grounded_flow(self, corpus: Path, question: str, *, leaves: str, data: Path | None) -> None:
         from tui_assist.session.grounded import ask_grounded
         from tui_assist.ui.grounded_view import grounded_markdown
 
         using = f"corpus `{corpus}`" + (f", data `{data}`" if data is not None else "") + f", {leaves} leaves"
         self.conversation.add_notice(f"**grounded question** ({using}): {question}")
         self.status.state = "running"
-        self._flow_running = True
         try:
             run = await ask_grounded(
                 self.session,
@@ -859,7 +854,6 @@ class MainScreen(PacedScreen[None]):
             self.conversation.add_notice(f"**The grounded flow failed:** `{exc}`", classes="-error")
             return
         finally:
-            self._flow_running = False
             self.status.state = "idle"
         state = run.state
         if state.outcome == "awaiting_approval":
@@ -871,22 +865,20 @@ class MainScreen(PacedScreen[None]):
         if self.held_run_id is None:
             self.notify("No grounded run is awaiting approval.", timeout=2)
             return
-        self._other_worker = self.approve_held_run(self.held_run_id)
+        run_id = self.held_run_id
+        if self.controller.start("flow", run_id, lambda: self._approve_held_run(run_id)) is None:
+            self.notify("Wait for the running turn, or cancel it (escape).", severity="warning")
 
-    @work(exclusive=True, group="turn", exit_on_error=False)
-    async def approve_held_run(self, run_id: str) -> None:
+    async def _approve_held_run(self, run_id: str) -> None:
         from tui_assist.flows.grounded import ApprovalError
         from tui_assist.session.grounded import approve_held
         from tui_assist.ui.grounded_view import grounded_markdown
 
-        self._flow_running = True
         try:
             run = await approve_held(self.session, run_id, self.controller.observer)
         except (ApprovalError, ValueError) as exc:
             self.notify(f"Cannot approve: {exc}", severity="error")
             return
-        finally:
-            self._flow_running = False
         self.held_run_id = None
         self.conversation.add_notice("**approved** · " + grounded_markdown(run.state, approvable=False))
         self.call_later(self.refresh_bindings)
@@ -1041,7 +1033,13 @@ class MainScreen(PacedScreen[None]):
     def open_round(self, round_id: str) -> None:
         from tui_assist.ui.screens.round_review import RoundReviewScreen
 
-        self.app.push_screen(RoundReviewScreen(self.log_model, round_id))
+        review = RoundReviewScreen(self.log_model, round_id, self.session.history)
+        self.app.push_screen(review, self._offer_prompt)
+
+    def _offer_prompt(self, prompt: str | None) -> None:
+        """Put the prompt the round review offers (why hunks were reverted) in the prompt box."""
+        if prompt:
+            self.prompt.restore(prompt)
 
     @on(FlowPanel.NodeChosen)
     def _node_chosen(self, event: FlowPanel.NodeChosen) -> None:

@@ -12,7 +12,10 @@ Built from the round's events (a `NodeLog`), in reading order:
 - the answer, and what changed since the previous round's answer (a diff);
 - the critic's verdict and feedback, with its citations as links to the calls.
 
-Left/right (or p/n) step between the rounds of the same turn.
+Left/right (or p/n) step between the rounds of the same turn. `c` switches to the changes view:
+the turn's changes by hunk, from its checkpoints, each beside the shown round's critic remarks on
+it (`ui.widgets.hunk_review`); `enter` there reverts the rejected hunks and closes the review with
+their reasons, which the host offers as the next prompt.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import difflib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -32,13 +35,20 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Collapsible, Footer, Static
 from textual.widgets.collapsible import CollapsibleTitle
+from textual.worker import get_current_worker
 
 from tui_assist.core.events import FileDiff, ThinkingDelta, ToolCallFinished, ToolCallStarted, VerdictReached
 from tui_assist.core.text import clip, duration
 from tui_assist.core.tool_labels import tool_title
 from tui_assist.core.tree import NodeLog, NodeRecord, TextSegment
+from tui_assist.session.checkpoints import CheckpointError
+from tui_assist.session.checkpoints.hunks import Hunk, TurnChanges, find_remarks, reasons_prompt
 from tui_assist.ui.widgets.diff_view import DiffView
+from tui_assist.ui.widgets.hunk_review import ChangesView, edit_remarks, edited_paths
 from tui_assist.ui.widgets.streaming_markdown import StreamingMarkdown
+
+if TYPE_CHECKING:
+    from tui_assist.session.history import History
 
 _CITATION = re.compile(r"\[(\d+)\]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\[(\"'])|\n+")
@@ -265,8 +275,8 @@ def _pretty_input(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False)
 
 
-class RoundReviewScreen(Screen[None]):
-    """Why a round passed or was sent back."""
+class RoundReviewScreen(Screen[str | None]):
+    """Why a round passed or was sent back; dismissed with the next prompt after a revert."""
 
     DEFAULT_CSS = """
     RoundReviewScreen > #review-header {
@@ -286,13 +296,19 @@ class RoundReviewScreen(Screen[None]):
         Binding("left,p,[", "step_round(-1)", "Previous round", id="previous-round"),
         Binding("right,n,]", "step_round(1)", "Next round", id="next-round"),
         Binding("e", "toggle_calls", "Open/close calls", id="toggle-calls"),
+        Binding("c", "toggle_changes", "Changes", id="toggle-changes"),
         Binding("escape,q", "close_review", "Close", id="close-review"),
     ]
 
-    def __init__(self, log: NodeLog, round_id: str) -> None:
+    def __init__(self, log: NodeLog, round_id: str, history: History | None = None) -> None:
         super().__init__()
         self.node_log = log
         self.round_id = round_id
+        self.history = history
+        """Where the turn's changes are read and reverted (None: no store, no changes view)."""
+        self._changes: TurnChanges | None = None
+        self._changes_problem: str | None = None
+        self._changes_loaded = False
 
     @property
     def rounds(self) -> list[NodeRecord]:
@@ -304,6 +320,9 @@ class RoundReviewScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="review-header")
         yield VerticalScroll(id="review-body")
+        changes = ChangesView(id="review-changes")
+        changes.display = False
+        yield changes
         yield Footer()
 
     async def on_mount(self) -> None:
@@ -321,7 +340,7 @@ class RoundReviewScreen(Screen[None]):
                 (f"Round {index + 1} of {len(rounds)}", "$primary bold"),
                 ("  ·  ", "$foreground 55%"),
                 (verdict, "$success bold" if record.verdict == "pass" else "$warning bold"),
-                ("   ←/→ rounds · e opens calls · esc closes", "$foreground 55%"),
+                ("   ←/→ rounds · e opens calls · c changes · esc closes", "$foreground 55%"),
             )
         )
         body = self.query_one("#review-body", VerticalScroll)
@@ -329,6 +348,8 @@ class RoundReviewScreen(Screen[None]):
         previous = rounds[index - 1] if index > 0 else None
         await body.mount_all(self._sections(record, previous))
         body.scroll_home(animate=False)
+        if self.query_one(ChangesView).display:
+            self._redraw_changes()
 
     # -- building the sections -----------------------------------------------------------------
 
@@ -352,6 +373,9 @@ class RoundReviewScreen(Screen[None]):
             sections.append(_section(title, StreamingMarkdown(answer, finished=True)))
         if previous is not None and answer:
             sections.append(self._diff_section(self._answer(self._generator(previous)), answer, previous))
+        checks = self._checks(round_record)
+        if checks:
+            sections.append(_section("Checks the critic ran", *checks))
         if verdict is not None:
             sections.append(self._verdict_section(verdict, feedback, calls, cited))
         elif round_record.status != "done":
@@ -402,6 +426,8 @@ class RoundReviewScreen(Screen[None]):
         finished = 0
         for item in log.subtree_timeline(round_record.node_id):
             match item:
+                case ToolCallStarted(node_id=node_id) if self._by_critic(node_id):
+                    pass  # a goal's check: not the generator's evidence (`_checks` shows it)
                 case ToolCallStarted(node_id=node_id, name=name, input=tool_input):
                     depth = max(0, (log.depth(node_id) - base) // 2)
                     calls[node_id] = ReviewedCall(node_id, name, dict(tool_input), depth)
@@ -419,6 +445,26 @@ class RoundReviewScreen(Screen[None]):
                 record = log.nodes.get(call.node_id)
                 call.status = record.status if record is not None else "unknown"
         return calls
+
+    def _by_critic(self, node_id: str) -> bool:
+        """Whether a call ran under a critic (a goal's check), not under the generator."""
+        return any(a.kind == "critic" for a in self.node_log.ancestors(node_id))
+
+    def _checks(self, round_record: NodeRecord) -> list[Widget]:
+        """A goal's checks, as the critic ran them after the attempt."""
+        widgets: list[Widget] = []
+        for started, record in self.node_log.tool_calls(round_record.node_id):
+            if self._by_critic(started.node_id):
+                call = ReviewedCall(
+                    started.node_id, started.name, dict(started.input), 0, output=record.output
+                )
+                call.status, call.is_error, call.seconds = (
+                    record.status,
+                    record.status == "failed",
+                    record.duration,
+                )
+                widgets.append(ToolCallReview(call, cited=False, verdict_class=""))
+        return widgets
 
     def _answer(self, generator: NodeRecord | None) -> str:
         if generator is None:
@@ -465,7 +511,7 @@ class RoundReviewScreen(Screen[None]):
                         continue
                     who = "" if record.kind == "generate" else f"*sub-agent “{record.label}”:* "
                     widgets.append(StreamingMarkdown(who + text.strip(), finished=True))
-                case ToolCallStarted(node_id=node_id):
+                case ToolCallStarted(node_id=node_id) if node_id in calls:
                     call = calls[node_id]
                     is_cited = call.number is not None and call.number in cited
                     widgets.append(ToolCallReview(call, cited=is_cited, verdict_class=verdict_class))
@@ -547,6 +593,71 @@ class RoundReviewScreen(Screen[None]):
 
     def action_close_review(self) -> None:
         self.dismiss(None)
+
+    # -- the changes view ------------------------------------------------------------------------
+
+    def action_toggle_changes(self) -> None:
+        view, body = self.query_one(ChangesView), self.query_one("#review-body", VerticalScroll)
+        view.display, body.display = not view.display, view.display
+        if view.display:
+            self._redraw_changes()
+        else:
+            body.focus()
+
+    def _redraw_changes(self) -> None:
+        """In a worker: reading a big turn's changes must not hold up the screen."""
+        self.run_worker(self._show_changes(), exclusive=True, group="hunk-changes")
+
+    async def _show_changes(self) -> None:
+        view = self.query_one(ChangesView)
+        if not self._changes_loaded:
+            await view.show(None, [], "Reading the turn's changes from its checkpoints…")
+            self._changes, self._changes_problem = await self._load_changes()
+            self._changes_loaded = True
+        record = self.node_log.nodes.get(self.round_id)
+        feedback = self._verdict(record)[0] if record is not None else ""
+        changes, turn_id = self._changes, self.node_log.turn_id_of(self.round_id)
+        if changes is None or turn_id is None or record is None:
+            await view.show(None, [], self._changes_problem)
+            return
+        calls = list(self._calls(record).values())
+        cite(calls, feedback)  # a sentence citing an edit by number (`[2]`) is about what it wrote
+        by_number = [([n for n in c.notes if f"[{c.number}]" in n], c.diff) for c in calls if c.diff]
+        remarks = find_remarks(feedback, [f.path for f in changes.files]) + edit_remarks(by_number, changes)
+        edited = edited_paths(self.node_log, turn_id, changes.workdir)
+        await view.show(changes, remarks, self._changes_problem, edited)
+
+    async def _load_changes(self) -> tuple[TurnChanges | None, str | None]:
+        turn_id = self.node_log.turn_id_of(self.round_id)
+        if self.history is None or turn_id is None:
+            return None, "No store: the turn's changes are not recorded."
+        try:
+            return await self.history.turn_hunks(turn_id), None
+        except CheckpointError as exc:
+            return None, f"Cannot read the turn's changes: {exc}"
+
+    def on_changes_view_revert_asked(self, event: ChangesView.RevertAsked) -> None:
+        self.run_worker(self._revert(event.rejected), exclusive=True, group="hunk-revert")
+
+    async def _revert(self, rejected: list[tuple[Hunk, str]]) -> None:
+        if self.history is None or self._changes is None:
+            return
+        try:
+            done = await self.history.revert_hunks(self._changes, {hunk.key for hunk, _ in rejected})
+        except CheckpointError as exc:
+            self.notify(f"Revert failed: {exc}", severity="error")
+            return
+        if get_current_worker().is_cancelled:
+            return
+        reverted = set(done.reverted)
+        if done.conflicts:
+            names = ", ".join(done.conflicts)
+            self.notify(f"Left alone, changed since the turn: {names}", severity="warning", timeout=6)
+        kept = [(hunk, reason) for hunk, reason in rejected if hunk.key in reverted]
+        if not kept:
+            return
+        self.notify(f"Reverted {len(kept)} hunk(s).", timeout=3)
+        self.dismiss(reasons_prompt(kept))
 
 
 def _last_text(generator: NodeRecord) -> TextSegment | None:

@@ -35,7 +35,7 @@ from tui_assist.core.events import NodeStarted, TurnEvent
 from tui_assist.core.tree import NodeLog
 from tui_assist.ui.textual_private import StripBarVerticalScroll
 from tui_assist.ui.widgets.earlier_turns import EarlierTurns, EarlierTurnsPager, TurnKey
-from tui_assist.ui.widgets.streaming_markdown import LaidOutSize
+from tui_assist.ui.widgets.laid_out_size import LaidOutSize
 from tui_assist.ui.widgets.turn_parts import ConversationEntry, Notice
 from tui_assist.ui.widgets.turn_view import TurnView
 

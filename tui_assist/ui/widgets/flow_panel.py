@@ -154,6 +154,8 @@ class FlowPanel(Widget):
     def name_of(self, record: NodeRecord) -> str:
         """What a row is called: the kind of turn, its loop, a sub-agent by its task, a composition."""
         match record.kind:
+            case "turn" if record.label.startswith("goal "):  # `GoalTurn`'s label: its attempts are rounds
+                return "Goal turn"
             case "turn":
                 return "Refine turn" if self.node_log.rounds(record.node_id) else "Agent turn"
             case "round":

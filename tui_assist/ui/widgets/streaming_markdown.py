@@ -43,13 +43,13 @@ from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.geometry import Region, Size
-from textual.reactive import Reactive
 from textual.selection import Selection
 from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
 
 from tui_assist.ui.widgets import stream_gc
+from tui_assist.ui.widgets.laid_out_size import LaidOutSize
 from tui_assist.ui.widgets.markdown_render import (
     MarkdownRenderer,
     defer_highlighting,
@@ -109,19 +109,6 @@ PAINTED_LINES = 200
 _BLANK = Strip.blank(0)
 
 
-class LaidOutSize:
-    """Mixin for a widget whose virtual size only Textual's layout sets (its content's extent).
-
-    Textual's `virtual_size` asks for another layout whenever it changes, but a layout is what
-    changes it: each time a streamed answer grows, the answer, its turn and the scrolling pane
-    would be laid out and the whole pane repainted a second time, a frame later, to the same
-    result (half of a growth's cost). Widgets that take their virtual size from the layout alone
-    can drop that request; their watchers (`watch_virtual_size`) still run.
-    """
-
-    virtual_size: Reactive[Size] = Reactive(Size(0, 0), repaint=False)
-
-
 class StreamingMarkdown(LaidOutSize, Widget):
     """Markdown that can grow by `append` (merged per frame) and be finished with `finish`."""
 
@@ -167,7 +154,7 @@ class StreamingMarkdown(LaidOutSize, Widget):
         """`time.monotonic()` of the last flush that drew new text (when it was due, if it came late)."""
         self._due = float("-inf")
         """When the flush the timer waits for is due."""
-        self._held: tuple[asyncio.TimerHandle, Region | None] | None = None
+        self._held: tuple[asyncio.TimerHandle, int, Region | None] | None = None
         """A flush's repaint waiting for its due time (see `LAYOUT_LEAD`), and what it repaints."""
         self._reserve = 0
         """Blank lines of room below the text while it streams (see `_next_reserve`)."""
@@ -291,11 +278,10 @@ class StreamingMarkdown(LaidOutSize, Widget):
             self._timer.stop()
             self._timer = None
         if self._held is not None:  # repainted with this flush instead
-            handle, region = self._held
+            handle, first, region = self._held
             handle.cancel()
             self._held = None
-            if region is not None:
-                self.refresh(region)
+            self._repaint(first, region)
         before = self.line_count
         committed = self._committed_height
         old_tail = self._tail_lines
@@ -325,9 +311,9 @@ class StreamingMarkdown(LaidOutSize, Widget):
             return
         if self._tail_dirty:
             self._render_tail()
-        self._unpaint(committed)  # what was committed before this flush is as it was
         lines = self.line_count
         if lines > self._room or (final and lines != self._room):
+            self._unpaint(committed)  # what was committed before this flush is as it was
             self._reserve = 0 if final else self._next_reserve(lines)
             self.refresh(layout=True)
             # A layout's frame is the costliest of the stream: what waits for a flush joins the
@@ -339,16 +325,24 @@ class StreamingMarkdown(LaidOutSize, Widget):
         wait = self._due - time.monotonic() if paced else 0
         # What waits for a flush (the panels' tick) makes its frame dearer: drawn at once, as a layout.
         if wait > 0 and not stream_gc.flush_awaited():
-            self._held = (asyncio.get_running_loop().call_later(wait, self._show, region), region)
+            handle = asyncio.get_running_loop().call_later(wait, self._show, committed, region)
+            self._held = (handle, committed, region)
         else:
-            self._show(region)
+            self._show(committed, region)
 
-    def _show(self, region: Region | None) -> None:
-        """Repaint `region` of a flush within the room (and what waits for a flush)."""
+    def _show(self, first: int, region: Region | None) -> None:
+        """Repaint a flush within the room (and what waits for a flush)."""
         self._held = None
+        self._repaint(first, region)
+        self._drawn()
+
+    def _repaint(self, first: int, region: Region | None) -> None:
+        """Forget the painted lines from `first` on (what was committed before the flush is as it
+        was) and repaint the changed `region`, together: a frame painted between the two would
+        take, from Textual's own line cache, lines it was not yet told changed, and keep them."""
+        self._unpaint(first)
         if region is not None:
             self.refresh(region)
-        self._drawn()
 
     def _drawn(self, *, with_waiting: bool = True) -> None:
         """A flush asked for its frame: while streaming, what waits for a flush joins it (unless

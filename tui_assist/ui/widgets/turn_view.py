@@ -30,6 +30,7 @@ from tui_assist.core.events import (
 from tui_assist.core.text import clip
 from tui_assist.core.tree import NodeLog
 from tui_assist.ui.widgets.compaction import CompactableTurn
+from tui_assist.ui.widgets.plan import tool_call_view
 from tui_assist.ui.widgets.turn_parts import (
     AnswerText,
     ConversationEntry,
@@ -179,7 +180,7 @@ class TurnView(CompactableTurn):
             case ToolCallStarted(parent_id=parent) if parent in self._containers:
                 self._finish_text(parent)
                 self._finish_thinking(parent)
-                view = ToolCallView(event.node_id, event.name, event.input)
+                view = tool_call_view(event.node_id, event.name, event.input)  # a plan: its checklist
                 self._tools[event.node_id] = view
                 self._containers[parent].mount(view)
             case ToolCallFinished(node_id=node_id) if node_id in self._tools:
