@@ -198,8 +198,9 @@ async def mount_history(app: TuiAssistApp, pilot: Pilot[int], turns: int, *, pan
         conversation.begin_turn(prompt, strategy)
         for event in events:
             if panels:
-                screen.apply_event(event, replay=True)
+                screen.apply_event(event)
             else:
+                screen.log_model.apply(event)  # the screen's fold, which the pane reads
                 conversation.apply(event)
         if n % 10 == 9:
             await pilot.pause()

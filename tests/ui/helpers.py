@@ -157,10 +157,10 @@ async def wait_until(pilot: Any, predicate: Callable[[], object], timeout: float
 
 def _nothing_to_draw(app: Any) -> bool:
     """No streamed text waits for its flush and no widget for its repaint or layout."""
-    from tui_assist.ui.widgets import streaming_markdown
+    from tui_assist.ui.widgets import stream_gc
 
     screen = app.screen
-    flushing = any(w._timer is not None or w._held is not None for w in streaming_markdown._streaming)
+    flushing = any(w.flush_queued for w in stream_gc.streaming_widgets)
     return not flushing and not screen._dirty_widgets and not screen._layout_required
 
 

@@ -75,10 +75,12 @@ async def _with_turns(app: Any, pilot: Any, count: int) -> Conversation:
     await app.workers.wait_for_complete()
     await pilot.pause()
     conversation = app.query_one(Conversation)
+    log = app.main_screen.log_model  # the pane reads the screen's fold of the events
     for n in range(count):
         prompt, strategy, events = _turn_events(n)
         conversation.begin_turn(prompt, strategy)
         for event in events:
+            log.apply(event)
             conversation.apply(event)
     await pilot.pause()
     await pilot.pause()

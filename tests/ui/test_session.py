@@ -22,9 +22,11 @@ from tests.ui.helpers import (
 from tui_assist.core.conversation import Message, Usage
 from tui_assist.core.events import TurnEvent
 from tui_assist.core.observer import ApprovalDecision, ToolApproval
+from tui_assist.core.tree import NodeLog
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.session.config import Settings
 from tui_assist.session.config_source import MAX_ROUNDS
+from tui_assist.store.event_log import coalesce_text
 from tui_assist.store.rows import ConversationRow, TurnRow
 from tui_assist.ui.app import TuiAssistApp
 from tui_assist.ui.commands import TuiAssistCommands
@@ -65,13 +67,15 @@ class FakeStore:
         self.recorders.append(recorder)
         return recorder
 
-    async def commit_turn(self, conversation_id: str, result: Any, events: Sequence[TurnEvent]) -> None:
-        self.calls.append(("commit_turn", (conversation_id, result.outcome, len(events))))
+    async def commit_turn(
+        self, conversation_id: str, result: Any, events: Sequence[TurnEvent] | NodeLog
+    ) -> None:
+        self.calls.append(("commit_turn", (conversation_id, result.outcome, len(coalesce_text(events)))))
 
     async def mark_cancelled(
-        self, turn_id: str, events: Sequence[TurnEvent], history: Sequence[Message] = ()
+        self, turn_id: str, events: Sequence[TurnEvent] | NodeLog, history: Sequence[Message] = ()
     ) -> None:
-        self.calls.append(("mark_cancelled", len(events)))
+        self.calls.append(("mark_cancelled", len(coalesce_text(events))))
 
     async def list_conversations(
         self, limit: int, offset: int, query: str | None = None

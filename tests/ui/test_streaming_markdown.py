@@ -12,7 +12,7 @@ from textual.pilot import Pilot
 
 from tests.ui.helpers import settled, wait_until
 from tui_assist.core.events import NodeFinished, NodeStarted, TextDelta
-from tui_assist.ui.widgets import streaming_markdown
+from tui_assist.ui.widgets import markdown_render, stream_gc, streaming_markdown
 from tui_assist.ui.widgets.conversation import Conversation
 from tui_assist.ui.widgets.streaming_markdown import StreamingMarkdown
 from tui_assist.ui.widgets.turn_parts import AnswerText
@@ -167,13 +167,13 @@ LONG_DOC = "\n\n".join(
 
 async def test_finished_blocks_are_committed_and_rendered_once(monkeypatch: pytest.MonkeyPatch) -> None:
     rendered: list[str] = []
-    original = streaming_markdown._Renderer.render
+    original = markdown_render.MarkdownRenderer.render
 
     def recording(self: Any, text: str, width: int) -> Any:
         rendered.append(text)
         return original(self, text, width)
 
-    monkeypatch.setattr(streaming_markdown._Renderer, "render", recording)
+    monkeypatch.setattr(markdown_render.MarkdownRenderer, "render", recording)
     monkeypatch.setattr(streaming_markdown, "CHUNK_TARGET", 1)  # one chunk per block
     monkeypatch.setattr(streaming_markdown, "CACHED_CHUNKS", 100)  # (evicted chunks render again)
     app = _Host()
@@ -459,7 +459,7 @@ async def test_code_drawn_plain_while_highlighting_is_deferred_is_highlighted_af
 async def test_full_collections_wait_while_an_answer_streams_and_only_then(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(streaming_markdown, "RELEASE_DELAY", 0.2)
+    monkeypatch.setattr(stream_gc, "RELEASE_DELAY", 0.2)
     thresholds = gc.get_threshold()
     StreamingMarkdown().append("never mounted")  # holds nothing it could not release
     for how in ("finished", "removed"):
@@ -471,7 +471,7 @@ async def test_full_collections_wait_while_an_answer_streams_and_only_then(
             await pilot.pause()  # the answer holds them once mounted (an unmounted one never releases)
             # Young collections go on, less often; the full ones wait for the end of the stream.
             young, middle, full = gc.get_threshold()
-            assert young == max(thresholds[0], streaming_markdown.YOUNG_THRESHOLD)
+            assert young == max(thresholds[0], stream_gc.YOUNG_THRESHOLD)
             assert middle == thresholds[1] and full > 1_000 * thresholds[2]
             if how == "finished":
                 conversation.apply(NodeFinished(node_id="a", output="x"))

@@ -1,10 +1,12 @@
 """A turn's core events as ACP `session/update`s: the answer, thinking, tool calls and the refine plan.
 
-`TurnUpdates` is a fold of one turn's events (live, or replayed from the store) into the updates an
-ACP client shows:
+`TurnUpdates` turns one turn's events (live, or replayed from the store) into the updates an ACP
+client shows. It folds each event once, into its `NodeLog`, and asks the log what the event is
+(the answer is what the log calls a main generator's text, as in the TUI):
 
 - the answer's text deltas are `agent_message_chunk`s; thinking and the critic's reply are
-  `agent_thought_chunk`s (a sub-agent's text stays inside its `think` tool call);
+  `agent_thought_chunk`s (a sub-agent's text stays inside its `think` tool call; a summariser's
+  text is not sent);
 - every tool call is a `tool_call`, then a `tool_call_update` when it returns: kind `execute` for
   bash (its output as content), `edit` for editor writes (a `diff` content with the absolute path,
   the file as it was before the call and as it is after), `read` for views, `think` for
@@ -35,6 +37,7 @@ from tui_assist.core.events import (
 )
 from tui_assist.core.plan import plan_of
 from tui_assist.core.text import clip
+from tui_assist.core.tree import NodeLog
 
 if TYPE_CHECKING:
     from acp.helpers import SessionUpdate, ToolCallContentVariant
@@ -98,7 +101,7 @@ def _read(path: Path) -> str | None:
 
 
 class TurnUpdates:
-    """Folds one turn's events into ACP session updates."""
+    """One turn's events as ACP session updates, read off the turn's `NodeLog`."""
 
     def __init__(self, workdir: Path, *, live: bool = True) -> None:
         """Fold events of a turn run in `workdir`.
@@ -110,25 +113,23 @@ class TurnUpdates:
         """
         self._workdir = workdir
         self._live = live
-        self._kinds: dict[str, str] = {}
-        self._parents: dict[str, str | None] = {}
+        self.log = NodeLog()
+        """The one fold of the turn's events here: every question about a node is asked of it."""
         self._calls: dict[str, _Call] = {}
+        """What was read for each tool call (its title, the file before an editor write)."""
         self._plan: list[PlanEntry] = []
         self._entries: dict[str, int] = {}
         """Node id (a generate or critic node) -> its plan entry."""
-        self._round = 0
-        self._round_of: dict[str, int] = {}
         self._streamed: set[str] = set()
         """Nodes whose text went out as the answer since their stream (re)started."""
 
     # -- events --------------------------------------------------------------------------------
 
     def updates(self, event: TurnEvent) -> list[SessionUpdate]:
-        """The updates one event makes (often none)."""
+        """Fold one event into the log; the updates it makes (often none)."""
+        self.log.apply(event)
         match event:
-            case NodeStarted(node_id=node_id, parent_id=parent_id, node_kind=kind):
-                self._kinds[node_id] = kind
-                self._parents[node_id] = parent_id
+            case NodeStarted(node_id=node_id, node_kind=kind):
                 return self._node_started(node_id, kind)
             case NodeFinished(node_id=node_id):
                 return self._node_finished(node_id)
@@ -154,37 +155,32 @@ class TurnUpdates:
         return []
 
     def _text(self, node_id: str, text: str) -> list[SessionUpdate]:
-        if self._in_subagent(node_id):
-            return []
-        if self._kinds.get(node_id) == "critic":
+        if self._is_critic(node_id):
             return [helpers.update_agent_thought_text(text)]
-        if self._kinds.get(node_id) in ("agent", "generate"):
+        if self.log.is_main_generator(node_id):
             self._streamed.add(node_id)
             return [helpers.update_agent_message_text(text)]
-        return []  # a summariser's text (compaction) is not the answer
+        return []  # a sub-agent's or a summariser's text is not the answer
 
     def _in_subagent(self, node_id: str) -> bool:
         """Whether the node runs under a tool call (an `agent` tool's sub-agent)."""
-        parent = self._parents.get(node_id)
-        while parent is not None:
-            if self._kinds.get(parent) == "tool":
-                return True
-            parent = self._parents.get(parent)
-        return False
+        return any(a.kind == "tool" for a in self.log.ancestors(node_id))
+
+    def _is_critic(self, node_id: str) -> bool:
+        record = self.log.nodes.get(node_id)
+        return record is not None and record.kind == "critic" and not self._in_subagent(node_id)
 
     # -- the refine plan -----------------------------------------------------------------------
 
     def _node_started(self, node_id: str, kind: str) -> list[SessionUpdate]:
-        if kind == "generate":
-            self._round += 1
-            self._round_of[node_id] = self._round
+        round_index = self.log.round_of(node_id) or 1
+        if kind == "generate" and self.log.is_main_generator(node_id):
             updates: list[SessionUpdate] = []
-            if self._round > 1:  # the next draft follows the previous one in the answer
-                updates.append(helpers.update_agent_message_text(f"\n\n---\n**Round {self._round}**\n\n"))
-            return [*updates, self._add_entry(node_id, f"Round {self._round}: generate")]
-        if kind == "critic":
-            self._round_of[node_id] = self._round
-            return [self._add_entry(node_id, f"Round {self._round}: critic")]
+            if round_index > 1:  # the next draft follows the previous one in the answer
+                updates.append(helpers.update_agent_message_text(f"\n\n---\n**Round {round_index}**\n\n"))
+            return [*updates, self._add_entry(node_id, f"Round {round_index}: generate")]
+        if self._is_critic(node_id):
+            return [self._add_entry(node_id, f"Round {round_index}: critic")]
         return []
 
     def _node_finished(self, node_id: str) -> list[SessionUpdate]:
@@ -199,7 +195,7 @@ class TurnUpdates:
         if index is None:
             return []
         said = f": {clip(feedback, 200)}" if feedback.strip() else ""
-        content = f"Round {self._round_of[node_id]}: critic {verdict.upper()}{said}"
+        content = f"Round {self.log.round_of(node_id) or 1}: critic {verdict.upper()}{said}"
         self._plan[index] = self._plan[index].model_copy(update={"content": content, "status": "completed"})
         return [helpers.update_plan(self._plan)]
 
@@ -211,8 +207,6 @@ class TurnUpdates:
     # -- tool calls ----------------------------------------------------------------------------
 
     def _tool_started(self, event: ToolCallStarted) -> ToolCallStart:
-        self._kinds[event.node_id] = "tool"
-        self._parents[event.node_id] = event.parent_id
         kind = tool_kind(event.name, event.input)
         call = _Call(event.name, event.input, kind, _title(event.name, event.input))
         self._calls[event.node_id] = call

@@ -52,13 +52,13 @@ class _Response:
 
 
 def interrupted_history(
-    prompt: str, events: Sequence[TurnEvent], turn_id: str, images: Sequence[ImageBlock] = ()
+    prompt: str, events: Sequence[TurnEvent] | NodeLog, turn_id: str, images: Sequence[ImageBlock] = ()
 ) -> list[Message]:
     """The messages a turn stopped by the user adds to the history.
 
     Args:
         prompt: The turn's prompt.
-        events: The turn's events so far, in order.
+        events: The turn's events so far, in order, or the log that folded them.
         turn_id: The turn's node id.
         images: The images attached to the prompt.
 
@@ -66,7 +66,7 @@ def interrupted_history(
         The prompt, each finished model response with its finished tool calls and their results,
         then the partial answer, closed with `INTERRUPTED_MARKER`.
     """
-    log = NodeLog.of(events)
+    log = events if isinstance(events, NodeLog) else NodeLog.of(events)
     generators = log.main_generators(turn_id)  # the turn's agent, or its latest round's generator
     node = generators[-1].node_id if generators else ""
     responses: list[_Response] = []

@@ -32,6 +32,7 @@ from tui_assist.core.events import (
     Verdict,
     VerdictReached,
 )
+from tui_assist.core.observer import ApprovalDecision, ToolApproval
 
 NodeStatus = Literal["running", "done", "failed", "cancelled"]
 
@@ -525,6 +526,21 @@ class NodeLog:
                     continue
             events.append(item)
         return events
+
+
+class NodeLogObserver:
+    """Folds every event it sees into `log`, once; decides nothing (a `FanOutObserver`'s second)."""
+
+    def __init__(self, log: NodeLog | None = None) -> None:
+        self.log = log if log is not None else NodeLog(max_turns=1 << 30)
+
+    def on_event(self, event: TurnEvent) -> None:
+        """Fold the event."""
+        self.log.apply(event)
+
+    async def approve(self, request: ToolApproval) -> ApprovalDecision:
+        """Deny: a log decides nothing."""
+        return ApprovalDecision.deny()
 
 
 def build_tree(events: Iterable[TurnEvent]) -> list[NodeRecord]:

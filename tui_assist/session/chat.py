@@ -7,7 +7,9 @@ call it; neither knows the store's steps.
 
 The parts a session runs on (settings, approval policy, provider, tools, MCP servers, store) and
 their loading are `SessionParts`'s (`session/parts.py`), which `ChatSession` extends; the meter
-and pricing are in `session/meter.py`.
+and pricing are in `session/meter.py`. Beside this module, by reason to change: the strategy a
+prompt runs (`strategy_factory.py`), the store's steps at a turn's end (`turn_store.py`), the
+hooks that run before a turn (`hook_events.py`), and stored turns read back (`stored_turns.py`).
 """
 
 from __future__ import annotations
@@ -16,37 +18,39 @@ import asyncio
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from tui_assist.core.conversation import Conversation
-from tui_assist.core.events import NodeStarted
 from tui_assist.core.interrupted import interrupted_history
 from tui_assist.core.nodes import new_id
-from tui_assist.core.observer import FanOutObserver, NullObserver, RecordingObserver
-from tui_assist.core.text import base64_size
-from tui_assist.core.tree import NodeLog
+from tui_assist.core.observer import FanOutObserver, NullObserver
+from tui_assist.core.tree import NodeLogObserver
 from tui_assist.session.claude_dirs import user_claude_dir
 from tui_assist.session.factory import EmptyToolbox
+from tui_assist.session.hook_events import AfterTurnStart, TurnHookContext
 from tui_assist.session.instructions import Instructions, InstructionsLoader
 from tui_assist.session.meter import Meter, cap_reached, price_for
 from tui_assist.session.models import ModelChoices, list_price
-from tui_assist.session.parts import SessionParts
+from tui_assist.session.parts import PartsOptions, SessionParts
+from tui_assist.session.stored_turns import StoredTurn, read_page, title_of
+from tui_assist.session.strategy_factory import TURN_MODULES, build_strategy, strategy_name
+from tui_assist.session.turn_store import TurnOutcome, commit_turn, store_cancelled
 
 if TYPE_CHECKING:
     from tui_assist.core.compaction import HistorySummary
-    from tui_assist.core.conversation import Message
-    from tui_assist.core.events import TurnEvent
-    from tui_assist.core.observer import ApprovalDecision, ToolApproval, TurnObserver
+    from tui_assist.core.observer import TurnObserver
     from tui_assist.core.tooling import ToolboxFactory
     from tui_assist.core.turn import TurnResult, TurnStrategy
-    from tui_assist.session.config import Price
+    from tui_assist.session.config import Price, Settings
+    from tui_assist.session.config_source import ConfigSource
     from tui_assist.session.context import CompactionReport, ContextKeeper
     from tui_assist.session.history import History
     from tui_assist.session.mentions import Attachments
     from tui_assist.session.prompt_history import PromptHistory
     from tui_assist.session.rewind import TurnCheckpoints
     from tui_assist.session.slash_commands import CustomCommandLoader, CustomCommands
+
+__all__ = ["TURN_MODULES", "ChatSession", "StoredTurn", "TurnOutcome"]
 
 log = logging.getLogger(__name__)
 
@@ -62,41 +66,12 @@ UNTITLED = "(new conversation)"
 """The title of a conversation stored before its first turn (that turn replaces it)."""
 
 
-@dataclass(frozen=True, slots=True)
-class StoredTurn:
-    """A stored turn to redraw: its prompt, strategy, answer and event log (may be empty)."""
-
-    prompt: str
-    strategy: str
-    answer: str
-    events: list[TurnEvent]
-    images: list[tuple[str, int]] = field(default_factory=lambda: list[tuple[str, int]]())
-    """The images its prompt attached, as `(name, bytes)`, from the stored history."""
-    seq: int = 0
-    """Its position in the conversation (pass the oldest shown to `stored_page`)."""
-
-
-@dataclass(slots=True)
-class TurnOutcome:
-    """What running one persisted turn produced, for the host to show."""
-
-    result: TurnResult
-    conversation_id: str | None
-    saved: bool
-    """Whether the turn is in the store (false without a store, or when storing it failed)."""
-    warnings: list[str] = field(default_factory=lambda: list[str]())
-    """One line each: what the user should know about this turn (e.g. that it was not saved)."""
-    attachments: Attachments | None = None
-    """The files the prompt's `@path` mentions attached (None when it mentions none)."""
-    compacted: bool = False
-    """Whether the history was compacted for this turn (its requests sent a shorter history)."""
-
-
 class ChatSession(SessionParts):
     """One conversation with a model, as any host runs it."""
 
-    def _init_own(self) -> None:
-        """The conversation's own state; the arguments and `load` are `SessionParts`'s."""
+    def __init__(self, settings: Settings | ConfigSource, **parts: Unpack[PartsOptions]) -> None:
+        """Take the settings and the parts' options (see `SessionParts`); `load` builds the parts."""
+        super().__init__(settings, **parts)
         self.conversation = Conversation()
         self.conversation_id: str | None = None
         self._title: str | None = None
@@ -114,10 +89,7 @@ class ChatSession(SessionParts):
         self._instructions: InstructionsLoader | None = None
         self._prompt_history: PromptHistory | None = None
         self._context: ContextKeeper | None = None
-        self._session_started: str | None = "startup"
-        """The `SessionStart` source still to run for this conversation (None: it ran)."""
-        self._prompt_context: tuple[str, str, list[TurnEvent]] | None = None
-        """What `UserPromptSubmit` hooks said for the next prompt: (prompt, context, their events)."""
+        self._hook_turns = TurnHookContext()
         self._commands: CustomCommandLoader | None = None
         self._snapshot: asyncio.Task[int | None] | None = None
         """The running turn's snapshot before it (runs alongside its first model request)."""
@@ -132,13 +104,7 @@ class ChatSession(SessionParts):
 
     def strategy_name(self, prompt: str) -> str:
         """How `prompt` runs: `goal`, `shell` for `!COMMAND`, else `refine` or `agent` (hosts label it)."""
-        if self.goals.applies(prompt):
-            return "goal"
-        if (
-            prompt.startswith("!") and prompt[1:].strip()
-        ):  # `turns.shell.is_shell_prompt`, without its imports
-            return "shell"
-        return "refine" if self.refine else "agent"
+        return strategy_name(prompt, refine=self.refine, goal=self.goals.applies(prompt))
 
     def strategy(self, prompt: str = "", *, model: str | None = None) -> TurnStrategy:
         """The strategy `prompt` runs: the shell for `!COMMAND`, else agent or refine.
@@ -148,48 +114,30 @@ class ChatSession(SessionParts):
         Raises:
             SetupError: when there is no provider (a shell command needs none).
         """
-        s = self.settings
-        if self.strategy_name(prompt) == "shell":
-            from tui_assist.turns.shell import ShellTurn
-
-            return ShellTurn(self._toolbox_factory or (lambda: EmptyToolbox(s.workdir)), self.approvals)
-        # The strategies pull in the whole agent loop: imported at the first turn, not at startup.
-        from tui_assist.core.budget import Budget
-        from tui_assist.core.turn import TurnDeps
-        from tui_assist.turns.agent import AgentTurn
-        from tui_assist.turns.refine import RefineTurn
-
-        provider = self._need_provider()
-        self.instructions = self._instructions_loader().load()
-        system_prompt = s.system_prompt
-        if self.instructions.text:
-            system_prompt = f"{system_prompt}\n\n{self.instructions.text}"
-        self.context.provider = provider
-        self.context.compact_at = s.compact_at
-        self.context.spend_cap = self.spend_cap
-        deps = TurnDeps(
-            provider=provider,
-            toolbox_factory=self._toolbox_factory or (lambda: EmptyToolbox(s.workdir)),
+        return build_strategy(
+            prompt,
+            settings=self.settings,
+            refine=self.refine,
+            rounds=self.rounds,
+            provider=self._need_provider,
+            toolbox_factory=self._toolbox_factory,
             approvals=self.approvals,
-            budget=Budget(s.max_model_requests, s.max_tool_calls, s.max_tokens_per_turn, self.spend_cap),
-            system_prompt=system_prompt,
-            critic_prompt=s.critic_prompt,
+            system_prompt=self._system_prompt,
+            spend_cap=self.spend_cap,
             context=self.context,
+            context_window=lambda: self.context_window,
+            hooks=self.hooks,
             before_side_effect=self._snapshot_taken,
             model=model,
+            goals=self.goals,
         )
-        if self.hooks is not None:
-            deps.hooks = self.hooks
-        # The critic's whole request must fit the window too, beside its reply; `critic_message`
-        # takes the system prompt out of this room itself.
-        from tui_assist.core.critic import CRITIC_MAX_TOKENS
 
-        room = self.context_window - CRITIC_MAX_TOKENS
-        if self.goals.applies(prompt):
-            return self.goals.strategy(deps, critic_max_input_tokens=max(1_000, room))
-        if not self.refine:
-            return AgentTurn(deps)
-        return RefineTurn(deps, max_rounds=self.rounds, critic_max_input_tokens=max(1_000, room))
+    def _system_prompt(self) -> str:
+        """The settings' system prompt and the project's instructions, read again for each turn."""
+        self.instructions = self._instructions_loader().load()
+        if not self.instructions.text:
+            return self.settings.system_prompt
+        return f"{self.settings.system_prompt}\n\n{self.instructions.text}"
 
     @property
     def toolbox_factory(self) -> ToolboxFactory:
@@ -305,8 +253,10 @@ class ChatSession(SessionParts):
         report = await self.context.compact_history(
             self.conversation.messages, observer or NullObserver(), instructions=instructions
         )
-        if report is not None and self._session_started is None:
-            self._session_started = "compact"  # as in Claude Code, the next turn starts the session again
+        if report is not None and self._hook_turns.session_started is None:
+            self._hook_turns.session_started = (
+                "compact"  # as in Claude Code, the next turn starts the session again
+            )
         return report
 
     async def _save_summary(self, summary: HistorySummary) -> None:
@@ -379,7 +329,7 @@ class ChatSession(SessionParts):
         Raises:
             PromptRefused: when a hook refuses the prompt (exit 2); no turn may run for it.
         """
-        self._prompt_context = None
+        self._hook_turns.forget()
         if self.hooks is None or not self.hooks.of("UserPromptSubmit"):
             return
         if self.conversation_id is None and self.store is not None:
@@ -389,33 +339,7 @@ class ChatSession(SessionParts):
                 await self.start_conversation()
             except Exception:  # the turn's `_begin` tells the user the store failed
                 log.warning("store: cannot create the conversation before its first prompt", exc_info=True)
-        self.hooks.session_id = self.conversation_id
-        self.hooks.turn_id = None
-        seen = RecordingObserver()
-        context = await self.hooks.prompt_submit(prompt, seen)
-        self._prompt_context = (prompt, context, seen.events)
-
-    async def _hook_context(self, prompt: str, sent: str, turn_id: str) -> tuple[str, list[TurnEvent]]:
-        """`sent` with what the `SessionStart` (first turn) and `UserPromptSubmit` hooks said.
-
-        Their events come back too, to show under the turn's node (they ran before it started).
-        """
-        from tui_assist.session.hooks import with_context
-
-        pending, self._prompt_context = self._prompt_context, None
-        if self.hooks is None:
-            return sent, []
-        seen = RecordingObserver()
-        if pending is not None and pending[0] == prompt:
-            seen.events.extend(pending[2])
-        self.hooks.session_id = self.conversation_id
-        self.hooks.turn_id = turn_id
-        if self._session_started is not None:
-            source, self._session_started = self._session_started, None
-            sent = with_context(sent, await self.hooks.session_start(seen, source), "SessionStart")
-        if pending is not None and pending[0] == prompt:
-            sent = with_context(sent, pending[1], "UserPromptSubmit")
-        return sent, seen.events
+        await self._hook_turns.prompt_submitted(self.hooks, self.conversation_id, prompt)
 
     async def run_turn(
         self,
@@ -470,11 +394,13 @@ class ChatSession(SessionParts):
         # waits for it (`_snapshot_taken`), so a big workdir never delays the answer.
         self._snapshot = asyncio.create_task(checkpoints.before(turn_id, warnings)) if checkpoints else None
         self._snapshot_needed = False
-        log = RecordingObserver()
-        sent, before = await self._hook_context(prompt, sent, turn_id)
-        turn_observer: TurnObserver = FanOutObserver(observer, log)
+        # The turn's one fold: the store, the interrupted history and the spend read it.
+        folding = NodeLogObserver()
+        log = folding.log
+        sent, before = await self._hook_turns.context(self.hooks, self.conversation_id, prompt, sent, turn_id)
+        turn_observer: TurnObserver = FanOutObserver(observer, folding)
         if before:
-            turn_observer = _AfterTurnStart(turn_observer, turn_id, before)
+            turn_observer = AfterTurnStart(turn_observer, turn_id, before)
         self._running = task = asyncio.create_task(
             strategy.run(
                 self.conversation,
@@ -490,16 +416,16 @@ class ChatSession(SessionParts):
             current = asyncio.current_task()
             by_host = current is not None and current.cancelling() > 0
             images = attachments.images if attachments is not None else ()
-            history = [] if by_host else interrupted_history(sent, log.events, turn_id, images)
+            history = [] if by_host else interrupted_history(sent, log, turn_id, images)
             self.conversation.messages.extend(history)
             from tui_assist.core.turn import TurnResult  # loaded with the strategies
 
             # What the cancelled calls spent, as far as the API reported it before the cut.
-            spent = NodeLog.of(log.events).usage(turn_id)
+            spent = log.usage(turn_id)
             result = TurnResult(
                 turn_id, strategy.name, prompt, "", "cancelled", spent, history, error="cancelled"
             )
-            saved = stored and await asyncio.shield(self._store_cancelled(turn_id, log.events, history))
+            saved = stored and await asyncio.shield(store_cancelled(self.store, turn_id, log, history))
             if by_host:
                 raise
             compacted = self.context.compactions > compactions
@@ -516,7 +442,7 @@ class ChatSession(SessionParts):
                 before, self._snapshot = self._snapshot, None
                 checkpoints.unchanged(before)
         result.prompt = prompt  # stored as typed; the message sent, files attached, is in the history
-        saved = stored and await self._commit(result, log.events, warnings)
+        saved = stored and await commit_turn(self.store, self.conversation_id, result, log, warnings)
         compacted = self.context.compactions > compactions
         return TurnOutcome(result, self.conversation_id, saved, warnings, attachments, compacted)
 
@@ -541,14 +467,14 @@ class ChatSession(SessionParts):
         try:
             if self.conversation_id is None:
                 self.conversation_id = await store.create_conversation(
-                    title=self._title or _title_of(prompt),
+                    title=self._title or title_of(prompt),
                     model=self.model,
                     workdir=str(self.settings.workdir),
                 )
                 self._title = None
                 self.conversation.id = self.conversation_id
             elif self._untitled:
-                await store.rename_conversation(self.conversation_id, _title_of(prompt))
+                await store.rename_conversation(self.conversation_id, title_of(prompt))
             self._untitled = False
             await store.begin_turn(
                 conversation_id=self.conversation_id,
@@ -560,27 +486,6 @@ class ChatSession(SessionParts):
         except Exception as exc:
             log.exception("store: cannot begin the turn")
             warnings.append(f"this turn is not saved: {exc}")
-            return False
-        return True
-
-    async def _commit(self, result: TurnResult, events: Sequence[TurnEvent], warnings: list[str]) -> bool:
-        assert self.store is not None and self.conversation_id is not None
-        try:
-            await self.store.commit_turn(self.conversation_id, result, events)
-        except Exception as exc:
-            log.exception("store: cannot commit the turn")
-            warnings.append(f"this turn could not be saved: {exc}")
-            return False
-        return True
-
-    async def _store_cancelled(
-        self, turn_id: str, events: Sequence[TurnEvent], history: list[Message]
-    ) -> bool:
-        assert self.store is not None
-        try:
-            await self.store.mark_cancelled(turn_id, events, history)
-        except Exception:
-            log.exception("store: cannot mark the turn cancelled")
             return False
         return True
 
@@ -603,7 +508,7 @@ class ChatSession(SessionParts):
         self.context.reset()
         self.meter = Meter()
         self._title = None
-        self._session_started = "clear"  # Claude Code's source after `/clear`
+        self._hook_turns.session_started = "clear"  # Claude Code's source after `/clear`
         self._untitled = False
 
     async def start_conversation(self) -> str:
@@ -682,7 +587,7 @@ class ChatSession(SessionParts):
         self.conversation_id = conversation_id
         self.context.reset(await store.load_summary(conversation_id), messages)
         self._title = None
-        self._session_started = "resume"
+        self._hook_turns.session_started = "resume"
         self._untitled = False
         # The meter shows what the conversation has spent so far, as stored turn by turn, each
         # model's turns at its price (`/model` may have switched it).
@@ -743,24 +648,7 @@ class ChatSession(SessionParts):
         """
         if self.store is None:
             return []
-        if isinstance(before, str):
-            row = await self.store.get_turn(before)
-            if row is None or row.conversation_id != conversation_id:
-                return []
-            before = row.seq
-        if after is not None:
-            rows = await self.store.turns_page(conversation_id, limit=limit, after_seq=after)
-        else:
-            rows = await self.store.turns_page(conversation_id, limit=limit, before_seq=before)
-        ids = [row.id for row in rows]
-        events = await self.store.events_of(ids)
-        sent_by_turn = await self.store.messages_of(ids, role="user")
-        turns: list[StoredTurn] = []
-        for row in rows:
-            sent = next((m for m in sent_by_turn[row.id] if m.images and m.text.endswith(row.prompt)), None)
-            images = [(b.name, base64_size(b.data)) for b in sent.images] if sent is not None else []
-            turns.append(StoredTurn(row.prompt, row.strategy, row.answer, events[row.id], images, row.seq))
-        return turns
+        return await read_page(self.store, conversation_id, before=before, after=after, limit=limit)
 
     def export_markdown(self) -> str:
         """The in-memory history as a Markdown document (what a session without a store exports)."""
@@ -781,61 +669,6 @@ class ChatSession(SessionParts):
             ExportError: for an unknown format, JSON without the stored history, or nothing yet
                 to export.
         """
-        from tui_assist.session.export import ExportError, export_chunks
+        from tui_assist.session.export import export_document
 
-        if self.conversation_id is None and not self.conversation.messages:
-            raise ExportError("nothing to export yet: this conversation has no turns")
-        if self.store is not None and self.conversation_id is not None:
-            conversation = await self.store.get_conversation(self.conversation_id)
-            if conversation is not None:
-                return "".join([piece async for piece in export_chunks(self.store, conversation, fmt)])
-        if fmt == "md":
-            return self.export_markdown()
-        raise ExportError("JSON export needs the stored history, which is not available")
-
-
-class _AfterTurnStart:
-    """Passes events on; right after the turn's node starts, also those of the hooks run before it.
-
-    Their root nodes are moved under the turn's node, so a host sees one tree per turn.
-    """
-
-    def __init__(self, inner: TurnObserver, turn_id: str, before: list[TurnEvent]) -> None:
-        self._inner = inner
-        self._turn_id = turn_id
-        self._before: list[TurnEvent] | None = before
-
-    def on_event(self, event: TurnEvent) -> None:
-        self._inner.on_event(event)
-        if self._before is not None and isinstance(event, NodeStarted) and event.node_id == self._turn_id:
-            before, self._before = self._before, None
-            for earlier in before:
-                if isinstance(earlier, NodeStarted) and earlier.parent_id is None:
-                    earlier = replace(earlier, parent_id=self._turn_id)
-                self._inner.on_event(earlier)
-
-    async def approve(self, request: ToolApproval) -> ApprovalDecision:
-        return await self._inner.approve(request)
-
-
-TURN_MODULES = (
-    "tui_assist.workflow",
-    "tui_assist.core.agent",
-    "tui_assist.core.turn",
-    "tui_assist.turns.agent",
-    "tui_assist.turns.refine",
-    "tui_assist.session.mentions",
-    "tui_assist.session.controller",
-)
-"""What a turn imports (the workflow engine, the agent loop, the strategies, the mentions, the turn
-controller), in an order where each adds little (a module at a time, keys are handled between).
-They stay out of start-up, for the first frame; a host imports them once its session has loaded,
-so that the first prompt (and the prompt's first edit, for the mentions) doesn't wait for them."""
-
-
-def _title_of(prompt: str) -> str:
-    """A conversation's title from its first prompt: what was asked, not the documents it carried."""
-    from tui_assist.session.mentions import without_documents
-    from tui_assist.store.db import title_from_prompt  # loaded with the store
-
-    return title_from_prompt(without_documents(prompt))
+        return await export_document(self.store, self.conversation_id, self.conversation.messages, fmt)

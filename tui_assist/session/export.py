@@ -281,3 +281,23 @@ def _calls(calls: Sequence[_Call], heading: str, workdir: str = "") -> str:
             )
         text += "Output:\n\n" + _fence(call.output) + "\n\n"
     return text
+
+
+async def export_document(
+    store: Store | None, conversation_id: str | None, messages: Sequence[Message], fmt: str
+) -> str:
+    """A conversation as a document (`ChatSession.export`): the stored turns, else `messages`.
+
+    Raises:
+        ExportError: for an unknown format, JSON without the stored history, or nothing yet to
+            export.
+    """
+    if conversation_id is None and not messages:
+        raise ExportError("nothing to export yet: this conversation has no turns")
+    if store is not None and conversation_id is not None:
+        conversation = await store.get_conversation(conversation_id)
+        if conversation is not None:
+            return "".join([piece async for piece in export_chunks(store, conversation, fmt)])
+    if fmt == "md":
+        return messages_markdown(messages, title=conversation_id or "conversation")
+    raise ExportError("JSON export needs the stored history, which is not available")

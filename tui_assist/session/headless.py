@@ -15,6 +15,7 @@ from tui_assist.core.events import (
     VerdictReached,
 )
 from tui_assist.core.observer import ApprovalDecision, ToolApproval, TurnObserver
+from tui_assist.core.tree import NodeLog
 from tui_assist.session.controller import QuietHost
 
 if TYPE_CHECKING:
@@ -28,24 +29,21 @@ class HeadlessObserver:
     def __init__(self, *, progress: bool, out: TextIO | None = None) -> None:
         self._progress = progress
         self._out = out or sys.stderr
-        self._compactions: set[str] = set()
-        self._hooks: dict[str, str] = {}
+        self.log = NodeLog(max_turns=8)
+        """The fold of the events shown (when showing progress): what a node is, it is asked."""
 
     def on_event(self, event: TurnEvent) -> None:
         """Print one progress line for rounds, tool calls, verdicts, compactions and blocking hooks."""
         if not self._progress:
             return
+        record = self.log.apply(event)
         match event:
             case NodeStarted(node_kind="round", label=label):
                 self._write(f"── {label}")
-            case NodeStarted(node_kind="compact", node_id=node_id):
-                self._compactions.add(node_id)
-            case NodeFinished(node_id=node_id, output=output) if node_id in self._compactions and output:
+            case NodeFinished(output=output) if record is not None and record.kind == "compact" and output:
                 self._write(f"  ⇣ {output}")
-            case NodeStarted(node_kind="hook", node_id=node_id, label=label):
-                self._hooks[node_id] = label
-            case NodeFinished(node_id=node_id, outcome="blocked") if node_id in self._hooks:
-                self._write(f"  ⊘ {self._hooks[node_id]}: blocked")
+            case NodeFinished(outcome="blocked") if record is not None and record.kind == "hook":
+                self._write(f"  ⊘ {record.label}: blocked")
             case ToolCallStarted(name=name, input=input_):
                 self._write(f"  → {name} {_short(input_)}")
             case ToolCallFinished(is_error=True, name=name, output=output):

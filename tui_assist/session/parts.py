@@ -132,10 +132,6 @@ class SessionParts:
         """Snapshots of the workdir around each turn (None without a store of the session's own)."""
         self.hooks: SessionHooks | None = None
         """The hooks that run (None when there are none)."""
-        self._init_own()
-
-    def _init_own(self) -> None:
-        """Set up a subclass's own state; called last by `__init__`, so it takes the same arguments."""
 
     # -- settings ------------------------------------------------------------------------------
 

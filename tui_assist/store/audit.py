@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
 import aiosqlite
 
 from tui_assist.core.conversation import Usage
-from tui_assist.core.events import NodeFinished, NodeStarted, TurnEvent
+from tui_assist.core.tree import NodeLog
 from tui_assist.store.base import StoreBase
 from tui_assist.store.rows import AuditLine, WeekStats
 
 
-def hook_counts(events: Sequence[TurnEvent]) -> tuple[int, int]:
-    """How many hook runs a turn's events show, and how many of them blocked."""
-    hooks = {e.node_id for e in events if isinstance(e, NodeStarted) and e.node_kind == "hook"}
-    blocked = sum(
-        1 for e in events if isinstance(e, NodeFinished) and e.node_id in hooks and e.outcome == "blocked"
-    )
-    return len(hooks), blocked
+def hook_counts(log: NodeLog) -> tuple[int, int]:
+    """How many hook runs a turn's log shows, and how many of them blocked."""
+    hooks = [r for root in log.roots for r in root.walk() if r.kind == "hook"]
+    return len(hooks), sum(1 for r in hooks if r.outcome == "blocked")
 
 
 async def insert_audit_line(db: aiosqlite.Connection, line: AuditLine) -> None:

@@ -15,7 +15,12 @@ from tui_assist.core.evidence import ToolCallRecord
 from tui_assist.core.tree import NodeLog
 
 
-def coalesce_text(events: Iterable[TurnEvent]) -> list[TurnEvent]:
+def folded(events: Iterable[TurnEvent] | NodeLog) -> NodeLog:
+    """The log of a turn's events: the one given, or a fold of the events given."""
+    return events if isinstance(events, NodeLog) else NodeLog.of(events)
+
+
+def coalesce_text(events: Iterable[TurnEvent] | NodeLog) -> list[TurnEvent]:
     """Merge runs of consecutive `TextDelta`s (or `ThinkingDelta`s) of one node into one delta.
 
     A model call streams hundreds of deltas; the tree and the text they fold into are the same
@@ -23,12 +28,13 @@ def coalesce_text(events: Iterable[TurnEvent]) -> list[TurnEvent]:
     or any other event ends a run, so retries replay exactly as they happened.
 
     Args:
-        events: One turn's events, in order (events of nodes never started are dropped).
+        events: One turn's events, in order (events of nodes never started are dropped), or
+            their log.
 
     Returns:
         The same events with delta runs merged.
     """
-    log = NodeLog.of(events)
+    log = folded(events)
     return [event for root in log.roots for event in log.streamed(root.node_id)]
 
 
@@ -43,9 +49,9 @@ class EventSummary:
     )
 
 
-def summarize(events: Sequence[TurnEvent]) -> EventSummary:
-    """Usage, rounds and tool calls (with their round) read off a turn's events."""
-    log = NodeLog.of(events)
+def summarize(events: Sequence[TurnEvent] | NodeLog) -> EventSummary:
+    """Usage, rounds and tool calls (with their round) read off a turn's events (or their log)."""
+    log = folded(events)
     summary = EventSummary()
     for root in log.roots:
         summary.usage = summary.usage + log.usage(root.node_id)

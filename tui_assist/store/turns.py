@@ -17,9 +17,10 @@ import aiosqlite
 from tui_assist.core.conversation import Message, Usage
 from tui_assist.core.events import TurnEvent, event_from_dict, event_to_dict
 from tui_assist.core.evidence import ToolCallRecord
+from tui_assist.core.tree import NodeLog
 from tui_assist.store.audit import hook_counts, insert_audit_line
 from tui_assist.store.base import RUNNING, StoreBase, StoreError, UnknownIdError, dumps_json, usage_from_json
-from tui_assist.store.event_log import coalesce_text, summarize
+from tui_assist.store.event_log import coalesce_text, folded, summarize
 from tui_assist.store.rows import AuditLine, RoundRow, ToolCallRow, TurnRow
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ class TurnsMixin(StoreBase):
         )
 
     async def commit_turn(
-        self, conversation_id: str, result: TurnResult, events: Sequence[TurnEvent]
+        self, conversation_id: str, result: TurnResult, events: Sequence[TurnEvent] | NodeLog
     ) -> None:
         """Store a finished turn (any outcome but cancelled) in one transaction.
 
@@ -101,7 +102,8 @@ class TurnsMixin(StoreBase):
         Args:
             conversation_id: The conversation the turn belongs to.
             result: What the strategy returned.
-            events: The turn's events (`TurnRecorder.events`).
+            events: The turn's events (`TurnRecorder.events`), or the log that folded them
+                (the session's: then nothing folds them again).
 
         Raises:
             UnknownIdError: when the conversation does not exist.
@@ -180,10 +182,10 @@ class TurnsMixin(StoreBase):
                 usage=usage,
                 duration=result.duration,
             )
-            await self._store_ending(db, line, calls, events)
+            await self._store_ending(db, line, calls, folded(events))
 
     async def mark_cancelled(
-        self, turn_id: str, events: Sequence[TurnEvent], history: Sequence[Message] = ()
+        self, turn_id: str, events: Sequence[TurnEvent] | NodeLog, history: Sequence[Message] = ()
     ) -> None:
         """Store a cancelled turn: outcome `cancelled`, its events and tool calls, and `history`.
 
@@ -191,7 +193,7 @@ class TurnsMixin(StoreBase):
 
         Args:
             turn_id: A turn begun with `begin_turn`.
-            events: The turn's events so far (`TurnRecorder.events`).
+            events: The turn's events so far (`TurnRecorder.events`), or their log.
             history: What the turn leaves in the conversation: an interrupted turn's prompt,
                 finished calls and partial answer; nothing for a turn cut by a crash.
 
@@ -214,7 +216,8 @@ class TurnsMixin(StoreBase):
                 return
             if outcome != RUNNING:
                 raise StoreError(f"turn {turn_id!r} is already {outcome}")
-            summary = summarize(events)
+            log = folded(events)
+            summary = summarize(log)
             usage = summary.usage
             duration = max(0.0, now - float(started_at))
             answer = history[-1].text if history and history[-1].role == "assistant" else ""
@@ -248,22 +251,22 @@ class TurnsMixin(StoreBase):
                 usage=usage,
                 duration=duration,
             )
-            await self._store_ending(db, line, summary.calls, events)
+            await self._store_ending(db, line, summary.calls, log)
 
     async def _store_ending(
         self,
         db: aiosqlite.Connection,
         line: AuditLine,
         calls: Sequence[tuple[int | None, ToolCallRecord]],
-        events: Sequence[TurnEvent],
+        log: NodeLog,
     ) -> None:
         """What every ended turn stores: its calls and events, its audit line, the conversation's time.
 
-        The audit line's hook counts are taken from `events`.
+        The events and the audit line's hook counts are read off the turn's one fold, `log`.
         """
         await self._insert_calls(db, line.turn_id, calls)
-        await self._insert_events(db, line.turn_id, events)
-        hooks_run, hooks_blocked = hook_counts(events)
+        await self._insert_events(db, line.turn_id, log)
+        hooks_run, hooks_blocked = hook_counts(log)
         await insert_audit_line(db, replace(line, hooks_run=hooks_run, hooks_blocked=hooks_blocked))
         await db.execute(
             "UPDATE conversations SET updated_at = ? WHERE id = ?", (line.at, line.conversation_id)
@@ -300,14 +303,12 @@ class TurnsMixin(StoreBase):
             ],
         )
 
-    async def _insert_events(
-        self, db: aiosqlite.Connection, turn_id: str, events: Sequence[TurnEvent]
-    ) -> None:
+    async def _insert_events(self, db: aiosqlite.Connection, turn_id: str, log: NodeLog) -> None:
         await db.executemany(
             "INSERT INTO events (turn_id, seq, kind, node_id, data) VALUES (?, ?, ?, ?, ?)",
             [
                 (turn_id, seq, event.kind, event.node_id, dumps_json(event_to_dict(event)))
-                for seq, event in enumerate(coalesce_text(events))
+                for seq, event in enumerate(coalesce_text(log))
             ],
         )
 

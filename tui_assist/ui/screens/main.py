@@ -164,7 +164,7 @@ class MainScreen(PacedScreen[None]):
     def compose(self) -> ComposeResult:
         with Horizontal(id="body"):
             with Vertical(id="chat"):
-                yield Conversation(id="conversation")
+                yield Conversation(self.log_model, id="conversation")
                 yield PromptBox(id="prompt-box")
             with Vertical(id="side", classes="-fresh"):
                 # The agent tree itself is mounted with the first turn (see `agent_tree`).

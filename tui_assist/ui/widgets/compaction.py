@@ -30,7 +30,8 @@ from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
 
-from tui_assist.ui.widgets.streaming_markdown import LaidOutSize, highlighting_deferred
+from tui_assist.ui.widgets.laid_out_size import LaidOutSize
+from tui_assist.ui.widgets.markdown_render import highlighting_deferred
 
 COMPACT_MAX_LINES = 300
 """Taller turns are not compacted: their captured lines would cost more memory than the few

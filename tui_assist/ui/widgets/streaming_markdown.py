@@ -34,40 +34,46 @@ the answer or the session grows.
 from __future__ import annotations
 
 import asyncio
-import gc
-import io
 import re
 import time
-import weakref
 from bisect import bisect_right
 from collections import OrderedDict
-from dataclasses import dataclass
-from functools import cache, lru_cache
-from typing import TYPE_CHECKING, ClassVar
 
 from rich.cells import cell_len
-from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
-from textual.app import App
 from textual.geometry import Region, Size
-from textual.reactive import Reactive
 from textual.selection import Selection
 from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
 
-from tui_assist.ui.textual_private import rich_markdown
-from tui_assist.ui.themes import markdown_rich_theme
+from tui_assist.ui.widgets import stream_gc
+from tui_assist.ui.widgets.laid_out_size import LaidOutSize
+from tui_assist.ui.widgets.markdown_render import (
+    MarkdownRenderer,
+    defer_highlighting,
+    drawn_plain,
+    highlight_deferred,
+    highlighting_deferred,
+    load_parser,
+    markdown_renderer,
+    parsed_markdown,
+    warm_up,
+)
+from tui_assist.ui.widgets.stream_gc import with_next_flush
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from markdown_it import MarkdownIt
-    from pygments.lexer import Lexer
-    from rich.console import ConsoleOptions, RenderResult
-    from rich.markdown import Markdown, MarkdownElement
-    from rich.syntax import SyntaxTheme
+__all__ = [
+    "LaidOutSize",
+    "StreamingMarkdown",
+    "defer_highlighting",
+    "highlight_deferred",
+    "highlighting_deferred",
+    "load_parser",
+    "parsed_markdown",
+    "warm_up",
+    "with_next_flush",
+]
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 FRAME_INTERVAL = 1 / 60
@@ -100,303 +106,7 @@ CACHED_CHUNKS = 6
 """Rendered chunks kept per widget; the rest are rendered again when scrolled into view."""
 PAINTED_LINES = 200
 """Painted lines kept per widget (a few screens): beyond that they are painted again."""
-YOUNG_THRESHOLD = 10_000
-"""Allocations between two young collections while an answer streams (Python's default is 700):
-a frame's short-lived strips and segments then mostly die before a collection sees them, instead
-of being promoted, scanned again by the middle generation, and collected late."""
-RELEASE_DELAY = 0.5
-"""Seconds from the end of a stream to the release of the full collections."""
 _BLANK = Strip.blank(0)
-
-
-@dataclass(slots=True)
-class _Renderer:
-    key: tuple[str, str]
-    console: Console
-    code_theme: str
-
-    def render(self, text: str, width: int, *, highlight: bool | None = None) -> list[Strip]:
-        """`text` as lines `width` wide; code is highlighted unless `defer_highlighting` holds it."""
-        if not text.strip():
-            return []
-        options = self.console.options.update(width=width, max_width=width)
-        plain = _plain_code is not None if highlight is None else not highlight
-        markdown = parsed_markdown(text, self.code_theme, plain_code=plain)
-        lines = self.console.render_lines(markdown, options, pad=False)
-        strips = [Strip(line) for line in lines]
-        while strips and not _has_content(strips[0]):
-            strips.pop(0)
-        while strips and not _has_content(strips[-1]):
-            strips.pop()
-        return strips
-
-
-_parser: MarkdownIt | None = None
-"""The one markdown-it parser (made on first use)."""
-
-
-def parsed_markdown(text: str, code_theme: str, *, plain_code: bool = False) -> Markdown:
-    """Rich's `Markdown` of `text` (no hyperlinks), parsed by one shared parser.
-
-    Rich's `Markdown.__init__` builds a new markdown-it parser for every text, the bulk of
-    rendering a streamed block (which renders again at every flush while an answer streams);
-    this sets the object up as that `__init__` does, with the parser reused (see `rich_markdown`).
-    `plain_code` draws code blocks as plain text, without loading a lexer.
-    """
-    return rich_markdown(_code_markdown(plain_code), text, load_parser().parse(text), code_theme)
-
-
-def load_parser() -> MarkdownIt:
-    """The shared markdown-it parser, and Rich's Markdown, imported (slow, so late) and made once."""
-    global _parser
-    if _parser is None:
-        # markdown-it is slow to import: not before first paint.
-        import rich.markdown  # noqa: F401
-        from markdown_it import MarkdownIt
-
-        _parser = MarkdownIt().enable("strikethrough").enable("table")
-    return _parser
-
-
-@cache
-def _code_markdown(plain_code: bool) -> type[Markdown]:
-    """Rich's `Markdown`, its code blocks highlighted with a lexer and a theme made once (Rich makes
-    both again for each render of a block, and a streaming block renders at every flush); with
-    `plain_code`, drawn as plain text as wide and as tall as highlighted, in the code theme's own
-    text and background colours (only a lexer's colours are missing)."""
-    from pygments.token import Token
-    from rich.markdown import CodeBlock, Markdown
-    from rich.padding import Padding
-    from rich.syntax import Syntax
-    from rich.text import Text
-
-    class HighlightedCodeBlock(CodeBlock):
-        def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-            code = str(self.text).rstrip()
-            yield Syntax(
-                code, _lexer(self.lexer_name), theme=_syntax_theme(self.theme), word_wrap=True, padding=1
-            )
-
-    class PlainCodeBlock(CodeBlock):
-        def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-            style = _syntax_theme(self.theme).get_style_for_token(Token.Text)
-            yield Padding(Text(str(self.text).rstrip(), style=style), 1, style=style, expand=True)
-
-    block = PlainCodeBlock if plain_code else HighlightedCodeBlock
-
-    class CodeMarkdown(Markdown):
-        elements: ClassVar[dict[str, type[MarkdownElement]]] = {
-            **Markdown.elements,
-            "fence": block,
-            "code_block": block,
-        }
-
-    return CodeMarkdown
-
-
-@lru_cache(maxsize=64)
-def _lexer(language: str) -> Lexer:
-    """The Pygments lexer Rich's `Syntax` would make for a code block's language (plain text for one
-    Pygments does not know), made once: lexers keep only their options."""
-    from pygments.lexers import get_lexer_by_name
-    from pygments.util import ClassNotFound
-
-    try:
-        return get_lexer_by_name(language, stripnl=False, ensurenl=True, tabsize=4)
-    except ClassNotFound:
-        return _lexer("text")
-
-
-@cache
-def _syntax_theme(name: str) -> SyntaxTheme:
-    """Rich's syntax theme `name`, made once (it caches the style of each token it has seen)."""
-    from rich.syntax import Syntax
-
-    return Syntax.get_theme(name)
-
-
-_plain_code: weakref.WeakSet[StreamingMarkdown] | None = None
-"""While highlighting is deferred (`defer_highlighting`): the widgets that drew code plain."""
-
-
-def defer_highlighting() -> None:
-    """Draw code blocks as plain text until `highlight_deferred` (Pygments is still loading).
-
-    A resumed conversation's last answer is what its user waits for, and loading Pygments and a
-    lexer (in `warm_up`, a thread) took about as long as opening the store, in the way of the
-    first paint. The answer is drawn without them first, then again in colour.
-    """
-    global _plain_code
-    if _plain_code is None:
-        _plain_code = weakref.WeakSet()
-
-
-def highlighting_deferred() -> bool:
-    """Whether code is drawn plain for now (see `defer_highlighting`)."""
-    return _plain_code is not None
-
-
-def highlight_deferred() -> None:
-    """Highlight code again (after `warm_up`): the widgets that drew it plain draw it again."""
-    global _plain_code
-    widgets, _plain_code = _plain_code, None
-    for widget in widgets or ():
-        widget.render_again()
-
-
-_WARM_UP = "# Warm\n\n- a **list** with `code`\n\n```python\nprint(1)\n```\n"
-
-
-def warm_up() -> None:
-    """Import and run what the first answer's Markdown needs (in a thread, before any turn).
-
-    The Markdown parser, Pygments and its lexers are slow to load (the first code block stalled
-    the event loop with its lexer's set-up while an answer streamed), and the first answer should
-    not pay for it.
-    """
-    console = Console(file=io.StringIO(), force_terminal=True, color_system="truecolor", width=40)
-    _Renderer(("", ""), console, "monokai").render(_WARM_UP, 40, highlight=True)
-
-
-def _has_content(strip: Strip) -> bool:
-    return any(segment.text.strip("\n") for segment in strip)
-
-
-_renderers: weakref.WeakKeyDictionary[App[object], _Renderer] = weakref.WeakKeyDictionary()
-
-
-def markdown_renderer(app: App[object]) -> _Renderer:
-    """The Rich renderer for `app`'s current theme (shared by every widget of the app)."""
-    code_theme = str(getattr(app, "code_theme", "monokai"))
-    key = (app.theme, code_theme)
-    renderer = _renderers.get(app)
-    if renderer is None or renderer.key != key:
-        variables = app.theme_variables or app.get_css_variables()
-        console = Console(
-            file=io.StringIO(),
-            force_terminal=True,
-            color_system="truecolor",
-            theme=markdown_rich_theme(variables),
-            highlight=False,
-            emoji=False,
-            legacy_windows=False,
-            width=80,
-        )
-        renderer = _renderers[app] = _Renderer(key, console, code_theme)
-    return renderer
-
-
-_streaming: weakref.WeakSet[StreamingMarkdown] = weakref.WeakSet()
-"""The widgets text is streaming into (appended to and not finished)."""
-_thresholds: tuple[int, int, int] | None = None
-"""The collector's thresholds while full collections are held off."""
-
-
-def _hold_full_collections(widget: StreamingMarkdown) -> None:
-    """Hold off Python's full collections while `widget` streams (see `_release_full_collections`).
-
-    What survives the young collections while an answer streams (Textual's strips carry several
-    caches each) makes each full collection scan tens of thousands of objects: a stall of the
-    event loop as long as a frame's budget, so the answer visibly paused.
-    Textual pauses the collector for smooth scrolling for the same reason (`PAUSE_GC_ON_SCROLL`);
-    here only the full collections wait. The young ones go on, less often (see `YOUNG_THRESHOLD`),
-    and the young and middle generations are collected after each frame (`_collect_after_frame`).
-    What they leave is collected after the stream.
-    """
-    global _thresholds
-    if _thresholds is None:  # never saved twice: a second save would keep the held-off value
-        _thresholds = gc.get_threshold()
-        gc.set_threshold(max(_thresholds[0], YOUNG_THRESHOLD), _thresholds[1], 1_000_000_000)
-    _streaming.add(widget)
-
-
-def _collect_after_frame(app: App[object]) -> None:
-    """Collect the young and middle generations once the next frame is drawn.
-
-    Left to the allocation count, a middle collection came in the middle of a frame and scanned
-    what ten young ones had kept (mostly the caches of Textual's strips): the longest pauses of
-    a streamed answer. Collected after each frame, they scan one frame's leftovers, in the time
-    before the next flush. (Answers
-    streaming side by side each ask: a second collection in a row finds next to nothing.)
-    """
-    app.call_after_refresh(_collect_after_write)
-
-
-WRITE_WAIT = 0.001
-"""Seconds between a frame and the collection after it: Textual's writer thread writes the frame
-to the terminal once the event loop lets go of the interpreter, and a collection would hold it
-back as long as it runs."""
-
-
-def _collect_after_write() -> None:
-    asyncio.get_running_loop().call_later(WRITE_WAIT, _collect_young)
-
-
-def _collect_young() -> None:
-    if _streaming:
-        gc.collect(1)
-
-
-_with_next_flush: dict[Callable[[], object], None] = {}
-"""Callbacks for the next flush of a streaming answer (a dict: an ordered set)."""
-
-
-def with_next_flush(callback: Callable[[], object]) -> bool:
-    """Call `callback` with the next flush of a streaming answer, so what it repaints is drawn in
-    that flush's frame rather than in a frame of its own; False (and not kept) if no flush is
-    queued (none streams, or its text paused: a tool runs).
-
-    A frame holds the next one back by up to a refresh period (up to two on Textual's own grid,
-    see `textual_private.FrameTimer`), so a repaint of anything else (an elapsed time) just before
-    a flush delayed the answer's growth by as much: its longest pauses.
-    """
-    if not any(widget._timer is not None or widget._held is not None for widget in _streaming):
-        return False
-    _with_next_flush[callback] = None
-    return True
-
-
-def _run_with_flush() -> None:
-    callbacks = list(_with_next_flush)
-    _with_next_flush.clear()
-    for callback in callbacks:
-        callback()
-
-
-def _release_full_collections(widget: StreamingMarkdown, *, finished: bool) -> None:
-    _streaming.discard(widget)
-    if _streaming:
-        return
-    if not finished:  # removed, or the app closing: no frame to wait for
-        _with_next_flush.clear()  # what they would draw may be gone
-        _restore_full_collections()
-        return
-    _run_with_flush()  # nothing streams any more to take them along
-    if _thresholds is not None:
-        # Once the end of the answer is drawn: the full collection this lets run (at once: the
-        # middle collections of the stream count towards it) has the stream's leftovers to scan,
-        # and would hold back the frames that show the end.
-        widget.app.set_timer(RELEASE_DELAY, _restore_full_collections)
-
-
-def _restore_full_collections() -> None:
-    global _thresholds
-    if not _streaming and _thresholds is not None:
-        gc.set_threshold(*_thresholds)
-        _thresholds = None
-
-
-class LaidOutSize:
-    """Mixin for a widget whose virtual size only Textual's layout sets (its content's extent).
-
-    Textual's `virtual_size` asks for another layout whenever it changes, but a layout is what
-    changes it: each time a streamed answer grows, the answer, its turn and the scrolling pane
-    would be laid out and the whole pane repainted a second time, a frame later, to the same
-    result (half of a growth's cost). Widgets that take their virtual size from the layout alone
-    can drop that request; their watchers (`watch_virtual_size`) still run.
-    """
-
-    virtual_size: Reactive[Size] = Reactive(Size(0, 0), repaint=False)
 
 
 class StreamingMarkdown(LaidOutSize, Widget):
@@ -467,6 +177,11 @@ class StreamingMarkdown(LaidOutSize, Widget):
     # -- public API -------------------------------------------------------------------------
 
     @property
+    def flush_queued(self) -> bool:
+        """Whether a flush of queued text is scheduled (or its repaint held for its due time)."""
+        return self._timer is not None or self._held is not None
+
+    @property
     def source(self) -> str:
         """The whole text so far (flushed or not)."""
         return "".join(self._chunks) + self._tail + "".join(self._pending)
@@ -481,7 +196,7 @@ class StreamingMarkdown(LaidOutSize, Widget):
         if not text:
             return
         if not self.finished and self.is_mounted:  # an unmounted one is never unmounted to release it
-            _hold_full_collections(self)
+            stream_gc.hold_full_collections(self)
         self._pending.append(text)
         if self._timer is None and self.is_mounted:
             now = time.monotonic()
@@ -509,7 +224,7 @@ class StreamingMarkdown(LaidOutSize, Widget):
         """No more deltas: commit the tail so the whole text is static."""
         self._flush(final=True)
         self.finished = True
-        _release_full_collections(self, finished=True)
+        stream_gc.release_full_collections(self, finished=True)
 
     def flush(self) -> None:
         """Draw queued deltas now instead of when the merge window closes."""
@@ -528,11 +243,11 @@ class StreamingMarkdown(LaidOutSize, Widget):
     def on_mount(self) -> None:
         if self._pending:
             if not self.finished:
-                _hold_full_collections(self)
+                stream_gc.hold_full_collections(self)
             self._flush(final=self.finished)
 
     def on_unmount(self) -> None:
-        _release_full_collections(self, finished=False)
+        stream_gc.release_full_collections(self, finished=False)
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
@@ -609,7 +324,7 @@ class StreamingMarkdown(LaidOutSize, Widget):
         region = self._changed_region(committed, old_tail, max(lines, before))
         wait = self._due - time.monotonic() if paced else 0
         # What waits for a flush (the panels' tick) makes its frame dearer: drawn at once, as a layout.
-        if wait > 0 and not _with_next_flush:
+        if wait > 0 and not stream_gc.flush_awaited():
             handle = asyncio.get_running_loop().call_later(wait, self._show, committed, region)
             self._held = (handle, committed, region)
         else:
@@ -632,10 +347,10 @@ class StreamingMarkdown(LaidOutSize, Widget):
     def _drawn(self, *, with_waiting: bool = True) -> None:
         """A flush asked for its frame: while streaming, what waits for a flush joins it (unless
         not `with_waiting`), and the young are collected after it."""
-        if self in _streaming:
+        if self in stream_gc.streaming_widgets:
             if with_waiting:
-                _run_with_flush()
-            _collect_after_frame(self.app)
+                stream_gc.run_with_flush()
+            stream_gc.collect_after_frame(self.app)
 
     def _next_reserve(self, lines: int) -> int:
         """Blank lines to keep below `lines` of text, from how fast the text grew since the last layout.
@@ -774,9 +489,8 @@ class StreamingMarkdown(LaidOutSize, Widget):
         style = self._base_style
         return [line.apply_style(style) for line in lines] if style else lines
 
-    def _renderer(self) -> _Renderer:
-        if _plain_code is not None:
-            _plain_code.add(self)  # drawn again once highlighting is back
+    def _renderer(self) -> MarkdownRenderer:
+        drawn_plain(self)  # drawn again once highlighting is back, if it is deferred
         renderer = markdown_renderer(self.app)
         if renderer.key != self._theme_key:
             self._theme_key = renderer.key

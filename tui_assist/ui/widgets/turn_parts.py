@@ -23,7 +23,8 @@ from tui_assist.core.text import clip, duration
 from tui_assist.core.tool_labels import key_argument, tool_title
 from tui_assist.core.tooling import keep_diagnostic_lines
 from tui_assist.ui.widgets.diff_view import DiffView
-from tui_assist.ui.widgets.streaming_markdown import LaidOutSize, StreamingMarkdown
+from tui_assist.ui.widgets.laid_out_size import LaidOutSize
+from tui_assist.ui.widgets.streaming_markdown import StreamingMarkdown
 
 _BODY_LIMIT = 6_000
 _STATE_ICONS = {"running": "…", "done": "✓", "failed": "✗", "cancelled": "⊘"}
