@@ -191,6 +191,7 @@ class ChatSession(SessionParts):
 
         room = self.context_window - CRITIC_MAX_TOKENS
         if self.goals.applies(prompt):
+            deps.steering = None  # its critic judges the goal as set: a prompt sent meanwhile waits
             return self.goals.strategy(deps, critic_max_input_tokens=max(1_000, room))
         if not self.refine:
             return AgentTurn(deps)
