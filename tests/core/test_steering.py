@@ -12,10 +12,13 @@ from tui_assist.core.events import (
     ToolCallFinished,
     ToolCallStarted,
     UsageRecorded,
+    event_from_dict,
+    event_to_dict,
 )
 from tui_assist.core.interrupted import interrupted_history
 from tui_assist.core.observer import RecordingObserver
 from tui_assist.core.steering import JOINED_NOTE
+from tui_assist.core.tree import NodeLog
 from tui_assist.core.turn import TurnDeps
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.turns.agent import AgentTurn
@@ -105,3 +108,15 @@ def test_an_interrupted_turn_keeps_the_prompt_that_joined_it() -> None:
     results = messages[2]
     assert results.role == "user" and isinstance(results.content[0], ToolResultBlock)
     assert "stop after this" in results.text
+
+
+def test_the_joined_prompt_is_stored_with_the_turn_and_replayed() -> None:
+    joined = PromptJoined(node_id="a", text="stop after this")
+    events = [
+        NodeStarted(node_id="t", parent_id=None, node_kind="turn", label="turn"),
+        NodeStarted(node_id="a", parent_id="t", node_kind="agent", label="agent"),
+        joined,
+    ]
+
+    assert event_from_dict(event_to_dict(joined)) == joined
+    assert NodeLog.of(events).streamed("t")[-1] == joined  # what a view redraws a stored turn from
