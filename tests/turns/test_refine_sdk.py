@@ -241,3 +241,25 @@ async def test_the_critic_request_holds_context_task_evidence_answer_in_order(
     assert round_two_critic.body["messages"][0]["content"][1]["text"] == texts[1]
     first, second = (r.critic_usage for r in result.rounds)
     assert second.cache_read_input_tokens >= first.cache_creation_input_tokens > 0
+
+
+async def test_a_prompt_that_joins_a_round_is_in_the_task_its_critic_judges(
+    fake: FakeAnthropic, workdir: Path
+) -> None:
+    fake.add(Reply([bash("echo one")]), Reply("One, then two."), Reply("PASS"))
+    typed = ["and print two as well"]
+
+    def steering() -> list[str]:  # what the controller hands over: once, then nothing
+        texts = list(typed)
+        typed.clear()
+        return texts
+
+    turn_deps = deps(fake, workdir)
+    turn_deps.steering = steering
+    result = await RefineTurn(turn_deps).run(Conversation(), "print one", RecordingObserver())
+
+    assert result.outcome == "answered"
+    joined = fake.requests[1].messages[-1]["content"]
+    assert joined[0]["type"] == "tool_result" and "and print two as well" in joined[-1]["text"]
+    critic = fake.requests[2]
+    assert "and print two as well" in critic.all_text() and "print one" in critic.all_text()

@@ -15,6 +15,9 @@ Each request goes through the runtime's `ContextGuard` (if any), which may send 
 history instead; a request the provider refuses as too long (`ContextOverflow`) is handed back
 to the guard to compact further and retried once.
 
+Before each request after the first, the runtime's `steering` (if any) hands over the prompts
+the user sent meanwhile; they join that request after the tool results (see `core.steering`).
+
 A call that may change files (`may_change_files`) first awaits the runtime's `before_side_effect`
 (the host's snapshot of the workdir, taken while the first model request streams); read-only
 calls never wait for it.
@@ -40,7 +43,7 @@ from tui_assist.core.conversation import (
     ToolUseBlock,
     Usage,
 )
-from tui_assist.core.events import NodeKind, UsageRecorded
+from tui_assist.core.events import NodeKind, PromptJoined, UsageRecorded
 from tui_assist.core.evidence import ToolCallRecord
 from tui_assist.core.hooks import MAX_STOP_CONTINUES, NO_HOOKS, HookedCall, HookStop, ToolHooks, with_context
 from tui_assist.core.model import ContextOverflow, ModelRequest, ModelResponse, Provider, ProviderError
@@ -48,6 +51,7 @@ from tui_assist.core.nodes import NodeScope, ToolCallScope
 from tui_assist.core.observer import NodeSink, TurnObserver
 from tui_assist.core.prompts import SUBAGENT_SYSTEM_SUFFIX
 from tui_assist.core.server_tools import cited_sources, server_tool_calls, sources_note
+from tui_assist.core.steering import Steering, with_joined
 from tui_assist.core.text import plural
 from tui_assist.core.tooling import SubagentSpec, Tool, Toolbox, ToolContext, ToolInputError, ToolOutput
 
@@ -70,6 +74,8 @@ class AgentResult:
     """Why the run stopped early, when it did."""
     halted: bool = False
     """A hook ended it (`"continue": false`; `detail` says why): the whole turn ends, not just this run."""
+    joined: list[str] = field(default_factory=lambda: list[str]())
+    """The prompts the user sent meanwhile that joined the run (as typed, oldest first)."""
 
 
 @dataclass(slots=True)
@@ -99,6 +105,8 @@ class AgentRuntime:
     theirs that would change anything is refused."""
     before_side_effect: Callable[[], Awaitable[None]] | None = None
     """Awaited before each call that may change files (None: nothing to wait for)."""
+    steering: Steering | None = None
+    """The prompts that join the run's next request (the top-level agent's; sub-agents get none)."""
 
 
 async def run_agent(
@@ -162,6 +170,8 @@ class _AgentRun:
         invalid_before = False
         """Whether the previous reply had tool arguments that were not a JSON object."""
         stop_continues = 0
+        joined: list[str] = []
+        first_request = True
         while True:
             # A cancel the host asked for while the tools ran (escape, "deny and stop") lands here,
             # before another request: a pooled connection can send one without ever yielding.
@@ -169,7 +179,10 @@ class _AgentRun:
             try:
                 rt.budget.before_model_request()
             except BudgetExhausted as exc:
-                return AgentResult(answer, stop_outcome(exc), added, usage, str(exc))
+                return AgentResult(answer, stop_outcome(exc), added, usage, str(exc), joined=joined)
+            if not first_request:
+                joined += self._join(transcript, added)
+            first_request = False
             request = ModelRequest(
                 system=rt.system,
                 messages=tuple(transcript),
@@ -182,7 +195,7 @@ class _AgentRun:
             try:
                 response = await self._complete(request, sink)
             except BudgetExhausted as exc:  # the spend cap, reached by compacting for this request
-                return AgentResult(answer, stop_outcome(exc), added, usage, str(exc))
+                return AgentResult(answer, stop_outcome(exc), added, usage, str(exc), joined=joined)
             rt.budget.record(response.usage)
             usage = usage + response.usage
             rt.observer.on_event(
@@ -223,7 +236,7 @@ class _AgentRun:
                         again=stop_continues > 0,
                     )
                 if again is None:
-                    return AgentResult(answer, "answered", added, usage)
+                    return AgentResult(answer, "answered", added, usage, joined=joined)
                 # A Stop hook sends the model back to work, with its words as the next instruction.
                 stop_continues += 1
                 instruction = Message.user(again)
@@ -247,9 +260,29 @@ class _AgentRun:
             transcript.append(tool_message)
             added.append(tool_message)
             if stop is not None:
-                return AgentResult(answer, "budget_exhausted", added, usage, stop)
+                return AgentResult(answer, "budget_exhausted", added, usage, stop, joined=joined)
             if self.halted is not None:
-                return AgentResult(answer, "answered", added, usage, self.halted, halted=True)
+                return AgentResult(answer, "answered", added, usage, self.halted, halted=True, joined=joined)
+
+    def _join(self, transcript: list[Message], added: list[Message]) -> list[str]:
+        """Add the prompts the user sent meanwhile to the user message going out next; they are returned.
+
+        Only a user message (tool results, a Stop hook's instruction) takes them, so the roles
+        still alternate; after a paused server tool the reply goes back as it is.
+        """
+        steering = self.rt.steering
+        if steering is None or not transcript or transcript[-1].role != "user":
+            return []
+        texts = list(steering())
+        if not texts:
+            return []
+        last = transcript[-1]
+        transcript[-1] = with_joined(last, texts)
+        if added and added[-1] is last:
+            added[-1] = transcript[-1]
+        for text in texts:
+            self.rt.observer.on_event(PromptJoined(node_id=self.node_id, text=text))
+        return texts
 
     async def _complete(self, request: ModelRequest, sink: NodeSink) -> ModelResponse:
         """Send `request` as the context guard fits it; a prompt too long is compacted and retried once."""

@@ -184,6 +184,17 @@ class GoalUpdated:
     kind: Literal["goal_updated"] = "goal_updated"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptJoined:
+    """A prompt the user sent while the turn ran joined it: it goes with the agent's next request."""
+
+    node_id: str
+    """The agent (or refine generator) whose request it joined."""
+    text: str
+    """The prompt as typed."""
+    kind: Literal["prompt_joined"] = "prompt_joined"
+
+
 TurnEvent = (
     NodeStarted
     | NodeFinished
@@ -195,6 +206,7 @@ TurnEvent = (
     | VerdictReached
     | UsageRecorded
     | GoalUpdated
+    | PromptJoined
 )
 
 _EVENT_TYPES: dict[str, type[Any]] = {
@@ -210,6 +222,7 @@ _EVENT_TYPES: dict[str, type[Any]] = {
         VerdictReached,
         UsageRecorded,
         GoalUpdated,
+        PromptJoined,
     )
 }
 

@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 
 from tui_assist.core.conversation import Block, ImageBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 from tui_assist.core.events import (
+    PromptJoined,
     StreamRetried,
     ToolCallFinished,
     ToolCallStarted,
     TurnEvent,
     UsageRecorded,
 )
+from tui_assist.core.steering import joined_block
 from tui_assist.core.tree import NodeLog, TextSegment
 
 INTERRUPTED_MARKER = "[interrupted by the user]"
@@ -34,6 +36,8 @@ class _Response:
     text: str
     calls: list[ToolCallStarted] = field(default_factory=lambda: list[ToolCallStarted]())
     results: dict[str, ToolCallFinished] = field(default_factory=lambda: dict[str, ToolCallFinished]())
+    joined: list[str] = field(default_factory=lambda: list[str]())
+    """Prompts the user sent meanwhile that joined the request after this response."""
 
     def messages(self) -> list[Message]:
         """The assistant message and, if calls finished, the user message with their results."""
@@ -45,9 +49,8 @@ class _Response:
         results = [self.results[call.call_id] for call in finished]
         out = [Message("assistant", tuple(blocks))]
         if results:
-            out.append(
-                Message("user", tuple(ToolResultBlock(r.call_id, r.output, r.is_error) for r in results))
-            )
+            answers: list[Block] = [ToolResultBlock(r.call_id, r.output, r.is_error) for r in results]
+            out.append(Message("user", (*answers, *(joined_block(t) for t in self.joined))))
         return out
 
 
@@ -84,6 +87,8 @@ def interrupted_history(
                 responses[-1].calls.append(event)
             case ToolCallFinished() if responses:
                 responses[-1].results[event.call_id] = event
+            case PromptJoined(node_id=n, text=text) if n == node and responses:
+                responses[-1].joined.append(text)
             case _:
                 pass
     messages = [Message.user(prompt, images)]

@@ -25,6 +25,7 @@ from tui_assist.core.hooks import NO_HOOKS, ToolHooks
 from tui_assist.core.model import Provider
 from tui_assist.core.observer import TurnObserver
 from tui_assist.core.prompts import CRITIC_PROMPT, PLAN_MODE_SUFFIX, SYSTEM_PROMPT
+from tui_assist.core.steering import Steering
 from tui_assist.core.tooling import Toolbox, ToolboxFactory
 
 StrategyName = Literal["agent", "refine", "shell", "goal"]
@@ -108,6 +109,8 @@ class TurnDeps:
     gates them, and nothing else (see `core.agent`)."""
     model: str | None = None
     """The model the turn's requests ask for (a custom command's `model`); None: the provider's."""
+    steering: Steering | None = None
+    """Prompts the user sent while the turn runs, joining its agent's next request (`core.steering`)."""
 
     def runtime(self, toolbox: Toolbox, observer: TurnObserver, budget: BudgetTracker) -> AgentRuntime:
         """An agent runtime over one toolbox, with fresh evidence (told of plan mode when it is on)."""
@@ -127,6 +130,7 @@ class TurnDeps:
             hooks=self.hooks,
             before_side_effect=self.before_side_effect,
             model=self.model,
+            steering=self.steering,
         )
 
 

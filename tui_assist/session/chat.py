@@ -39,6 +39,7 @@ from tui_assist.session.turn_store import TurnOutcome, commit_turn, store_cancel
 if TYPE_CHECKING:
     from tui_assist.core.compaction import HistorySummary
     from tui_assist.core.observer import TurnObserver
+    from tui_assist.core.steering import Steering
     from tui_assist.core.tooling import ToolboxFactory
     from tui_assist.core.turn import TurnResult, TurnStrategy
     from tui_assist.session.config import Price, Settings
@@ -106,10 +107,13 @@ class ChatSession(SessionParts):
         """How `prompt` runs: `goal`, `shell` for `!COMMAND`, else `refine` or `agent` (hosts label it)."""
         return strategy_name(prompt, refine=self.refine, goal=self.goals.applies(prompt))
 
-    def strategy(self, prompt: str = "", *, model: str | None = None) -> TurnStrategy:
+    def strategy(
+        self, prompt: str = "", *, model: str | None = None, steering: Steering | None = None
+    ) -> TurnStrategy:
         """The strategy `prompt` runs: the shell for `!COMMAND`, else agent or refine.
 
         `model` (a custom command's) is the model this turn's requests ask for; None: the session's.
+        `steering` hands over the prompts that join the turn's agent (`core.steering`).
 
         Raises:
             SetupError: when there is no provider (a shell command needs none).
@@ -130,6 +134,7 @@ class ChatSession(SessionParts):
             before_side_effect=self._snapshot_taken,
             model=model,
             goals=self.goals,
+            steering=steering,
         )
 
     def _system_prompt(self) -> str:
@@ -349,6 +354,7 @@ class ChatSession(SessionParts):
         attachments: Attachments | None = None,
         model: str | None = None,
         notes: Sequence[str] = (),
+        steering: Steering | None = None,
     ) -> TurnOutcome:
         """Run one turn and persist it: the one place a turn's life is written.
 
@@ -372,13 +378,14 @@ class ChatSession(SessionParts):
                 it); None attaches here.
             model: The model this turn runs on (a custom command's `model`); None: the session's.
             notes: Warnings from before the turn (a custom command's expansion), kept with its own.
+            steering: Hands over the prompts the user sends meanwhile that join the turn.
 
         Raises:
             SetupError: when there is no provider.
             asyncio.CancelledError: when the calling task itself is cancelled (the turn is stored
                 as cancelled first, and leaves nothing in the history, as a crash would not).
         """
-        strategy = self.strategy(prompt, model=model)
+        strategy = self.strategy(prompt, model=model, steering=steering)
         turn_id = new_id()
         if strategy.name == "shell":  # `!COMMAND`: the command as typed, nothing attached
             attachments = None

@@ -16,6 +16,9 @@ answer (approvals). The controller owns the rest, so that no host keeps run stat
 - **the queue**: a prompt sent while a run holds the slot waits, and runs when it ends; a turn
   that fails or is cancelled gives the queued prompts back to the host instead (they were typed
   as follow-ups to a turn that did not come back);
+- **steering**: while a turn runs, a plain queued prompt joins it at its next model request (its
+  run ends `joined`; see `core.steering`); a held one (`submit(..., hold=True)`), a command, a
+  `!` line, one with images or `@` mentions (or with `UserPromptSubmit` hooks to run) waits;
 - **cancel and retry**: `cancel` stops the current run (a turn under way is kept, marked
   interrupted), and "deny and stop" in an approval cancels it too, whichever host asked; the
   prompt of a failed turn can be sent again with `retry`;
@@ -182,13 +185,19 @@ class TurnController:
 
     # -- what the user sends ------------------------------------------------------------------
 
-    def submit(self, text: str, *, images: Sequence[ImageBlock] = ()) -> Run | None:
+    @property
+    def waiting(self) -> tuple[Run, ...]:
+        """The queued runs themselves, oldest first (a host marks the held ones)."""
+        return tuple(self._queue)
+
+    def submit(self, text: str, *, images: Sequence[ImageBlock] = (), hold: bool = False) -> Run | None:
         """Route what the user sent; the run it makes (None: nothing left to run).
 
         A built-in command goes to `host.run_command` (its work, if any, runs as a `command` run
         beside the others); an unknown `/name` is refused with one line (`host.command_refused`),
         never sent; a custom command expands to its prompt; a prompt runs now, or is queued while
         another run holds the busy slot. `images` (an editor's pasted image) go with the prompt.
+        A queued prompt may join the running turn (see steering); `hold` keeps it for after.
         """
         call = parse_slash(text)
         if call is not None and self.custom_command(call) is None:
@@ -202,6 +211,7 @@ class TurnController:
             # Else a path (`/etc/hosts is wrong`): a prompt like any other.
         run = self._new_turn(text, images)
         if self.running or self._queue:
+            run.held = hold
             self._queue.append(run)
             self.host.queue_changed(self.queued)
             return run
@@ -373,7 +383,12 @@ class TurnController:
             if attachments is not None:
                 self.host.prompt_attached(attachments)
             outcome = await session.run_turn(
-                sent, self.observer, attachments=attachments, model=model, notes=notes
+                sent,
+                self.observer,
+                attachments=attachments,
+                model=model,
+                notes=notes,
+                steering=self._take_joining,
             )
         except asyncio.CancelledError:
             raise
@@ -395,6 +410,29 @@ class TurnController:
 
         expanded = await expand_command(self.session, custom, call.args, self.observer)
         return expanded.text, expanded.model, expanded.warnings
+
+    def _take_joining(self) -> list[str]:
+        """The queued prompts that join the running turn now; their runs end as joined."""
+        joining = [run for run in self._queue if self._may_join(run)]
+        for run in joining:
+            self._queue.remove(run)
+            run.joined = True
+            run.set_state("done")
+            self.host.run_changed(run)
+        if joining:
+            self.host.queue_changed(self.queued)
+        return [run.label for run in joining]
+
+    def _may_join(self, run: Run) -> bool:
+        """Whether a queued prompt is plain text a running turn can take as it is."""
+        from tui_assist.session.mentions import find_mentions
+
+        text, session = run.label, self.session
+        if run.held or run.kind != "turn" or run.images or parse_slash(text) is not None:
+            return False
+        if session.strategy_name(text) not in ("agent", "refine") or find_mentions(text):
+            return False
+        return session.hooks is None or not session.hooks.of("UserPromptSubmit")
 
     def _give_back_queue(self) -> None:
         if self._queue:

@@ -73,6 +73,10 @@ class Run:
         """How a turn ended (None for other kinds, and for a turn cancelled before it began)."""
         self.handle: Cancellable | None = None
         """What the launcher gave back (set while `starting`)."""
+        self.held = False
+        """A prompt queued for after the running turn (`tab`): it never joins that turn."""
+        self.joined = False
+        """The prompt joined the running turn at its next model request (it is done, not run)."""
         self._cancel = cancel
         self._watchers: list[Callable[[Run], object]] = []
         self._done = asyncio.Event()

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from tui_assist.core.approval import ApprovalPolicy
     from tui_assist.core.budget import SpendCheck
     from tui_assist.core.model import Provider
+    from tui_assist.core.steering import Steering
     from tui_assist.core.tooling import ToolboxFactory
     from tui_assist.core.turn import TurnStrategy
     from tui_assist.session.config import Settings
@@ -64,6 +65,7 @@ def build_strategy(
     model: str | None,
     goals: Goals,
     spend_cap: SpendCheck | None = None,
+    steering: Steering | None = None,
 ) -> TurnStrategy:
     """The strategy `prompt` runs: the shell for `!COMMAND`, else agent or refine.
 
@@ -85,6 +87,7 @@ def build_strategy(
         model: The model the turn's requests ask for; None: the session's.
         goals: The session's goals: the pending goal's prompt runs as its goal turn.
         spend_cap: Says why no further model request may go out (the conversation's spend cap).
+        steering: Hands over the prompts that join the turn's agent (`core.steering`).
     """
     tools = toolbox_factory or (lambda: EmptyToolbox(settings.workdir))
     if strategy_name(prompt, refine=refine, goal=goals.applies(prompt)) == "shell":
@@ -113,6 +116,7 @@ def build_strategy(
         context=context,
         before_side_effect=before_side_effect,
         model=model,
+        steering=steering,
     )
     if hooks is not None:
         deps.hooks = hooks
@@ -122,6 +126,7 @@ def build_strategy(
 
     room = context_window() - CRITIC_MAX_TOKENS
     if goals.applies(prompt):
+        deps.steering = None  # its critic judges the goal as set: a prompt sent meanwhile waits
         return goals.strategy(deps, critic_max_input_tokens=max(1_000, room))
     if not refine:
         return AgentTurn(deps)

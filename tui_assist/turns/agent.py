@@ -8,6 +8,7 @@ from tui_assist.core.conversation import Message
 from tui_assist.core.model import ProviderError
 from tui_assist.core.nodes import NodeScope
 from tui_assist.core.observer import TurnObserver
+from tui_assist.core.steering import with_joined
 from tui_assist.core.turn import Stopwatch, StrategyName, TurnDeps, TurnRequest, TurnResult, TurnStrategy
 
 
@@ -55,7 +56,7 @@ class AgentTurn(TurnStrategy):
                 added = [Message.user(prompt, images), *result.messages]
             else:  # a transcript cut mid-tool-loop is not valid history: keep a clean pair
                 added = [
-                    Message.user(prompt, images),
+                    with_joined(Message.user(prompt, images), result.joined),
                     Message.assistant(result.answer or f"[stopped: {result.detail}]"),
                 ]
             conversation.messages.extend(added)

@@ -10,7 +10,7 @@ tool-less critic, which judges the answer against the round's evidence. Only the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tui_assist.core.agent import run_agent
 from tui_assist.core.budget import BudgetExhausted, BudgetTracker, SpendCapReached, stop_outcome
@@ -21,6 +21,7 @@ from tui_assist.core.model import ProviderError
 from tui_assist.core.nodes import NodeScope
 from tui_assist.core.observer import TurnObserver
 from tui_assist.core.prompts import REVISION_TEMPLATE
+from tui_assist.core.steering import task_with_joined
 from tui_assist.core.turn import (
     Outcome,
     RoundRecord,
@@ -59,6 +60,8 @@ class _Turn:
     history: list[Message]
     observer: TurnObserver
     budget: BudgetTracker
+    joined: list[str] = field(default_factory=lambda: list[str]())
+    """Prompts the user sent during the turn that joined a generator: part of the task from then on."""
 
 
 class _Generate(Step[Attempt[str, Draft], Draft]):
@@ -81,7 +84,7 @@ class _Generate(Step[Attempt[str, Draft], Draft]):
         return value.answer if isinstance(value, Draft) else str(value)
 
     async def run(self, input: Attempt[str, Draft], ctx: WorkflowContext) -> Draft:
-        blocks: list[Block] = [*self.images, TextBlock(input.input)]
+        blocks: list[Block] = [*self.images, TextBlock(task_with_joined(input.input, self.turn.joined))]
         if input.previous is not None:
             blocks.append(
                 TextBlock(REVISION_TEMPLATE.format(answer=input.previous.answer, feedback=input.feedback))
@@ -100,6 +103,7 @@ class _Generate(Step[Attempt[str, Draft], Draft]):
             )
         finally:
             await toolbox.aclose()
+        self.turn.joined.extend(generated.joined)  # the critic judges against them too
         draft = Draft(generated.answer, rt.evidence, [task, *generated.messages], generated.usage)
         if generated.outcome != "answered":
             self.cut = (input.round, draft)
@@ -127,7 +131,7 @@ class _Critic(Step[Candidate[str, Draft], Critique]):
             observer=self.turn.observer,
             budget=self.turn.budget,
             system=self.turn.deps.critic_prompt,
-            task=input.input,
+            task=task_with_joined(input.input, self.turn.joined),
             evidence=input.draft.evidence,
             answer=input.draft.answer,
             round_index=input.round,
@@ -213,7 +217,8 @@ class RefineTurn(TurnStrategy):
                 )  # fmt: skip
             if generate.cut is not None:
                 rounds.append(_cut_round(*generate.cut, error or "the budget ran out"))
-            added = [Message.user(prompt, images), Message.assistant(answer or f"[no answer: {error}]")]
+            task = task_with_joined(prompt, shared.joined)
+            added = [Message.user(task, images), Message.assistant(answer or f"[no answer: {error}]")]
             conversation.messages.extend(added)
             turn.finish(outcome=outcome, output=answer)
             return TurnResult(

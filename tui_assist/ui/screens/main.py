@@ -539,17 +539,10 @@ class MainScreen(PacedScreen[None]):
                 self.conversation.add_notice(warning, classes="-warning")
 
     def queue_changed(self, queued: Sequence[str]) -> None:
-        from tui_assist.ui.widgets.queued_prompt import QueuedPrompt
+        from tui_assist.ui.widgets.queued_prompt import sync_queued
 
-        # The queue only grows at its end and is sent from its start.
-        while len(self._queued_views) > len(queued) or (
-            self._queued_views and self._queued_views[0].text != queued[0]
-        ):
-            self._queued_views.pop(0).remove()
-        for text in queued[len(self._queued_views) :]:
-            view = QueuedPrompt(text)
-            self._queued_views.append(view)
-            self.conversation.mount(view)
+        waiting = self.controller.waiting  # a prompt that joined the turn leaves from the middle
+        self._queued_views = sync_queued(self._queued_views, waiting, self.conversation.mount)
 
     def queue_returned(self, texts: Sequence[str]) -> None:
         for view in self._queued_views:
@@ -586,13 +579,13 @@ class MainScreen(PacedScreen[None]):
 
     @on(Prompt.Submitted)
     def _submitted(self, event: Prompt.Submitted) -> None:
-        self.submit(event.text)
+        self.submit(event.text, hold=event.hold)
 
-    def submit(self, text: str) -> None:
-        """Hand what the user sent to the controller, and run the work it gives back."""
+    def submit(self, text: str, *, hold: bool = False) -> None:
+        """Hand what the user sent to the controller (`hold`: for after the running turn)."""
         self._quit_armed = False
         self.session.prompt_history.add(text)
-        self.controller.submit(text)
+        self.controller.submit(text, hold=hold)
 
     def _on_tick(self) -> None:
         # While an answer streams, the elapsed times are drawn in its next frame (see

@@ -135,6 +135,7 @@ class Prompt(TextArea):
         Binding("down", "history_next", "Next prompt", id="history-next", show=False),
         Binding("down", "cursor_down", show=False),
         Binding("tab", "complete", "Complete", id="complete", show=False),
+        Binding("tab", "hold", "Send after the turn", id="send-after-turn", show=False),
         Binding("escape", "close_completion", "Close completion", id="close-completion", show=False),
     ]
     _OWN_ACTIONS = ("submit", "newline")
@@ -142,10 +143,12 @@ class Prompt(TextArea):
     class Submitted(Message):
         """The user sent a prompt."""
 
-        def __init__(self, prompt: Prompt, text: str) -> None:
+        def __init__(self, prompt: Prompt, text: str, *, hold: bool = False) -> None:
             super().__init__()
             self.prompt = prompt
             self.text = text
+            self.hold = hold
+            """Sent with `tab` while a turn runs: it waits for the turn's end instead of joining it."""
 
         @property
         def control(self) -> Prompt:
@@ -196,14 +199,23 @@ class Prompt(TextArea):
                 self._accept(item)
                 if not item.submit_on_enter:
                     return
+        self._send(self.text.strip())
+
+    def action_hold(self) -> None:
+        """`tab` while a turn runs (no completion open): send the prompt for after the turn."""
         text = self.text.strip()
+        if not text or not self.has_class("-running"):
+            raise SkipAction()  # tab moves the focus on, as usual
+        self._send(text, hold=True)
+
+    def _send(self, text: str, *, hold: bool = False) -> None:
         if not text:
             return
         self.clear()
         self._close_completion()
         if self.prompt_history is not None:
             self.prompt_history.reset()
-        self.post_message(self.Submitted(self, text))
+        self.post_message(self.Submitted(self, text, hold=hold))
 
     def action_newline(self) -> None:
         self.insert("\n")

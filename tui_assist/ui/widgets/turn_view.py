@@ -19,6 +19,7 @@ from textual.widget import Widget
 from tui_assist.core.events import (
     NodeFinished,
     NodeStarted,
+    PromptJoined,
     StreamRetried,
     TextDelta,
     ThinkingDelta,
@@ -31,6 +32,7 @@ from tui_assist.core.text import clip
 from tui_assist.core.tree import NodeLog
 from tui_assist.ui.widgets.compaction import CompactableTurn
 from tui_assist.ui.widgets.plan import tool_call_view
+from tui_assist.ui.widgets.queued_prompt import JoinedPrompt
 from tui_assist.ui.widgets.turn_parts import (
     AnswerText,
     ConversationEntry,
@@ -185,6 +187,10 @@ class TurnView(CompactableTurn):
                 self._containers[parent].mount(view)
             case ToolCallFinished(node_id=node_id) if node_id in self._tools:
                 self._tools[node_id].finish(event.output, event.is_error, event.duration, event.diff)
+            case PromptJoined(node_id=node_id) if node_id in self._containers:
+                self._finish_text(node_id)  # said after what the turn showed before its next request
+                self._finish_thinking(node_id)
+                self._containers[node_id].mount(JoinedPrompt(event.text))
             case VerdictReached():
                 round_view = self._round_of_critic(event)
                 (round_view or self).mount(VerdictLine(event.verdict, event.feedback))
