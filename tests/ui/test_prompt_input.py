@@ -218,3 +218,10 @@ async def test_a_big_image_chip_says_resized_and_the_request_carries_it_resized(
         assert len(base64.b64decode(image.data)) <= MAX_IMAGE_BYTES
         notices = [str(n.source) for n in app.query(Notice)]
         assert any("attached big.png (image, 6.3 MB, over the API's limits: resized to" in n for n in notices)
+
+
+def test_escape_asked_about_before_the_prompt_is_mounted_is_not_offered() -> None:
+    """A terminal's focus event at start-up refreshes the keys before the prompt exists."""
+    from tui_assist.ui.screens.main import MainScreen
+
+    assert MainScreen().check_action("idle_escape", ()) is False

@@ -961,9 +961,13 @@ class MainScreen(PacedScreen[None]):
             )
             return self.running and not searching
         if action == "idle_escape":
-            # Idle, escape on an empty prompt (no completion open) counts toward a rewind.
-            completions = self.prompt.completions
-            return not self.running and not self.prompt.text and not (completions and completions.is_open)
+            # Idle, escape on an empty prompt (no completion open) counts toward a rewind. Asked
+            # before the prompt is mounted too (a terminal's focus event at start-up).
+            prompt = next(iter(self.query(Prompt)), None)
+            if prompt is None:
+                return False
+            completions = prompt.completions
+            return not self.running and not prompt.text and not (completions and completions.is_open)
         if action == "approve_flow":
             return self.held_run_id is not None
         if action == "retry_turn":
