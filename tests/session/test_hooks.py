@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import stat
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.anthropic import FakeAnthropic, Reply, ToolUse
+from tests.tools.processes import process_alive
 from tests.wait import wait_until
 from tui_assist.core.events import NodeFinished, NodeStarted
 from tui_assist.core.observer import RecordingObserver
@@ -355,14 +355,6 @@ async def test_pre_compact_runs_under_the_compact_node(
     assert node.parent_id == compact.node_id
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 async def test_a_cancelled_turn_kills_the_running_hook(
     fake: FakeAnthropic, work: Path, tmp_path: Path, opened: list[ChatSession]
 ) -> None:
@@ -379,7 +371,8 @@ async def test_a_cancelled_turn_kills_the_running_hook(
     assert session.interrupt()
     outcome = await turn
     assert outcome.result.outcome == "cancelled"
-    await wait_until(lambda: not _alive(pid), what="the hook ended with its cancelled turn")
+    # Killed: gone, or a zombie until the event loop's child watcher reaps it.
+    await wait_until(lambda: not process_alive(pid), what="the hook ended with its cancelled turn")
 
 
 def json_hook(folder: Path, name: str, reply: Mapping[str, object]) -> Path:
