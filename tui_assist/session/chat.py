@@ -34,6 +34,7 @@ from tui_assist.session.models import ModelChoices, list_price
 from tui_assist.session.parts import PartsOptions, SessionParts
 from tui_assist.session.stored_turns import StoredTurn, read_page, title_of
 from tui_assist.session.strategy_factory import TURN_MODULES, build_strategy, strategy_name
+from tui_assist.session.turn_snapshot import TurnSnapshot
 from tui_assist.session.turn_store import TurnOutcome, commit_turn, store_cancelled
 
 if TYPE_CHECKING:
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
     from tui_assist.session.history import History
     from tui_assist.session.mentions import Attachments
     from tui_assist.session.prompt_history import PromptHistory
-    from tui_assist.session.rewind import TurnCheckpoints
     from tui_assist.session.slash_commands import CustomCommandLoader, CustomCommands
 
 __all__ = ["TURN_MODULES", "ChatSession", "StoredTurn", "TurnOutcome"]
@@ -92,10 +92,8 @@ class ChatSession(SessionParts):
         self._context: ContextKeeper | None = None
         self._hook_turns = TurnHookContext()
         self._commands: CustomCommandLoader | None = None
-        self._snapshot: asyncio.Task[int | None] | None = None
-        """The running turn's snapshot before it (runs alongside its first model request)."""
-        self._snapshot_needed = False
-        """Whether the running turn made a call that may change files (it waited for the snapshot)."""
+        self._snapshot: TurnSnapshot | None = None
+        """The running turn's checkpoints (see `session/turn_snapshot.py`)."""
         from tui_assist.session.goals import Goals
 
         self.goals = Goals()
@@ -173,11 +171,8 @@ class ChatSession(SessionParts):
         claude_user = user_claude_dir(self.settings) if self.ready else claude_home()
         plugins = self.extensions.plugins if self.extensions is not None else ()
         loader = self._commands
-        if loader is None or (loader.workdir, loader.claude_user, loader.plugins) != (
-            workdir,
-            claude_user,
-            plugins,
-        ):
+        wanted = (workdir, claude_user, plugins)
+        if loader is None or (loader.workdir, loader.claude_user, loader.plugins) != wanted:
             from tui_assist.paths import config_dir
             from tui_assist.session.commands import SLASH
 
@@ -301,29 +296,14 @@ class ChatSession(SessionParts):
         return True
 
     async def attach(self, prompt: str) -> Attachments | None:
-        """The files the prompt's `@path` mentions attach (read in a thread); None without mentions.
-
-        Only paths inside the workdir are read (see `tui_assist.session.mentions`); an image over
-        the API's limits is resized to fit.
+        """The files the prompt's `@path` mentions attach; None without mentions.
 
         Raises:
-            UnsendableImageError: when a mentioned image cannot be sent (not a readable image): the
-                prompt asks about it, so it is not sent without it.
+            UnsendableImageError: when a mentioned image cannot be sent (see `mentions.attach_prompt`).
         """
-        from tui_assist.session.mentions import (
-            UnsendableImageError,
-            expand_mentions,
-            find_mentions,
-            format_mention,
-        )
+        from tui_assist.session.mentions import attach_prompt
 
-        if not find_mentions(prompt):
-            return None
-        attachments = await asyncio.to_thread(expand_mentions, prompt, self.settings.workdir)
-        if unsendable := attachments.unsendable_images():
-            why = "; ".join(f"{format_mention(item.path)}: {item.detail}" for item in unsendable)
-            raise UnsendableImageError(f"{why} (the prompt was not sent)")
-        return attachments
+        return await attach_prompt(prompt, self.settings.workdir)
 
     async def prompt_hooks(self, prompt: str) -> None:
         """Run the `UserPromptSubmit` hooks for `prompt`, before the host runs it as a turn.
@@ -397,10 +377,7 @@ class ChatSession(SessionParts):
         turn_model = None if strategy.name == "shell" else model or self.model
         stored = await self._begin(turn_id, strategy.name, prompt, warnings, turn_model)
         checkpoints = self.checkpoints if stored else None
-        # The snapshot runs alongside the model's first request; only a call that may change files
-        # waits for it (`_snapshot_taken`), so a big workdir never delays the answer.
-        self._snapshot = asyncio.create_task(checkpoints.before(turn_id, warnings)) if checkpoints else None
-        self._snapshot_needed = False
+        self._snapshot = snapshot = TurnSnapshot(checkpoints, turn_id, warnings) if checkpoints else None
         # The turn's one fold: the store, the interrupted history and the spend read it.
         folding = NodeLogObserver()
         log = folding.log
@@ -441,13 +418,9 @@ class ChatSession(SessionParts):
             self._running = None
             if self.hooks is not None:
                 warnings.extend(self.hooks.take_warnings())
-            if checkpoints is not None and self._snapshot_needed:
-                # Whatever the outcome: a cut turn may have changed files.
-                await asyncio.shield(self._after_snapshot(checkpoints))
-            elif checkpoints is not None and self._snapshot is not None:
-                # No call could change a file: the turn never waits for its snapshot (`ask` exits).
-                before, self._snapshot = self._snapshot, None
-                checkpoints.unchanged(before)
+            if snapshot is not None:  # whatever the outcome: a cut turn may have changed files
+                self._snapshot = None
+                await snapshot.finish()
         result.prompt = prompt  # stored as typed; the message sent, files attached, is in the history
         saved = stored and await commit_turn(self.store, self.conversation_id, result, log, warnings)
         compacted = self.context.compactions > compactions
@@ -455,14 +428,8 @@ class ChatSession(SessionParts):
 
     async def _snapshot_taken(self) -> None:
         """Wait for the running turn's snapshot before it (a tool call about to change files)."""
-        self._snapshot_needed = True
         if self._snapshot is not None:
-            await asyncio.shield(self._snapshot)  # a cancelled call must not cancel the snapshot
-
-    async def _after_snapshot(self, checkpoints: TurnCheckpoints) -> None:
-        """Finish the turn's snapshot before it, then take the one after it."""
-        before, self._snapshot = self._snapshot, None
-        await checkpoints.after(await before if before is not None else None)
+            await self._snapshot.taken()
 
     async def _begin(
         self, turn_id: str, strategy: str, prompt: str, warnings: list[str], model: str | None = None

@@ -34,6 +34,7 @@ with a notice. Text is cut at a size limit with a marker.
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import html
 import os
@@ -144,6 +145,24 @@ class Attachments:
 
 class UnsendableImageError(Exception):
     """A prompt names an image that cannot be sent: no request goes out (the message says why)."""
+
+
+async def attach_prompt(prompt: str, workdir: Path) -> Attachments | None:
+    """The files the prompt's `@path` mentions attach (read in a thread); None without mentions.
+
+    Only paths inside `workdir` are read; an image over the API's limits is resized to fit.
+
+    Raises:
+        UnsendableImageError: when a mentioned image cannot be sent (not a readable image): the
+            prompt asks about it, so it is not sent without it.
+    """
+    if not find_mentions(prompt):
+        return None
+    attachments = await asyncio.to_thread(expand_mentions, prompt, workdir)
+    if unsendable := attachments.unsendable_images():
+        why = "; ".join(f"{format_mention(item.path)}: {item.detail}" for item in unsendable)
+        raise UnsendableImageError(f"{why} (the prompt was not sent)")
+    return attachments
 
 
 def expand_mentions(
