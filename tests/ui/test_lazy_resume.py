@@ -161,14 +161,14 @@ async def test_the_agent_tree_of_a_resumed_conversation_is_built_after_its_last_
     tmp_path: Path, stored: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     shown_first: list[bool] = []
-    apply_to_panels = MainScreen._apply_to_panels
+    apply_to_panels = MainScreen.apply_to_panels
 
     def recording(self: MainScreen, *args: Any) -> None:
         if not shown_first:
             shown_first.append("That is all for step 299" in _visible(self.app))
         apply_to_panels(self, *args)
 
-    monkeypatch.setattr(MainScreen, "_apply_to_panels", recording)
+    monkeypatch.setattr(MainScreen, "apply_to_panels", recording)
     app = _app(tmp_path, stored)
     async with app.run_test(size=(100, 30)) as pilot:
         await app.session.wait_ready()

@@ -229,7 +229,7 @@ def _budget(screen: MainScreen, args: str) -> None:
         line = budget_command(screen.session, args)
     except ValueError as exc:
         raise CommandError(str(exc)) from exc
-    screen.meter_changed()
+    screen.host.meter_changed()
     screen.notify(line, timeout=3)
 
 
