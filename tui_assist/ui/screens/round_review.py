@@ -16,14 +16,14 @@ Left/right (or p/n) step between the rounds of the same turn. `c` switches to th
 the turn's changes by hunk, from its checkpoints, each beside the shown round's critic remarks on
 it (`ui.widgets.hunk_review`); `enter` there reverts the rejected hunks and closes the review with
 their reasons, which the host offers as the next prompt.
+
+What the round holds (its calls, the critic's citations, the answer's diff) is read in
+`round_reading.py`; this module shows it.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
-import re
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
@@ -37,140 +37,18 @@ from textual.widgets import Collapsible, Footer, Static
 from textual.widgets.collapsible import CollapsibleTitle
 from textual.worker import get_current_worker
 
-from tui_assist.core.events import FileDiff, ThinkingDelta, ToolCallFinished, ToolCallStarted, VerdictReached
+from tui_assist.core.events import ThinkingDelta, ToolCallFinished, ToolCallStarted, VerdictReached
 from tui_assist.core.text import clip, duration
-from tui_assist.core.tool_labels import tool_title
 from tui_assist.core.tree import NodeLog, NodeRecord, TextSegment
 from tui_assist.session.checkpoints import CheckpointError
 from tui_assist.session.checkpoints.hunks import Hunk, TurnChanges, find_remarks, reasons_prompt
+from tui_assist.ui.screens.round_reading import CITATION, ReviewedCall, answer_diff, cite
 from tui_assist.ui.widgets.diff_view import DiffView
 from tui_assist.ui.widgets.hunk_review import ChangesView, edit_remarks, edited_paths
 from tui_assist.ui.widgets.streaming_markdown import StreamingMarkdown
 
 if TYPE_CHECKING:
     from tui_assist.session.history import History
-
-_CITATION = re.compile(r"\[(\d+)\]")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\[(\"'])|\n+")
-_DIFF_CONTEXT = 2
-"""Unchanged lines shown around each change of the answer."""
-_SIMILAR_LINES = 0.5
-"""How alike (difflib's ratio) a removed and an added line must be for a word-level highlight."""
-_MIN_QUOTED = 6
-"""Shortest command or path that counts as a citation when the feedback quotes it."""
-
-
-# --------------------------------------------------------------------------- what the round holds
-
-
-@dataclass
-class ReviewedCall:
-    """One tool call of the round, as the review shows it."""
-
-    node_id: str
-    name: str
-    input: dict[str, Any]
-    depth: int
-    """Nesting below the generator (a sub-agent's calls are 1 deeper)."""
-    number: int | None = None
-    """Its place in the evidence the critic saw (finishing order), None if it never finished."""
-    output: str = ""
-    is_error: bool = False
-    seconds: float | None = None
-    status: str = "running"
-    notes: list[str] = field(default_factory=lambda: list[str]())
-    """The critic's sentences that cite this call."""
-    diff: FileDiff | None = None
-    """What the call wrote, for an editor write."""
-
-    @property
-    def summary(self) -> str:
-        """The call as an action: `edit app.py (+1 −1)`, `bash: pytest -q`."""
-        return tool_title(self.name, self.input, self.diff)
-
-    @property
-    def quotable(self) -> str:
-        """Text the critic may quote to point at this call (a command or a path)."""
-        return str(self.input.get("command") if self.name == "bash" else self.input.get("path") or "")
-
-
-def feedback_sentences(feedback: str) -> list[str]:
-    """The critic's feedback split into sentences (and lines)."""
-    return [s.strip() for s in _SENTENCE_END.split(feedback) if s.strip()]
-
-
-def cite(calls: list[ReviewedCall], feedback: str) -> set[int]:
-    """Attach to each call the feedback's sentences that cite it; return the numbers cited.
-
-    A sentence cites a call when it holds the call's number in brackets (`[2]`, as the critic's
-    evidence was numbered) or quotes its command or path.
-    """
-    cited: set[int] = set()
-    sentences = feedback_sentences(feedback)
-    numbers = {int(n) for n in _CITATION.findall(feedback)}
-    for call in calls:
-        if call.number is None:
-            continue
-        marker = f"[{call.number}]"
-        quoted = call.quotable if len(call.quotable) >= _MIN_QUOTED else None
-        call.notes = [s for s in sentences if marker in s or (quoted is not None and quoted in s)]
-        if call.notes or call.number in numbers:
-            cited.add(call.number)
-    return cited
-
-
-def answer_diff(old: str, new: str) -> tuple[Content, int, int]:
-    """A line diff of two answers, changed words highlighted, with a little context.
-
-    Returns:
-        The diff, and how many lines were removed and added.
-    """
-    a, b = old.splitlines(), new.splitlines()
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    parts: list[Content] = []
-    removed = added = 0
-    for group_index, group in enumerate(matcher.get_grouped_opcodes(_DIFF_CONTEXT)):
-        if group_index:
-            parts.append(Content.styled("  ⋯", "$foreground 50%"))
-        for tag, i1, i2, j1, j2 in group:
-            if tag == "equal":
-                parts += [Content.assemble(("  ", ""), (line, "$foreground 70%")) for line in a[i1:i2]]
-                continue
-            old_lines, new_lines = a[i1:i2], b[j1:j2]
-            removed += len(old_lines)
-            added += len(new_lines)
-            paired = min(len(old_lines), len(new_lines)) if tag == "replace" else 0
-            for k, line in enumerate(old_lines):
-                partner = new_lines[k] if k < paired else None
-                parts.append(_diff_line("-", line, partner, "$text-error", "$error-muted"))
-            for k, line in enumerate(new_lines):
-                partner = old_lines[k] if k < paired else None
-                parts.append(_diff_line("+", line, partner, "$text-success", "$success-muted"))
-    return Content("\n").join(parts), removed, added
-
-
-def _diff_line(sign: str, line: str, other: str | None, color: str, background: str) -> Content:
-    """One removed or added line; against a similar counterpart, the words that differ stand out.
-
-    Two lines that share little are shown whole: highlighting most of their words is noise.
-    """
-    if other is None:
-        return Content.styled(f"{sign} {line}", color)
-    mine, theirs = _words(line), _words(other)
-    matcher = difflib.SequenceMatcher(None, theirs, mine, autojunk=False)
-    if matcher.ratio() < _SIMILAR_LINES:
-        return Content.styled(f"{sign} {line}", color)
-    pieces: list[tuple[str, str]] = [(f"{sign} ", color)]
-    for tag, _i1, _i2, j1, j2 in matcher.get_opcodes():
-        text = "".join(mine[j1:j2])
-        if text:
-            pieces.append((text, color if tag == "equal" else f"bold {color} on {background}"))
-    return Content.assemble(*pieces)
-
-
-def _words(line: str) -> list[str]:
-    return re.findall(r"\s+|\w+|[^\w\s]", line)
-
 
 # --------------------------------------------------------------------------- widgets
 
@@ -397,7 +275,7 @@ class RoundReviewScreen(Screen[str | None]):
             number = previous.round_index or 1
             answer = self._answer(self._generator(previous)) or previous.output or "(no answer)"
             feedback = previous.feedback or "(no feedback)"
-            cited = f"Its [n] are round {number}'s tool calls. " if _CITATION.search(feedback) else ""
+            cited = f"Its [n] are round {number}'s tool calls. " if CITATION.search(feedback) else ""
             parts += [
                 "",
                 f"### Its answer in round {number}",
