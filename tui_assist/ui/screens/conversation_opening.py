@@ -32,20 +32,23 @@ class ConversationOpening:
         self._screen = screen
 
     def refuse_while_running(self) -> bool:
-        if self._screen.running:
-            self._screen.notify("Cancel the running turn first (escape).", severity="warning")
-        return self._screen.running
+        screen = self._screen
+        if screen.running:
+            screen.notify("Cancel the running turn first (escape).", severity="warning")
+        return screen.running
 
     def new_conversation(self) -> None:
-        if self.refuse_while_running() or not self._screen.controller.new_conversation():
+        screen = self._screen
+        if self.refuse_while_running() or not screen.controller.new_conversation():
             return
-        self._screen.show_empty_conversation()
-        self._screen.notify("New conversation.", timeout=1.5)
+        screen.show_empty_conversation()
+        screen.notify("New conversation.", timeout=1.5)
 
     def choose_conversation(self, query: str = "") -> None:
-        history = self._screen.session.history
+        screen = self._screen
+        history = screen.session.history
         if history is None:
-            self._screen.notify("No stored conversations: the store is not available.", severity="warning")
+            screen.notify("No stored conversations: the store is not available.", severity="warning")
             return
         if self.refuse_while_running():
             return
@@ -55,7 +58,7 @@ class ConversationOpening:
             if conversation_id:
                 self.resume(conversation_id)
 
-        self._screen.app.push_screen(ResumeScreen(history, query=query), chosen)
+        screen.app.push_screen(ResumeScreen(history, query=query), chosen)
 
     def resume(self, conversation_id: str) -> Run | None:
         """Open a stored conversation, as a run (escape cancels it)."""
@@ -68,78 +71,77 @@ class ConversationOpening:
         sends, the meter, the context fill) is read after, so the last answer shows as soon at
         any length.
         """
-        session = self._screen.session
+        screen = self._screen
+        session = screen.session
         try:
             turns = await session.stored_page(conversation_id)
         except Exception as exc:
-            self._screen.notify(f"Cannot resume: {exc}", severity="error")
+            screen.notify(f"Cannot resume: {exc}", severity="error")
             return False
-        self._screen.show_empty_conversation()
+        screen.show_empty_conversation()
         for_panels: list[tuple[TurnEvent, NodeRecord | None]] = []
         # One layout draws them all, at the end: none before every view is mounted.
-        with self._screen.app.batch_update():
+        with screen.app.batch_update():
             for turn in turns:
                 if turn.events:
                     # Replay the stored event log through the same path live events take, so the
                     # turn is redrawn as it ran: streamed text, tool calls, rounds, tree and badges.
-                    view = self._screen.conversation.begin_turn(
-                        turn.prompt, turn.strategy, images=turn.images
-                    )
+                    view = screen.conversation.begin_turn(turn.prompt, turn.strategy, images=turn.images)
                     view.seq = turn.seq
                     for event in turn.events:
-                        record = self._screen.apply_to_conversation(event)
+                        record = screen.apply_to_conversation(event)
                         if not isinstance(event, TextDelta | ThinkingDelta):
                             for_panels.append((event, record))
                 else:
-                    self._screen.conversation.show_stored(turn)
-            self._screen.conversation.anchor()
-            await self._screen.conversation.mounted()
+                    screen.conversation.show_stored(turn)
+            screen.conversation.anchor()
+            await screen.conversation.mounted()
         # Only the newest turns are read; earlier ones load as the user scrolls up.
-        self._screen.conversation.offer_earlier(
-            pages_of(session, conversation_id), turns[0].seq if turns else None
-        )
+        screen.conversation.offer_earlier(pages_of(session, conversation_id), turns[0].seq if turns else None)
         # The last answer on screen first (bounded: a screen on top of this one draws instead);
         # the tree and the flow panel after it (the tree's first mount would hold the answer back).
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._screen.conversation.wait_for_refresh(), PAINT_WAIT)
+            await asyncio.wait_for(screen.conversation.wait_for_refresh(), PAINT_WAIT)
         for event, record in for_panels:
-            self._screen.apply_to_panels(event, record)
+            screen.apply_to_panels(event, record)
         try:
             await session.load_history(conversation_id)
         except Exception as exc:
-            self._screen.show_empty_conversation()  # nothing shown that the next turn would not send
-            self._screen.notify(f"Cannot resume: {exc}", severity="error")
+            screen.show_empty_conversation()  # nothing shown that the next turn would not send
+            screen.notify(f"Cannot resume: {exc}", severity="error")
             return False
-        self._screen.status.context = session.context_fill
-        self._screen.host.show_meter()
-        self._screen.notify(f"Resumed {len(turns)} turn(s).", timeout=2)
+        screen.status.context = session.context_fill
+        screen.host.show_meter()
+        screen.notify(f"Resumed {len(turns)} turn(s).", timeout=2)
         return True
 
     def open_rewind(self) -> None:
         """The rewind picker for this conversation (also: escape twice on an empty prompt)."""
-        history, conversation_id = self._screen.session.history, self._screen.session.conversation_id
+        screen = self._screen
+        history, conversation_id = screen.session.history, screen.session.conversation_id
         if history is None or conversation_id is None:
-            self._screen.notify("Nothing to rewind yet: no turn of this conversation is stored.", timeout=3)
+            screen.notify("Nothing to rewind yet: no turn of this conversation is stored.", timeout=3)
             return
         if self.refuse_while_running():
             return
         from tui_assist.ui.screens.rewind import RewindScreen
 
-        self._screen.app.push_screen(RewindScreen(history, conversation_id), self._rewind_chosen)
+        screen.app.push_screen(RewindScreen(history, conversation_id), self._rewind_chosen)
 
     def _rewind_chosen(self, choice: RewindChoice | None) -> None:
         if choice is not None:
             self._screen.controller.start("rewind", choice.prompt, lambda: self._rewind(choice))
 
     async def _rewind(self, choice: RewindChoice) -> None:
+        screen = self._screen
         from tui_assist.session.rewind import RewindError
 
-        history, conversation_id = self._screen.session.history, self._screen.session.conversation_id
+        history, conversation_id = screen.session.history, screen.session.conversation_id
         assert history is not None and conversation_id is not None
         try:
             done = await history.rewind(choice.plan)
         except RewindError as exc:
-            self._screen.conversation.add_notice(f"**Rewind failed:** {exc}", classes="-error")
+            screen.conversation.add_notice(f"**Rewind failed:** {exc}", classes="-error")
             return
         kept = [k.path for k in done.kept if k.reason == "changed_by_user"]
         lines = [f"**Rewound:** {len(done.restored)} file(s) restored, {len(done.deleted)} deleted"]
@@ -147,6 +149,6 @@ class ConversationOpening:
             lines.append(f"kept as you left them: {', '.join(kept)}")
         if done.turns:
             await self.redraw(conversation_id)
-            self._screen.prompt.restore(choice.prompt)
+            screen.prompt.restore(choice.prompt)
             lines.append(f"{len(done.turns)} turn(s) taken out of the conversation; the prompt is back")
-        self._screen.conversation.add_notice("; ".join(lines) + ".")
+        screen.conversation.add_notice("; ".join(lines) + ".")

@@ -25,12 +25,13 @@ class FlowActions:
 
     def ask_grounded(self) -> None:
         """Ask a question of a folder of documents (the grounded flow), with the flow panel drawing it."""
-        if self._screen.running:
-            self._screen.notify("Wait for the running turn, or cancel it (escape).", severity="warning")
+        screen = self._screen
+        if screen.running:
+            screen.notify("Wait for the running turn, or cancel it (escape).", severity="warning")
             return
         from tui_assist.ui.screens.grounded_prompt import GroundedPromptScreen, GroundedRequest
 
-        session = self._screen.session
+        session = screen.session
 
         def model_choice() -> tuple[str | None, str]:
             """What `model` leaves would use, or why there is nothing (one line)."""
@@ -50,7 +51,7 @@ class FlowActions:
         workdir = session.settings.workdir
         model, problem = model_choice()
         form = GroundedPromptScreen(str(workdir), workdir=workdir, model=model, model_problem=problem)
-        self._screen.app.push_screen(form, chosen)
+        screen.app.push_screen(form, chosen)
         if not session.ready:
 
             async def offer_when_ready() -> None:
@@ -58,7 +59,7 @@ class FlowActions:
                 if form.is_attached:
                     form.offer_model(*model_choice())
 
-            self._screen.run_worker(offer_when_ready(), group="grounded-form", exit_on_error=False)
+            screen.run_worker(offer_when_ready(), group="grounded-form", exit_on_error=False)
 
     def run_grounded_flow(
         self, corpus: Path, question: str, *, leaves: str = "rules", data: Path | None = None
@@ -69,60 +70,59 @@ class FlowActions:
         )
 
     async def _grounded_flow(self, corpus: Path, question: str, *, leaves: str, data: Path | None) -> None:
+        screen = self._screen
         from tui_assist.session.grounded import ask_grounded
         from tui_assist.ui.grounded_view import grounded_markdown
 
         using = f"corpus `{corpus}`" + (f", data `{data}`" if data is not None else "") + f", {leaves} leaves"
-        self._screen.conversation.add_notice(f"**grounded question** ({using}): {question}")
-        self._screen.status.state = "running"
+        screen.conversation.add_notice(f"**grounded question** ({using}): {question}")
+        screen.status.state = "running"
         try:
             run = await ask_grounded(
-                self._screen.session,
+                screen.session,
                 corpus,
                 question,
-                self._screen.controller.observer,
+                screen.controller.observer,
                 leaves="model" if leaves == "model" else "rules",
                 data=data,
             )
         except ValueError as exc:
-            self._screen.conversation.add_notice(f"**Cannot ask:** {exc}.", classes="-error")
+            screen.conversation.add_notice(f"**Cannot ask:** {exc}.", classes="-error")
             return
         except Exception as exc:  # a bad corpus, glossary or database must not take the chat down
-            self._screen.conversation.add_notice(f"**The grounded flow failed:** `{exc}`", classes="-error")
+            screen.conversation.add_notice(f"**The grounded flow failed:** `{exc}`", classes="-error")
             return
         finally:
-            self._screen.status.state = "idle"
+            screen.status.state = "idle"
         state = run.state
         if state.outcome == "awaiting_approval":
-            self.held_run_id = state.run_id if self._screen.session.store is not None else None
-        self._screen.conversation.add_notice(
-            grounded_markdown(state, approvable=self.held_run_id is not None)
-        )
-        self._screen.call_later(self._screen.refresh_bindings)
+            self.held_run_id = state.run_id if screen.session.store is not None else None
+        screen.conversation.add_notice(grounded_markdown(state, approvable=self.held_run_id is not None))
+        screen.call_later(screen.refresh_bindings)
 
     def approve(self) -> None:
+        screen = self._screen
         if self.held_run_id is None:
-            self._screen.notify("No grounded run is awaiting approval.", timeout=2)
+            screen.notify("No grounded run is awaiting approval.", timeout=2)
             return
         run_id = self.held_run_id
-        if self._screen.controller.start("flow", run_id, lambda: self._approve_held_run(run_id)) is None:
-            self._screen.notify("Wait for the running turn, or cancel it (escape).", severity="warning")
+        if screen.controller.start("flow", run_id, lambda: self._approve_held_run(run_id)) is None:
+            screen.notify("Wait for the running turn, or cancel it (escape).", severity="warning")
 
     async def _approve_held_run(self, run_id: str) -> None:
+        screen = self._screen
         from tui_assist.flows.grounded import ApprovalError
         from tui_assist.session.grounded import approve_held
         from tui_assist.ui.grounded_view import grounded_markdown
 
         try:
-            run = await approve_held(self._screen.session, run_id, self._screen.controller.observer)
+            run = await approve_held(screen.session, run_id, screen.controller.observer)
         except (ApprovalError, ValueError) as exc:
-            self._screen.notify(f"Cannot approve: {exc}", severity="error")
+            screen.notify(f"Cannot approve: {exc}", severity="error")
             return
         self.held_run_id = None
-        self._screen.conversation.add_notice(
-            "**approved** · " + grounded_markdown(run.state, approvable=False)
-        )
-        self._screen.call_later(self._screen.refresh_bindings)
+        screen.conversation.add_notice("**approved** · " + grounded_markdown(run.state, approvable=False))
+        screen.call_later(screen.refresh_bindings)
 
     def list_mcp(self) -> None:
         """Show the MCP servers, their state and their tools in the conversation pane."""
@@ -149,16 +149,15 @@ class FlowActions:
         self._screen.run_worker(self._restart(names), group="mcp", exit_on_error=False)
 
     async def _restart(self, names: list[str]) -> None:
-        manager = self._screen.session.mcp
+        screen = self._screen
+        manager = screen.session.mcp
         if manager is None:
             return
         for name in names:
             try:
                 status = await manager.restart(name)
             except Exception as exc:
-                self._screen.notify(f"MCP {name}: cannot restart: {exc}", severity="error")
+                screen.notify(f"MCP {name}: cannot restart: {exc}", severity="error")
                 continue
             failed = status.state not in ("ready", "idle")
-            self._screen.notify(
-                f"MCP {status.summary}", severity="error" if failed else "information", timeout=4
-            )
+            screen.notify(f"MCP {status.summary}", severity="error" if failed else "information", timeout=4)

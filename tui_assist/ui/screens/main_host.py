@@ -54,18 +54,19 @@ class ScreenHost:
         return self._screen.turn_observer
 
     def turn_started(self, prompt: str, strategy: str) -> None:
-        self._view = self._screen.conversation.begin_turn(prompt, strategy)
+        screen = self._screen
+        self._view = screen.conversation.begin_turn(prompt, strategy)
         self._shown_attachments = set()
-        self._screen.prompt.add_class("-running")
+        screen.prompt.add_class("-running")
         # Each blink is a frame, which would hold back a frame of the streamed answer that
         # follows it (see `with_next_flush`).
         if self._blinked is None:
-            self._blinked = self._screen.prompt.cursor_blink
-        self._screen.prompt.cursor_blink = False
-        self._tick = self._screen.set_interval(0.5, self._on_tick)
-        self._screen.status.state = "running" if self._screen.session.ready else "loading"
-        self._screen.tui_app.terminal_signals.turn_started()
-        self._screen.refresh_bindings()
+            self._blinked = screen.prompt.cursor_blink
+        screen.prompt.cursor_blink = False
+        self._tick = screen.set_interval(0.5, self._on_tick)
+        screen.status.state = "running" if screen.session.ready else "loading"
+        screen.tui_app.terminal_signals.turn_started()
+        screen.refresh_bindings()
 
     def prompt_attached(self, attachments: Attachments) -> None:
         self._screen.status.state = "running"
@@ -75,29 +76,31 @@ class ScreenHost:
             self._view.mount(Notice("\n".join(f"- `{line}`" for line in lines), classes="-attachments"))
 
     def turn_ended(self, ended: TurnEnded) -> None:
+        screen = self._screen
         view, self._view = self._view, None
         if self._tick is not None:
             self._tick.stop()
             self._tick = None
-        self._screen.prompt.remove_class("-running")
+        screen.prompt.remove_class("-running")
         if self._blinked is not None:
-            self._screen.prompt.cursor_blink, self._blinked = self._blinked, None
-        self._screen.status.state = "idle"
-        self._screen.tui_app.terminal_signals.turn_ended(ended)
-        conversation_id = self._screen.session.conversation_id
-        if conversation_id is not None and not self._screen.conversation.reads_pages:
+            screen.prompt.cursor_blink, self._blinked = self._blinked, None
+        screen.status.state = "idle"
+        screen.tui_app.terminal_signals.turn_ended(ended)
+        conversation_id = screen.session.conversation_id
+        if conversation_id is not None and not screen.conversation.reads_pages:
             # The turns this session ran are stored: those the pane removes can be read again.
-            self._screen.conversation.offer_earlier(pages_of(self._screen.session, conversation_id), None)
+            screen.conversation.offer_earlier(pages_of(screen.session, conversation_id), None)
         if view is not None:
             self._show_turn_end(view, ended)
-        self._screen.show_notes()
-        self._screen.call_later(self._screen.refresh_bindings)
+        screen.show_notes()
+        screen.call_later(screen.refresh_bindings)
 
     def _show_turn_end(self, view: TurnView, ended: TurnEnded) -> None:
+        screen = self._screen
         outcome = ended.outcome
         if ended.unsent:
             problem = ended.problem or ""
-            self._screen.conversation.add_notice(
+            screen.conversation.add_notice(
                 "**This prompt was not sent:** no provider is available. "
                 "See the note above on how to configure one.\n\n" + ("" if "\n" in problem else problem),
                 classes="-error",
@@ -106,19 +109,19 @@ class ScreenHost:
             return
         if outcome is None:
             if ended.problem == "cancelled":
-                self._screen.call_later(view.mark_cancelled)
+                screen.call_later(view.mark_cancelled)
             else:  # a bug: shown where it happened, and the prompt can be sent again
-                self._screen.call_later(view.mark_failed, ended.problem or "the turn failed")
+                screen.call_later(view.mark_failed, ended.problem or "the turn failed")
                 self._offer_retry(ended.prompt, view)
             return
         if ended.cancelled:
-            self._screen.call_later(view.mark_cancelled)
+            screen.call_later(view.mark_cancelled)
         elif ended.failed:
             # The turn's badge shows the error, once, where it happened.
             self._offer_retry(ended.prompt, view)
         for warning in outcome.warnings:
             if warning not in self._shown_attachments:
-                self._screen.conversation.add_notice(warning, classes="-warning")
+                screen.conversation.add_notice(warning, classes="-warning")
 
     def queue_changed(self, queued: Sequence[str]) -> None:
         from tui_assist.ui.widgets.queued_prompt import sync_queued
@@ -127,15 +130,14 @@ class ScreenHost:
         self._queued_views = sync_queued(self._queued_views, waiting, self._screen.conversation.mount)
 
     def queue_returned(self, texts: Sequence[str]) -> None:
+        screen = self._screen
         for view in self._queued_views:
             view.remove()
         self._queued_views.clear()
-        self._screen.prompt.restore("\n".join(texts))
-        if self._screen.controller.failed_prompt is not None:  # else cancelled: the user knows why
+        screen.prompt.restore("\n".join(texts))
+        if screen.controller.failed_prompt is not None:  # else cancelled: the user knows why
             # Follow-ups to a turn that failed are rarely still wanted as written.
-            self._screen.prompt.show_error(
-                "The turn failed: your queued prompts are back here to send again."
-            )
+            screen.prompt.show_error("The turn failed: your queued prompts are back here to send again.")
 
     def meter_changed(self) -> None:
         self.show_meter()
@@ -148,23 +150,17 @@ class ScreenHost:
         self._screen.slash.refuse(text, why)
 
     def run_changed(self, run: Run) -> None:
-        self._screen.refresh_bindings()
+        screen = self._screen
+        screen.refresh_bindings()
         if run.done and run.error is not None and run.kind in ("flow", "resume", "rewind"):
             # Their work reports what it expects; anything else must not pass unseen.
-            self._screen.notify(f"The {run.kind} failed: {run.error}", severity="error")
+            screen.notify(f"The {run.kind} failed: {run.error}", severity="error")
         view = self._retry_view
-        if (
-            view is not None
-            and run.done
-            and self._screen.failed_prompt is not None
-            and not self._screen.running
-        ):
+        if view is not None and run.done and screen.failed_prompt is not None and not screen.running:
             # The retry key is enabled now (and the keymap may have moved it): name it.
             self._retry_view = None
-            keys = [
-                b.binding for b in self._screen.active_bindings.values() if b.binding.action == "retry_turn"
-            ]
-            view.offer_retry(self._screen.app.get_key_display(keys[0]) if keys else "the retry key")
+            keys = [b.binding for b in screen.active_bindings.values() if b.binding.action == "retry_turn"]
+            view.offer_retry(screen.app.get_key_display(keys[0]) if keys else "the retry key")
 
     def _on_tick(self) -> None:
         # While an answer streams, the elapsed times are drawn in its next frame (see
@@ -181,6 +177,7 @@ class ScreenHost:
         self._retry_view = view  # told how to retry once the run is done
 
     def show_meter(self) -> None:
-        self._screen.status.usage = self._screen.session.meter.usage
-        self._screen.status.cost = self._screen.session.meter.cost
-        self._screen.status.cost_cap = self._screen.session.max_budget_usd
+        screen = self._screen
+        screen.status.usage = screen.session.meter.usage
+        screen.status.cost = screen.session.meter.cost
+        screen.status.cost_cap = screen.session.max_budget_usd

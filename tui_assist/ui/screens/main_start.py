@@ -65,11 +65,12 @@ class StartUp:
         """Start loading once the whole screen is drawn, footer keys included (they are in the first
         frame unless the terminal lacks focus, see `KeysFooter`): loading (threads importing the
         SDK hold the GIL) would visibly delay them."""
-        footers = self._screen.query(Footer)
+        screen = self._screen
+        footers = screen.query(Footer)
         if wait > 0 and footers and not any(key.region for key in footers.first().children):
-            self._screen.set_timer(0.01, lambda: self._load_when_drawn(wait - 0.01))
+            screen.set_timer(0.01, lambda: self._load_when_drawn(wait - 0.01))
             return
-        self._screen.call_after_refresh(self._after_drawn)  # the frame with the keys is on screen
+        screen.call_after_refresh(self._after_drawn)  # the frame with the keys is on screen
 
     async def _after_drawn(self) -> None:
         if self._opening:
@@ -84,18 +85,19 @@ class StartUp:
 
     async def _equip_prompt(self) -> None:
         """Give the prompt its history and its completion list (after the first frame, too)."""
+        screen = self._screen
         from tui_assist.session.prompt_history import HistoryBrowser
         from tui_assist.ui.mention_completion import MentionCompletion
         from tui_assist.ui.model_completion import ModelCompletion
         from tui_assist.ui.slash_commands import SlashCompletion
         from tui_assist.ui.widgets.completion import CompletionList
 
-        prompt = self._screen.prompt
+        prompt = screen.prompt
         prompt.completions = CompletionList(id="completions")
-        await self._screen.query_one(PromptBox).mount(prompt.completions, before=0)
-        prompt.prompt_history = HistoryBrowser(self._screen.session.prompt_history)
+        await screen.query_one(PromptBox).mount(prompt.completions, before=0)
+        prompt.prompt_history = HistoryBrowser(screen.session.prompt_history)
         prompt.sources = [
-            SlashCompletion(self._screen.slash),
+            SlashCompletion(screen.slash),
             ModelCompletion(self._screen),
             MentionCompletion(self._screen),
         ]
@@ -126,31 +128,33 @@ class StartUp:
         self._after_load()
 
     def _after_load(self) -> None:
-        session = self._screen.session
+        screen = self._screen
+        session = screen.session
         settings = session.settings
         if settings.keymap:
-            self._screen.app.set_keymap(settings.keymap)
+            screen.app.set_keymap(settings.keymap)
         self._show_session(settings.workdir)
-        self._screen.query_one(TasksStrip).follow(session.shells)
-        self._screen.status.sandboxed = session.sandbox_description.startswith("sandbox: workspace")
-        if not self._screen.running:
-            self._screen.status.state = "idle"
+        screen.query_one(TasksStrip).follow(session.shells)
+        screen.status.sandboxed = session.sandbox_description.startswith("sandbox: workspace")
+        if not screen.running:
+            screen.status.state = "idle"
         if (notice := provider_notice(session)) is not None:
-            self._screen.conversation.add_notice(notice, classes="-setup")
-        self._screen.show_notes()
+            screen.conversation.add_notice(notice, classes="-setup")
+        screen.show_notes()
         from tui_assist.ui.status_line import start_status_line
 
-        self._screen.status_line = start_status_line(self._screen)
-        self.open_at_start(self._screen.start)
+        screen.status_line = start_status_line(self._screen)
+        self.open_at_start(screen.start)
 
     def _show_session(self, workdir: Path) -> None:
-        status = self._screen.status
-        status.refine = self._screen.session.refine
-        status.rounds = self._screen.session.rounds
-        status.model = self._screen.session.model
+        screen = self._screen
+        status = screen.status
+        status.refine = screen.session.refine
+        status.rounds = screen.session.rounds
+        status.model = screen.session.model
         status.workdir = workdir
-        status.mode = self._screen.session.approvals.mode
-        status.cost_cap = self._screen.session.max_budget_usd
+        status.mode = screen.session.approvals.mode
+        status.cost_cap = screen.session.max_budget_usd
 
     def open_at_start(self, start: StartOptions) -> None:
         """Open what the command line asked for (in a worker: it may wait for a modal)."""
@@ -158,38 +162,36 @@ class StartUp:
 
     async def _open_at_start(self, start: StartOptions) -> None:
         """Open the conversation the command line asked for, then send its prompt (if any)."""
+        screen = self._screen
         from tui_assist.ui.screens.trust import ask_project_trust
 
-        await ask_project_trust(self._screen.app, self._screen.session)  # before anything of the project runs
+        await ask_project_trust(screen.app, screen.session)  # before anything of the project runs
         if start.resume == "":
             from tui_assist.ui.screens.resume import ResumeScreen
 
-            history = self._screen.session.history
-            chosen = (
-                await self._screen.app.push_screen_wait(ResumeScreen(history))
-                if history is not None
-                else None
-            )
+            history = screen.session.history
+            chosen = await screen.app.push_screen_wait(ResumeScreen(history)) if history is not None else None
             if chosen:
-                await self._screen.opening.redraw(chosen)
+                await screen.opening.redraw(chosen)
         if start.prompt:
-            self._screen.submit(start.prompt)
+            screen.submit(start.prompt)
 
     async def _open_stored(self) -> None:
         """Redraw the conversation `--resume ID` or `--continue` asked for (`load` calls it)."""
-        start = self._screen.start
+        screen = self._screen
+        start = screen.start
         from tui_assist.session.factory import SetupError
         from tui_assist.session.history import UnknownIdError
 
         try:
-            found = await self._screen.session.find_conversation(start.resume or None)
+            found = await screen.session.find_conversation(start.resume or None)
         except (SetupError, UnknownIdError) as exc:
-            self._screen.conversation.add_notice(f"**Cannot open the conversation:** {exc}", classes="-error")
+            screen.conversation.add_notice(f"**Cannot open the conversation:** {exc}", classes="-error")
             found = None
         else:
             if found is None:
-                self._screen.notify("No earlier conversation: this is a new one.", timeout=3)
+                screen.notify("No earlier conversation: this is a new one.", timeout=3)
         if found is not None:
-            await self._screen.opening.redraw(found)
+            await screen.opening.redraw(found)
         self._markdown_loaded = asyncio.ensure_future(asyncio.to_thread(warm_up_markdown))
         self._markdown_loaded.add_done_callback(lambda _: highlight_deferred())  # not after the SDK
