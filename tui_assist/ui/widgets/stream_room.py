@@ -28,7 +28,7 @@ a layout of the screen, so a fast stream's room is renewed about this often rath
 flush, and its text still grows every `STREAM_INTERVAL`."""
 RESERVE_SHARE = 1 / 2
 """The room below a streaming answer's text is at most this share of the screen's height."""
-GAP_INTERVAL = 1.0
+GAP_INTERVAL = 2.0
 """Seconds of a stream's growth the gap above its text holds."""
 GAP_SCREENS = 8
 """The gap is at least the screen's height, and at most this many screens."""
