@@ -632,3 +632,22 @@ async def test_a_long_fast_stream_grows_into_an_unseen_gap_and_the_gap_goes_when
         answer.finish()
         await settled(pilot)
         assert answer.size.height == answer.line_count
+
+
+async def test_a_screen_made_taller_than_the_text_drops_the_gap_above_it(clock: _Clock) -> None:
+    app = _Chat()
+    async with app.run_test(size=(60, 20)) as pilot:
+        conversation = await _start_answer(app, pilot)
+        for n in range(20):
+            text = "".join(f"Line {n * 3 + i}.\n\n" for i in range(3))
+            conversation.apply(TextDelta(node_id="a", text=text))
+            clock.now += streaming_markdown.STREAM_INTERVAL
+            answer = app.query_one(AnswerText)
+            answer.flush()
+            await pilot.pause()
+        assert answer.text_top > 0
+        await pilot.resize_terminal(60, 200)  # the pane is taller than the whole answer now
+        await settled(pilot)
+        assert answer.text_top == 0
+        assert answer.size.height >= answer.line_count
+        assert _lines(answer)[-1] == "Line 59."

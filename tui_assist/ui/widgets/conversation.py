@@ -108,6 +108,10 @@ class Conversation(LaidOutSize, StripBarVerticalScroll):
             self.anchor(False)
             self.scroll_home(animate=False, immediate=True)
 
+    def on_resize(self) -> None:
+        # Taller, the pane may show rows above a streaming answer's text: its gap goes.
+        stream_room.drop_gaps(self, exposed=True)
+
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         if new_value < old_value and new_value < self.max_scroll_y and (gap := stream_room.drop_gaps(self)):

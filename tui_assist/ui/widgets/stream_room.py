@@ -36,6 +36,11 @@ GAP_SCREENS = 8
 
 @runtime_checkable
 class Gapped(Protocol):
+    @property
+    def text_top(self) -> int:
+        """The rows of the gap."""
+        ...
+
     def drop_gap(self) -> int:
         """Lay out without the gap; the rows it had (0: none)."""
         ...
@@ -63,6 +68,12 @@ def gap_for(widget: Widget, lines: int, rate: float) -> int:
     return max(screen, min(screen * GAP_SCREENS, int(rate * GAP_INTERVAL)))
 
 
+def hides_gap(widget: Widget, rows: int) -> bool:
+    """Whether `rows` of text and reserve at the bottom of `widget` fill the pane that scrolls it."""
+    pane = next((a for a in widget.ancestors if isinstance(a, Widget) and a.is_anchored), None)
+    return pane is not None and rows >= pane.scrollable_content_region.height
+
+
 def note_gap(widget: Widget, gap: int) -> None:
     """Remember whether `widget` is laid out with a gap (`drop_gaps` drops it)."""
     if gap:
@@ -71,12 +82,14 @@ def note_gap(widget: Widget, gap: int) -> None:
         _gapped.pop(widget, None)
 
 
-def drop_gaps(pane: Widget) -> int:
-    """Drop the gaps of the answers in `pane`: the rows they had, which the pane scrolls back by."""
+def drop_gaps(pane: Widget, *, exposed: bool = False) -> int:
+    """Drop the gaps of the answers in `pane` (with `exposed`, those whose text and reserve no
+    longer fill it: a taller pane): the rows they had, which the pane scrolls back by."""
     dropped = 0
     for widget in list(_gapped):
         if pane in widget.ancestors and isinstance(widget, Gapped):
-            dropped += widget.drop_gap()
+            if not exposed or not hides_gap(widget, widget.size.height - widget.text_top):
+                dropped += widget.drop_gap()
     return dropped
 
 

@@ -550,8 +550,8 @@ class StreamingMarkdown(LaidOutSize, Widget):
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         self._ensure_width(width)
-        if self.finished:
-            self._offset = 0
+        if self.finished or not stream_room.hides_gap(self, self.line_count + self._reserve):
+            self._offset = 0  # (a wider or taller screen: the text no longer fills the pane)
         self._room = self._offset + self.line_count + (0 if self.finished else self._reserve)
         return self._room
 
