@@ -624,10 +624,20 @@ async def test_a_long_fast_stream_grows_into_an_unseen_gap_and_the_gap_goes_when
         assert len(layouts) <= 6
         # Scrolled up by the user, the gap is dropped, and the view does not move but by the scroll.
         top = _top_line(conversation, answer)
+        frames: list[object] = []
+        display = app._display
+
+        def counted(screen: Any, renderable: Any) -> None:
+            if renderable is not None:
+                frames.append(renderable)
+            display(screen, renderable)
+
+        app._display = counted  # type: ignore[method-assign]
         conversation.scroll_relative(y=-3, animate=False)
         await settled(pilot)
         assert answer.text_top == 0
         assert _top_line(conversation, answer) == top - 3
+        assert len(frames) == 1  # the scroll and the layout without the gap: one frame, no jump
         # The end of the answer gives all the room back.
         answer.finish()
         await settled(pilot)
