@@ -59,7 +59,9 @@ class _Host(App[None]):
 
 
 def _lines(widget: StreamingMarkdown) -> list[str]:
-    return [widget.render_line(y).text.rstrip() for y in range(widget.line_count)]
+    """The widget's lines of text (below the unseen gap it may keep above them while it streams)."""
+    top = widget.text_top
+    return [widget.render_line(top + y).text.rstrip() for y in range(widget.line_count)]
 
 
 async def test_streamed_text_ends_up_the_same_as_text_given_at_once() -> None:
@@ -586,3 +588,76 @@ def test_a_frame_asked_for_a_period_after_the_last_is_drawn_at_once() -> None:
     assert frame_wait(10.0, 10.0 + 2 * period, period) == 0
     assert frame_wait(10.0, 10.0 + period / 4, period) == pytest.approx(period * 3 / 4)
     assert frame_wait(float("-inf"), 0.0, period) == 0
+
+
+def _top_line(conversation: Conversation, answer: AnswerText) -> int:
+    """The answer's line at the pane's top row (negative: a row of the gap above its text)."""
+    return conversation.content_region.y - answer.region.y - answer.text_top
+
+
+async def test_a_long_fast_stream_grows_into_an_unseen_gap_and_the_gap_goes_when_the_pane_scrolls_up(
+    clock: _Clock,
+) -> None:
+    app = _Chat()
+    async with app.run_test(size=(60, 20)) as pilot:
+        conversation = await _start_answer(app, pilot)
+        conversation.apply(TextDelta(node_id="a", text="Start.\n\n"))
+        answer = app.query_one(AnswerText)
+        answer.flush()
+        await pilot.pause()
+        layouts: list[object] = []
+        app.screen.screen_layout_refresh_signal.subscribe(app.screen, layouts.append)
+        gaps: list[int] = []
+        for n in range(40):  # 6 lines a flush, 180 a second
+            text = "".join(f"Line {n * 3 + i}.\n\n" for i in range(3))
+            conversation.apply(TextDelta(node_id="a", text=text))
+            clock.now += streaming_markdown.STREAM_INTERVAL
+            answer.flush()
+            await pilot.pause()
+            gaps.append(answer.text_top)
+            # The gap is never in view, and the pane shows the newest line.
+            assert answer.text_top == 0 or _top_line(conversation, answer) >= 0
+            assert conversation.scroll_y == conversation.max_scroll_y
+            assert _lines(answer)[-1] == f"Line {n * 3 + 2}."
+        # Some 240 lines: the room below the text was renewed some 20 times, laid out only a few.
+        assert max(gaps) > 0
+        assert len(layouts) <= 6
+        # Scrolled up by the user, the gap is dropped, and the view does not move but by the scroll.
+        top = _top_line(conversation, answer)
+        frames: list[object] = []
+        display = app._display
+
+        def counted(screen: Any, renderable: Any) -> None:
+            if renderable is not None:
+                frames.append(renderable)
+            display(screen, renderable)
+
+        app._display = counted  # type: ignore[method-assign]
+        conversation.scroll_relative(y=-3, animate=False)
+        await settled(pilot)
+        assert answer.text_top == 0
+        assert _top_line(conversation, answer) == top - 3
+        assert len(frames) == 1  # the scroll and the layout without the gap: one frame, no jump
+        # The end of the answer gives all the room back.
+        answer.finish()
+        await settled(pilot)
+        assert answer.size.height == answer.line_count
+
+
+async def test_a_screen_made_taller_than_the_text_drops_the_gap_above_it(clock: _Clock) -> None:
+    app = _Chat()
+    async with app.run_test(size=(60, 20)) as pilot:
+        conversation = await _start_answer(app, pilot)
+        for n in range(20):
+            text = "".join(f"Line {n * 3 + i}.\n\n" for i in range(3))
+            conversation.apply(TextDelta(node_id="a", text=text))
+            clock.now += streaming_markdown.STREAM_INTERVAL
+            answer = app.query_one(AnswerText)
+            answer.flush()
+            await pilot.pause()
+        assert answer.text_top > 0
+        await pilot.resize_terminal(60, 200)  # the pane is taller than the whole answer now
+        await settled(pilot)
+        assert answer.text_top == 0
+        assert answer.size.height >= answer.line_count
+        assert _lines(answer)[-1] == "Line 59."

@@ -34,6 +34,7 @@ from textual.widget import AwaitMount, Widget
 from tui_assist.core.events import NodeStarted, TurnEvent
 from tui_assist.core.tree import NodeLog
 from tui_assist.ui.textual_private import StripBarVerticalScroll
+from tui_assist.ui.widgets import stream_room
 from tui_assist.ui.widgets.earlier_turns import EarlierTurns, EarlierTurnsPager, TurnKey
 from tui_assist.ui.widgets.laid_out_size import LaidOutSize
 from tui_assist.ui.widgets.turn_parts import ConversationEntry, Notice
@@ -107,8 +108,17 @@ class Conversation(LaidOutSize, StripBarVerticalScroll):
             self.anchor(False)
             self.scroll_home(animate=False, immediate=True)
 
+    def on_resize(self) -> None:
+        # Taller, the pane may show rows above a streaming answer's text: its gap goes.
+        stream_room.drop_gaps(self, exposed=True)
+
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
+        if new_value < old_value and new_value < self.max_scroll_y and (gap := stream_room.drop_gaps(self)):
+            # Away from the end, a streaming answer's gap above its text could come into view:
+            # it is laid out without it, and the view scrolled by as much, so it stays still.
+            self.scroll_to(y=self.scroll_target_y - gap, animate=False, immediate=True, release_anchor=False)
+            return
         if new_value <= 0 < old_value:
             self.load_earlier()
 

@@ -17,8 +17,10 @@ from textual.geometry import Region
 from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.strip import Strip
 
+from tui_assist.ui.widgets.laid_out_size import LaidOutSize
 
-class StripScrollBar(ScrollBar):
+
+class StripScrollBar(LaidOutSize, ScrollBar):
     """A vertical `ScrollBar` that renders its rows without the `StylesCache`, looking the same."""
 
     def __init__(self, *, thickness: int = 1) -> None:

@@ -16,9 +16,10 @@ out and repainted once. So the answer can be drawn `STREAM_INTERVAL` apart while
 next frame. A flush that changes no line repaints nothing, and
 one that changes only the tail without changing the height repaints only the tail lines that
 differ. A fast stream (more lines a second than `LAYOUT_INTERVAL` would lay out one at a time)
-keeps a few blank lines of room below its text (`_next_reserve`), so its new lines mostly fill
-that room, a repaint of a few lines, and the screen is laid out about every `LAYOUT_INTERVAL`
-instead of on every growth.
+keeps a few blank lines of room below its text (`stream_room.reserve_for`), so its new lines mostly fill
+that room, a repaint of a few lines; once it is full, the text moves up into an unseen gap above
+it (`stream_room`) while the pane follows it, or else the screen is laid out (about every
+`LAYOUT_INTERVAL`).
 
 A boundary is a blank line outside a code fence that is followed by an unindented line: splitting
 there cannot change how the text before it parses (indented continuations of list items and
@@ -39,8 +40,6 @@ import time
 from bisect import bisect_right
 from collections import OrderedDict
 
-from rich.cells import cell_len
-from rich.segment import Segment
 from rich.style import Style
 from textual.geometry import Region, Size
 from textual.selection import Selection
@@ -48,7 +47,7 @@ from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
 
-from tui_assist.ui.widgets import stream_gc
+from tui_assist.ui.widgets import stream_gc, stream_room
 from tui_assist.ui.widgets.laid_out_size import LaidOutSize
 from tui_assist.ui.widgets.markdown_render import (
     MarkdownRenderer,
@@ -61,9 +60,13 @@ from tui_assist.ui.widgets.markdown_render import (
     parsed_markdown,
     warm_up,
 )
+from tui_assist.ui.widgets.selection_highlight import highlight_span, selection_style
 from tui_assist.ui.widgets.stream_gc import with_next_flush
+from tui_assist.ui.widgets.stream_room import LAYOUT_INTERVAL, RESERVE_SHARE
 
 __all__ = [
+    "LAYOUT_INTERVAL",
+    "RESERVE_SHARE",
     "LaidOutSize",
     "StreamingMarkdown",
     "defer_highlighting",
@@ -84,19 +87,12 @@ STREAM_INTERVAL = 1 / 30
 leave room (Textual paints at most 60 frames a second) for the answer to keep that pace even
 when a frame comes late. Each flush that adds lines costs a layout of the screen and a repaint of
 the pane, so drawing every delta (a fast stream sends many a frame) would spend the CPU on that."""
-LAYOUT_INTERVAL = 1 / 8
-"""Seconds of a fast stream's growth that the room below its text holds (see `_next_reserve`):
-a layout of the screen and a repaint of the whole pane (it scrolls) cost much more than a repaint
-of the lines that changed, so a fast stream is laid out about this often rather than at every
-flush, and its text still grows every `STREAM_INTERVAL`."""
 LAYOUT_LEAD = 0.012
 """Seconds before its due time that a paced flush starts. One that must lay out the screen (the
 pane scrolls, so it is repainted whole) reaches the terminal later than one that repaints a few
 lines, and is drawn at once; one that repaints waits for its due time (`_held`). So the answer
 grows about `STREAM_INTERVAL` apart either way: started on time, each layout's growth came late
 by its own cost, the stream's longest pauses."""
-RESERVE_SHARE = 1 / 2
-"""The room below a streaming answer's text is at most this share of the screen's height."""
 FRAME_BUDGET = 4_000
 """Characters taken from the queue per frame: a burst (or one huge append) is drawn over several
 frames instead of stalling the event loop while all of it is parsed at once."""
@@ -157,9 +153,11 @@ class StreamingMarkdown(LaidOutSize, Widget):
         self._held: tuple[asyncio.TimerHandle, int, Region | None] | None = None
         """A flush's repaint waiting for its due time (see `LAYOUT_LEAD`), and what it repaints."""
         self._reserve = 0
-        """Blank lines of room below the text while it streams (see `_next_reserve`)."""
+        """Blank lines of room below the text while it streams (see `stream_room.reserve_for`)."""
+        self._offset = 0
+        """Rows of the unseen gap above the text (see `stream_room`)."""
         self._room = 0
-        """The height the last layout gave the lines: `line_count` plus the reserve."""
+        """The height the last layout gave the widget: the gap, `line_count` and the reserve."""
         self._laid_out_at = (float("-inf"), 0)
         """`time.monotonic()` and `line_count` when the growth of the text last asked for a layout."""
         self._selection: Selection | None = None
@@ -191,6 +189,20 @@ class StreamingMarkdown(LaidOutSize, Widget):
         """Rendered lines at the current width."""
         return self._committed_height + self._gap + len(self._tail_lines)
 
+    @property
+    def text_top(self) -> int:
+        """The row of the first line: rows above it are the unseen gap (see `stream_room`)."""
+        return self._offset
+
+    def drop_gap(self) -> int:
+        """Lay out without the gap above the text (its pane left the end); the rows it had."""
+        gap, self._offset = self._offset, 0
+        stream_room.note_gap(self, 0)
+        if gap:
+            self._room -= gap
+            self.refresh(layout=True)
+        return gap
+
     def append(self, text: str) -> None:
         """Queue a delta; queued deltas are merged and drawn together (see `STREAM_INTERVAL`)."""
         if not text:
@@ -217,6 +229,8 @@ class StreamingMarkdown(LaidOutSize, Widget):
         self.finished = False
         self._painted.clear()
         self._reserve, self._laid_out_at = 0, (float("-inf"), 0)
+        self._offset = 0
+        stream_room.note_gap(self, 0)
         self._flush()
         self.refresh(layout=True)  # the flush compares with what was just thrown away
 
@@ -248,6 +262,7 @@ class StreamingMarkdown(LaidOutSize, Widget):
 
     def on_unmount(self) -> None:
         stream_gc.release_full_collections(self, finished=False)
+        stream_room.note_gap(self, 0)
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
@@ -312,9 +327,14 @@ class StreamingMarkdown(LaidOutSize, Widget):
         if self._tail_dirty:
             self._render_tail()
         lines = self.line_count
-        if lines > self._room or (final and lines != self._room):
+        if self._offset + lines > self._room or (final and (lines != self._room or self._offset)):
             self._unpaint(committed)  # what was committed before this flush is as it was
-            self._reserve = 0 if final else self._next_reserve(lines)
+            rate = 0.0 if final else self._growth_rate(lines)
+            self._reserve = 0 if final else stream_room.reserve_for(self, rate)
+            if not final and self._move_into_gap(lines):
+                return
+            self._offset = 0 if final else stream_room.gap_for(self, lines, rate)
+            stream_room.note_gap(self, self._offset)
             self.refresh(layout=True)
             # A layout's frame is the costliest of the stream: what waits for a flush joins the
             # next repaint within the room instead, unless no room is kept (each growth lays out).
@@ -342,7 +362,7 @@ class StreamingMarkdown(LaidOutSize, Widget):
         take, from Textual's own line cache, lines it was not yet told changed, and keep them."""
         self._unpaint(first)
         if region is not None:
-            self.refresh(region)
+            self.refresh(region.translate((0, self._offset)))
 
     def _drawn(self, *, with_waiting: bool = True) -> None:
         """A flush asked for its frame: while streaming, what waits for a flush joins it (unless
@@ -352,18 +372,23 @@ class StreamingMarkdown(LaidOutSize, Widget):
                 stream_gc.run_with_flush()
             stream_gc.collect_after_frame(self.app)
 
-    def _next_reserve(self, lines: int) -> int:
-        """Blank lines to keep below `lines` of text, from how fast the text grew since the last layout.
+    def _move_into_gap(self, lines: int) -> bool:
+        """Move the text up into the gap above it, to keep the reserve below it: a repaint of the
+        rows shown, not a layout. False when the gap is too small, or the pane no longer follows."""
+        offset = self._room - lines - self._reserve
+        if not self._offset or offset < 0 or stream_room.following_pane(self) is None:
+            return False
+        self._offset = offset
+        self.refresh()  # every row shows another line (the painted ones are kept by line)
+        self._drawn(with_waiting=not self._reserve)
+        return True
 
-        A slow stream (fewer lines a second than layouts in `LAYOUT_INTERVAL`) keeps none: each of
-        its new lines is laid out as it comes, as before. A fast one keeps room for about
-        `LAYOUT_INTERVAL` of its growth, up to `RESERVE_SHARE` of the screen.
-        """
+    def _growth_rate(self, lines: int) -> float:
+        """Lines a second the text grew since the room was last renewed (now, at `lines`)."""
         now = time.monotonic()
         then, lines_then = self._laid_out_at
         self._laid_out_at = (now, lines)
-        rate = (lines - lines_then) / max(now - then, STREAM_INTERVAL)
-        return min(int(self.screen.size.height * RESERVE_SHARE), int(rate * LAYOUT_INTERVAL))
+        return (lines - lines_then) / max(now - then, STREAM_INTERVAL)
 
     def _unpaint(self, first: int = 0) -> None:
         """Forget the painted lines from `first` on (their text or look changed)."""
@@ -525,7 +550,9 @@ class StreamingMarkdown(LaidOutSize, Widget):
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         self._ensure_width(width)
-        self._room = self.line_count + (0 if self.finished else self._reserve)
+        if self.finished or not stream_room.hides_gap(self, self.line_count + self._reserve):
+            self._offset = 0  # (a wider or taller screen: the text no longer fills the pane)
+        self._room = self._offset + self.line_count + (0 if self.finished else self._reserve)
         return self._room
 
     def render_lines(self, crop: Region) -> list[Strip]:
@@ -551,32 +578,33 @@ class StreamingMarkdown(LaidOutSize, Widget):
             self._painted.clear()
         if styles.border or styles.padding.top or styles.padding.bottom:
             self._painted.clear()  # lines that depend on the height: not kept
-        painted = self._painted
+        painted = self._painted  # by line, not row: text moved into the gap is painted already
+        top = self._offset
         self._painting = True
         try:
             y = crop.y
             while y < crop.bottom:
-                if y in painted:
+                if y - top in painted:
                     y += 1
                     continue
                 end = y + 1
-                while end < crop.bottom and end not in painted:
+                while end < crop.bottom and end - top not in painted:
                     end += 1
                 lines = super().render_lines(Region(crop.x, y, crop.width, end - y))
-                painted.update(zip(range(y, end), lines, strict=True))
+                painted.update(zip(range(y - top, end - top), lines, strict=True))
                 y = end
         finally:
             self._painting = False
-        lines = [painted[y] for y in crop.line_range]
+        lines = [painted[y - top] for y in crop.line_range]
         if styles.border or styles.padding.top or styles.padding.bottom:
             painted.clear()
         return lines
 
     def render_line(self, y: int) -> Strip:
-        line = self._line(y)
+        line = self._line(y - self._offset)
         selection = self._selection
         if selection is not None and (span := selection.get_span(y)) is not None:
-            line = self._highlight(line, *span)
+            line = highlight_span(line, *span, selection_style(self))
         if self._painting:
             return line
         # Outside `render_lines`, the compositor asks for a line to find the character under the
@@ -585,6 +613,8 @@ class StreamingMarkdown(LaidOutSize, Widget):
         return line.apply_offsets(0, y)
 
     def _line(self, y: int) -> Strip:
+        if y < 0:  # the gap
+            return _BLANK
         if y < self._committed_height:
             index = bisect_right(self._starts, y) - 1
             offset = y - self._starts[index]
@@ -617,24 +647,4 @@ class StreamingMarkdown(LaidOutSize, Widget):
             lines[start : start + len(strips)] = [strip.text.rstrip() for strip in strips]
         top = self._committed_height + self._gap
         lines[top:] = [strip.text.rstrip() for strip in self._tail_lines]
-        return lines
-
-    def _highlight(self, line: Strip, start: int, end: int) -> Strip:
-        text = line.text
-        left = cell_len(text[:start])
-        right = cell_len(text[:end] if end != -1 else text.rstrip())
-        if right <= left:
-            return line
-        selected = line.crop(left, right)
-        style = self._selection_style()
-        selected = Strip(Segment.apply_style(selected, post_style=style), selected.cell_length)
-        return Strip.join([line.crop(0, left), selected, line.crop(right, line.cell_length)])
-
-    def _selection_style(self) -> Style:
-        # Not `get_component_rich_style`: Rich has no transparent colour, and the default selection
-        # foreground is transparent (keep the text's colour), which Rich would turn into the
-        # background colour and hide the text.
-        styles = self.screen.get_component_styles("screen--selection")
-        background = self.background_colors[1] + styles.background
-        color = styles.color
-        return Style(bgcolor=background.rich_color, color=color.rich_color if color.a > 0 else None)
+        return [""] * self._offset + lines  # by row, as the selection counts them

@@ -43,7 +43,7 @@ class ConversationEntry:
         return ""
 
 
-class UserMessage(ConversationEntry, Static):
+class UserMessage(ConversationEntry, LaidOutSize, Static):
     """What the user sent."""
 
     DEFAULT_CSS = """
