@@ -18,11 +18,13 @@ from tui_assist.session.instructions import candidate_files, git_root
 
 if TYPE_CHECKING:
     from tui_assist.core.permissions import Permissions
+    from tui_assist.session.agents import AgentFolder
     from tui_assist.session.config import Settings
     from tui_assist.session.extensions import Extensions
     from tui_assist.session.mcp_config import ProjectMcpServers
     from tui_assist.session.plugins import Plugin, PluginsFound
     from tui_assist.session.setup_places import SetupPlaces
+    from tui_assist.session.skills import SkillFolder
     from tui_assist.session.slash_commands import CustomCommandLoader, CustomCommands
 
 __all__ = ["SOURCES", "DoctorReport", "Findings", "Source", "diagnose"]
@@ -192,27 +194,35 @@ def _command_folders(found: Findings) -> list[Source]:
 
 
 def _agent_folders(found: Findings) -> list[Source]:
-    sources: list[Source] = []
-    for folder in found.places.agent_folders():
-        if folder.prefix:
-            continue  # a plugin's: under its plugin
-        names = [a.spec.name for a in found.extensions.agents if a.path.is_relative_to(folder.path)]
-        kind = f"{_whose(found, folder.path, folder.project)} agents folder"
-        loaded = tuple(_counted("agent", names))
-        sources.append(Source(kind, folder.path, folder.path.is_dir(), loaded, gated=folder.project))
-    return sources + _claude_user_off(found, "agents")
+    agents = [(a.spec.name, a.path) for a in found.extensions.agents]
+    return _named_folders(found, found.places.agent_folders(), agents, "agent") + _claude_user_off(
+        found, "agents"
+    )
 
 
 def _skill_folders(found: Findings) -> list[Source]:
+    skills = [(s.entry.name, s.path) for s in found.extensions.skills]
+    return _named_folders(found, found.places.skill_folders(), skills, "skill") + _claude_user_off(
+        found, "skills"
+    )
+
+
+def _named_folders(
+    found: Findings,
+    folders: Sequence[AgentFolder] | Sequence[SkillFolder],
+    loaded: Sequence[tuple[str, Path]],
+    noun: str,
+) -> list[Source]:
+    """A source for each of our and Claude Code's `noun` folders, with the names loaded from it."""
     sources: list[Source] = []
-    for folder in found.places.skill_folders():
+    for folder in folders:
         if folder.prefix:
             continue  # a plugin's: under its plugin
-        names = [s.entry.name for s in found.extensions.skills if s.path.is_relative_to(folder.path)]
-        kind = f"{_whose(found, folder.path, folder.project)} skills folder"
-        loaded = tuple(_counted("skill", names))
-        sources.append(Source(kind, folder.path, folder.path.is_dir(), loaded, gated=folder.project))
-    return sources + _claude_user_off(found, "skills")
+        names = [name for name, path in loaded if path.is_relative_to(folder.path)]
+        kind = f"{_whose(found, folder.path, folder.project)} {noun}s folder"
+        counted = tuple(_counted(noun, names))
+        sources.append(Source(kind, folder.path, folder.path.is_dir(), counted, gated=folder.project))
+    return sources
 
 
 def _whose(found: Findings, path: Path, project: bool) -> str:

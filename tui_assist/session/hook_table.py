@@ -13,28 +13,16 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 from tui_assist.core.text import clip
 from tui_assist.session.claude_dirs import CLAUDE_SETTINGS_FILES
+from tui_assist.session.config import HookEvent
 
 if TYPE_CHECKING:
     from tui_assist.session.trust import ProjectFiles
 
-HOOK_EVENTS: Final = (
-    "SessionStart",
-    "SessionEnd",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PermissionRequest",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "Notification",
-    "SubagentStart",
-    "SubagentStop",
-    "Stop",
-    "PreCompact",
-)
+HOOK_EVENTS: Final[tuple[str, ...]] = get_args(HookEvent)
 """Claude Code's events, every one of which runs here."""
 UNMATCHED_EVENTS: Final = frozenset({"UserPromptSubmit", "Stop"})
 """Events with no subject: a matcher on them is ignored."""
