@@ -18,6 +18,7 @@ from tui_assist.core.observer import ApprovalDecision, RecordingObserver
 from tui_assist.core.tooling import ToolContext, ToolOutput
 from tui_assist.core.turn import TurnDeps
 from tui_assist.providers.scripted import ScriptedProvider
+from tui_assist.tools import sandbox as sandbox_module
 from tui_assist.tools.registry import Toolset, default_toolbox, toolbox_factory
 from tui_assist.tools.sandbox import Sandbox, choose_sandbox, probe_bwrap
 from tui_assist.tools.shell import BashTool
@@ -108,6 +109,22 @@ async def test_tmp_is_private(box: Toolset, tmp_path: Path) -> None:
         assert not Path("/tmp/from-sandbox").exists()
     finally:
         shutil.rmtree(marker.parent)
+
+
+async def test_programs_under_tmp_still_run_read_only(box: Toolset, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A virtualenv or tool under /tmp (a CI clone, say) is not hidden by the private /tmp.
+    tools = Path(tempfile.mkdtemp(prefix="tui-assist-tools-"))
+    (tools / "hello-tool").write_text("#!/bin/sh\necho hello from /tmp\n")
+    (tools / "hello-tool").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    sandbox_module._programs_under_tmp.cache_clear()
+    try:
+        out = await run(box, command=f"hello-tool && touch {tools}/new 2>&1; ls {tools}")
+        assert out.content.startswith("hello from /tmp") and "Read-only file system" in out.content
+        assert not (tools / "new").exists()
+    finally:
+        sandbox_module._programs_under_tmp.cache_clear()
+        shutil.rmtree(tools)
 
 
 async def _serve_once() -> tuple[asyncio.Server, int, list[bytes]]:

@@ -1,7 +1,9 @@
 """bash inside an OS sandbox: bubblewrap (`bwrap`), mode `workspace-write`.
 
 What a sandboxed shell sees: the whole filesystem read-only (`--ro-bind / /`), the workdir
-writable, a private `/tmp` (an empty tmpfs of its own), fresh `/dev` and `/proc`, no network
+writable, a private `/tmp` (an empty tmpfs of its own, in which only the program's own Python
+and the `PATH` folders that lie under `/tmp` are bound, read-only, so that `python -m pytest` or a
+tool installed there still runs), fresh `/dev` and `/proc`, no network
 unless `sandbox_network` is on (`--unshare-net` leaves only a loopback interface of its own), its
 own process ids, and no capabilities. Because such a command cannot change anything outside
 the workdir, the approval policy runs it without a dialog (deny rules still apply).
@@ -37,6 +39,7 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,9 +111,28 @@ def _isolation_args(*, network: bool) -> list[str]:
         "--new-session",
         "--setenv", "TMPDIR", "/tmp",
     ]  # fmt: skip
+    for path in _programs_under_tmp():
+        args += ["--ro-bind", path, path]
     if not network:
         args.append("--unshare-net")
     return args
+
+
+@functools.cache
+def _programs_under_tmp() -> tuple[str, ...]:
+    """The folders of programs a command may run that the private `/tmp` would hide.
+
+    Everything outside `/tmp` is visible read-only anyway; these are bound the same way, so a
+    virtualenv or a tool under `/tmp` works inside the sandbox as it does outside.
+    """
+    candidates = {sys.prefix, sys.base_prefix, *os.environ.get("PATH", "").split(os.pathsep)}
+    found = []
+    for candidate in candidates:
+        path = Path(candidate).resolve() if candidate else None
+        if path and path.is_dir() and path.is_relative_to("/tmp") and path != Path("/tmp"):
+            found.append(str(path))
+    # A parent first, so that a folder inside it is not bound over by the parent's bind.
+    return tuple(sorted(found))
 
 
 def project_dir(workdir: Path) -> Path:
