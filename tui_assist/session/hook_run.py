@@ -67,8 +67,8 @@ async def run_hook(
     if hook.plugin_root is not None:
         env["CLAUDE_PLUGIN_ROOT"] = str(hook.plugin_root)
     timeout = min(hook.timeout, HOOK_TIMEOUT_MAX)
-    try:
-        process = await asyncio.create_subprocess_exec(
+    starting = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
             "/bin/sh",
             "-c",
             hook.command,
@@ -79,6 +79,17 @@ async def run_hook(
             env=env,
             start_new_session=True,
         )
+    )
+    try:
+        # Shielded: a turn cancelled while the hook starts would otherwise leave it running
+        # (asyncio kills only the shell it started, not the group); here it is ended once started.
+        process = await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        try:
+            _end(await starting, scope)
+        except OSError:
+            scope.release()
+        raise
     except OSError as exc:
         scope.release()
         return HookRun(None, problem=f"could not start: {exc.strerror or exc}")
@@ -91,8 +102,7 @@ async def run_hook(
         await process.wait()
         return HookRun(None, problem=f"timed out after {timeout:g} s")
     except asyncio.CancelledError:
-        _kill_group(process)
-        scope.close(started=(process.pid,))
+        _end(process, scope)
         raise
     if not await asyncio.to_thread(scope.pids):  # reads /proc: off the event loop
         scope.release()
@@ -103,6 +113,12 @@ async def run_hook(
 def _text(data: bytes) -> str:
     text = data.decode("utf-8", errors="replace").strip()
     return text if len(text) <= OUTPUT_CHARS else text[:OUTPUT_CHARS] + "\n[... hook output truncated]"
+
+
+def _end(process: asyncio.subprocess.Process, scope: ProcessScope) -> None:
+    """Kill the hook's group and whatever else of its scope lives; asyncio reaps the hook."""
+    _kill_group(process)
+    scope.close(started=(process.pid,))
 
 
 def _kill_group(process: asyncio.subprocess.Process) -> None:

@@ -345,7 +345,7 @@ class BackgroundShells:
         except BaseException:
             os.close(write_end)
             os.close(output_read)
-            scope.release()
+            scope.close()  # cancelled while starting: whatever did start carries the mark
             raise
         finally:
             os.close(read_end)
