@@ -23,8 +23,8 @@ from textual import _time
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.dom import DOMNode
-from textual.geometry import Offset
-from textual.reactive import reactive
+from textual.geometry import Offset, Size
+from textual.reactive import Reactive, reactive
 from textual.screen import Screen
 from textual.theme import Theme as TextualTheme
 from textual.timer import Timer
@@ -46,6 +46,7 @@ from tui_assist.ui.textual_private import (
     show_footer_keys_now,
 )
 from tui_assist.ui.themes import discover_themes
+from tui_assist.ui.widgets.laid_out_size import LaidOutSize
 from tui_assist.ui.widgets.prompt import Prompt
 from tui_assist.ui.widgets.scrollbar import StripScrollBar
 from tui_assist.ui.widgets.streaming_markdown import load_parser
@@ -385,6 +386,32 @@ async def test_the_theme_variables_textual_derives_for_our_css_are_as_recorded()
 
 
 _THEME_FIELDS = [field.name for field in dataclasses.fields(TextualTheme)]
+
+
+class _Sized(LaidOutSize, Static):
+    pass
+
+
+class _SizedApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield _Sized("\n".join(["line"] * 5))
+
+
+async def test_a_laid_out_size_widget_is_sized_by_the_layout_and_asks_for_no_layout_itself() -> None:
+    """`LaidOutSize` redeclares Textual's `virtual_size` without its layout flag: the layout sets it
+    (`Widget._size_updated`), and a change of it must not ask for a second layout."""
+    upstream = inspect.getattr_static(Widget, "virtual_size")
+    assert isinstance(upstream, Reactive) and upstream._layout  # what the mixin takes away
+    assert "self.set_reactive(Widget.virtual_size, virtual_size)" in inspect.getsource(Widget._size_updated)
+    app = _SizedApp()
+    async with app.run_test(size=(40, 10)):
+        sized = app.query_one(_Sized)
+        await wait_until(lambda: sized.virtual_size == Size(40, 5))  # set by the layout alone
+        asked: list[dict[str, object]] = []
+        refresh = sized.refresh
+        sized.refresh = lambda *regions, **options: asked.append(options) or refresh(*regions, **options)  # type: ignore[method-assign]
+        sized.virtual_size = Size(20, 6)
+        assert not any(options.get("layout") for options in asked)
 
 
 class _PaddedApp(App[None]):
