@@ -1,11 +1,10 @@
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
-import time
 from pathlib import Path
 
+from tests.wait import wait_until
 from tui_assist.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,9 +37,8 @@ async def test_two_processes_write_one_database_at_once(data_dir: Path, tmp_path
         )
         for tag in ("a", "b")
     ]
-    deadline = time.monotonic() + 60
-    while not all((tmp_path / f"{tag}.ready").exists() for tag in "ab") and time.monotonic() < deadline:
-        await asyncio.sleep(0.01)
+    ready = [tmp_path / f"{tag}.ready" for tag in "ab"]
+    await wait_until(lambda: all(path.exists() for path in ready), timeout=60, what="both stores open")
     go.touch()  # both stores are open and waiting: start them together
     results = [p.communicate(timeout=120) for p in procs]
     for proc, (out, err) in zip(procs, results, strict=True):

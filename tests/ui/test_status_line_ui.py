@@ -50,12 +50,12 @@ async def test_the_line_shows_and_follows_the_state_at_most_every_300_ms(tmp_pat
         await wait_until(pilot, lambda: "my line: idle on blocking" in screen_text(app), timeout=10)
         glue = app.main_screen.status_line
         assert glue is not None
-        await pilot.pause(2 * PERIOD)
+        await wait_until(pilot, lambda: glue.idle)
         before = glue.runs
         for fill in range(20):  # a burst of changes: one run sees the last of them
             app.main_screen.status.context = fill / 100
         await wait_until(pilot, lambda: glue.runs == before + 1, timeout=10)
-        await pilot.pause(2 * PERIOD)
+        await wait_until(pilot, lambda: glue.idle)  # the look after that run found nothing new
         assert glue.runs == before + 1
     runs = [json.loads(line) for line in log.read_text().splitlines()]
     gaps = [b["at"] - a["at"] for a, b in zip(runs, runs[1:], strict=False)]

@@ -7,9 +7,11 @@ behaviour, or (for code the fence copies and adapts) its source.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import importlib
 import inspect
+import re
 import textwrap
 from functools import cache
 from pathlib import Path
@@ -20,13 +22,17 @@ from rich.markdown import Markdown
 from textual import _time
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.reactive import reactive
+from textual.dom import DOMNode
+from textual.geometry import Offset, Size
+from textual.reactive import Reactive, reactive
 from textual.screen import Screen
+from textual.theme import Theme as TextualTheme
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer, Static
 
 from tests.wait import wait_until
+from tui_assist.paths import themes_dir
 from tui_assist.ui import textual_private
 from tui_assist.ui.textual_private import (
     FrameTimer,
@@ -39,6 +45,9 @@ from tui_assist.ui.textual_private import (
     rich_markdown,
     show_footer_keys_now,
 )
+from tui_assist.ui.themes import discover_themes
+from tui_assist.ui.widgets.laid_out_size import LaidOutSize
+from tui_assist.ui.widgets.prompt import Prompt
 from tui_assist.ui.widgets.scrollbar import StripScrollBar
 from tui_assist.ui.widgets.streaming_markdown import load_parser
 
@@ -256,6 +265,160 @@ async def test_the_scrollbar_is_a_strip_scrollbar_started_as_textual_starts_its_
         assert bar._repaint_required  # what Textual's `refresh` marks, and the layout clears
         pane._scroll_update(pane.virtual_size)
         assert not bar._repaint_required
+
+
+# -- public behaviour the chat relies on -------------------------------------------------------------
+# Not private, so outside the fence, but an upgrade (or the neighbouring minors: see
+# docs/architecture.md, "Trying other Textual versions") changes them, and the chat tests that
+# fail then name a symptom, not the cause.
+
+DELIBERATELY_SHADOWED = {"ctrl+c", "super+c"}
+"""Keys the prompt's editor takes first on purpose: it copies its own selection, else skips."""
+
+
+def _textual_keys(node: DOMNode) -> dict[str, str]:
+    """The keys Textual's own classes in `node`'s MRO bind, each with its action."""
+    keys: dict[str, str] = {}
+    for cls in type(node).__mro__:
+        if cls.__module__.startswith("textual") and "BINDINGS" in vars(cls):
+            keys |= {b.key: b.action for b in Binding.make_bindings(vars(cls)["BINDINGS"])}
+    return keys
+
+
+async def test_no_key_of_the_chat_is_taken_by_the_prompts_textual_bindings() -> None:
+    """A key the screen or the app binds (not as a priority) reaches it while the prompt has focus:
+    no Textual widget between them binds it (Textual 8.1's `TextArea` took `ctrl+f`, find)."""
+    from tests.ui.helpers import make_app
+
+    app = make_app()
+    async with app.run_test(size=(110, 30)) as pilot:
+        await wait_until(lambda: isinstance(app.focused, Prompt), between=pilot.pause)
+        chain = [node for node, _ in binding_chain(app.screen)]
+        nearer = chain[: chain.index(app.screen)]
+        ours = {
+            key: binding.action
+            for node in (app.screen, app)
+            for key, bindings in keymapped_bindings(node).key_to_bindings.items()
+            for binding in bindings
+            if not binding.priority and key not in DELIBERATELY_SHADOWED
+        }
+        taken = [
+            f"{key} ({action}) is taken by {type(node).__name__}'s {theirs[key]}"
+            for node in nearer
+            if (theirs := _textual_keys(node))
+            for key, action in ours.items()
+            if key in theirs
+        ]
+        assert taken == []
+
+
+async def test_a_press_on_the_padding_left_of_a_text_selects_from_its_start() -> None:
+    """Where a mouse selection starts (a prompt's first cell is padding): Textual 8.1 and older
+    gave the offset of the text's end there, so a selection across messages lost the prompt."""
+    app = _PaddedApp()
+    async with app.run_test(size=(40, 5)):
+        text = app.query_one(Static)
+        region = text.region
+        for x in range(region.x, region.x + 3):
+            assert app.screen.get_widget_and_offset_at(x, region.y) == (text, Offset(0, 0)), x
+        assert app.screen.get_widget_and_offset_at(region.x + 3, region.y) == (text, Offset(1, 0))
+
+
+DERIVED_VARIABLES = {
+    "tui-dark": {
+        "boost": "#00000000",
+        "border-blurred": "#191D2F",
+        "error-muted": "#5C3645",
+        "success-muted": "#41503A",
+        "text-accent": "#EACA9B",
+        "text-error": "#F9A4B4",
+        "text-muted": "auto 60%",
+        "text-success": "#BEDE9C",
+    },
+    "tui-high-contrast": {
+        "boost": "#00000000",
+        "error-muted": "#4C1C1C",
+        "success-muted": "#004C00",
+        "text-accent": "#FFFF56",
+        "text-error": "#FF9595",
+        "text-muted": "auto 60%",
+        "text-success": "#56FF56",
+    },
+    "tui-light": {
+        "boost": "#00000000",
+        "border-blurred": "#F7F7F7",
+        "error-muted": "#EAB7BC",
+        "success-muted": "#B4D3BF",
+        "text-accent": "#7C3200",
+        "text-error": "#88161E",
+        "text-muted": "auto 60%",
+        "text-success": "#115324",
+    },
+}
+"""The CSS variables our styles use that our theme files leave to Textual, as Textual 8.2.8 derives
+them (8.2 made `$boost` transparent: the prompt's and the Refine badge's tint went with it)."""
+
+
+def _variables_the_css_uses() -> set[str]:
+    sources = [*UI.rglob("*.py"), *UI.rglob("*.tcss"), *themes_dir().glob("*.tcss")]
+    return {name for path in sources for name in re.findall(r"\$([a-z][a-z0-9-]*)", path.read_text())}
+
+
+async def test_the_theme_variables_textual_derives_for_our_css_are_as_recorded() -> None:
+    """A change here changes the screen's colours (the snapshots fail too, naming no cause)."""
+    from tests.ui.helpers import make_app
+
+    specs, problems = discover_themes([themes_dir()])
+    assert not problems and set(specs) == set(DERIVED_VARIABLES)
+    used = _variables_the_css_uses()
+    app = make_app()
+    derived: dict[str, dict[str, str]] = {}
+    async with app.run_test(size=(80, 24)):
+        for name, spec in sorted(specs.items()):
+            theme = spec.theme
+            given = {field for field in _THEME_FIELDS if getattr(theme, field) is not None} | set(
+                theme.variables
+            )
+            app.theme = name
+            variables = app.get_css_variables()
+            derived[name] = {key: variables[key] for key in sorted(used - given) if key in variables}
+    assert derived == DERIVED_VARIABLES, "Textual derives these differently now: re-check the snapshots"
+
+
+_THEME_FIELDS = [field.name for field in dataclasses.fields(TextualTheme)]
+
+
+class _Sized(LaidOutSize, Static):
+    pass
+
+
+class _SizedApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield _Sized("\n".join(["line"] * 5))
+
+
+async def test_a_laid_out_size_widget_is_sized_by_the_layout_and_asks_for_no_layout_itself() -> None:
+    """`LaidOutSize` redeclares Textual's `virtual_size` without its layout flag: the layout sets it
+    (`Widget._size_updated`), and a change of it must not ask for a second layout."""
+    upstream = inspect.getattr_static(Widget, "virtual_size")
+    assert isinstance(upstream, Reactive) and upstream._layout  # what the mixin takes away
+    assert "self.set_reactive(Widget.virtual_size, virtual_size)" in inspect.getsource(Widget._size_updated)
+    app = _SizedApp()
+    async with app.run_test(size=(40, 10)):
+        sized = app.query_one(_Sized)
+        await wait_until(lambda: sized.virtual_size == Size(40, 5))  # set by the layout alone
+        asked: list[dict[str, object]] = []
+        refresh = sized.refresh
+        sized.refresh = lambda *regions, **options: asked.append(options) or refresh(*regions, **options)  # type: ignore[method-assign]
+        sized.virtual_size = Size(20, 6)
+        assert not any(options.get("layout") for options in asked)
+
+
+class _PaddedApp(App[None]):
+    CSS = "Static { padding: 0 2; }"
+
+    def compose(self) -> ComposeResult:
+        yield Static("list files")
 
 
 # -- the fence holds -------------------------------------------------------------------------------

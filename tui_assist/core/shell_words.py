@@ -158,7 +158,7 @@ class _Walker:
 
 @functools.cache
 def _bashlex_parse() -> Callable[[str], list[Any]]:
-    """The `parse` of bashlex, imported on first use (0.2 s, not paid at startup), with one fix.
+    """The `parse` of bashlex, imported on first use (a slow import, not paid at startup), with one fix.
 
     bashlex 0.18 compares a here-document's closing line with the delimiter *as written*, so
     `<<'EOF'` (the usual way to write a file from a shell) never ends and fails to parse. Bash

@@ -2,8 +2,8 @@
 
 `ChatSession.run_turn` is the one place a turn is persisted: the conversation is created on the
 first turn, the turn is begun before any model call, the strategy runs, and the turn is committed
-(or stored as cancelled) before the host shows it as done. The headless `ask` and the TUI both
-call it; neither knows the store's steps.
+(or stored as cancelled) before the host shows it as done. Every host's turns reach it through
+the controller's runs (`session/controller.py`); no host knows the store's steps.
 
 The parts a session runs on (settings, approval policy, provider, tools, MCP servers, store) and
 their loading are `SessionParts`'s (`session/parts.py`), which `ChatSession` extends; the meter

@@ -8,9 +8,10 @@ never sees the check: it lives beside `repo/`, never in the copy. The check find
 answer in the file named by `$TUI_ASSIST_ANSWER` (so a task whose right answer is a question can be
 graded) and the task's folder in `$TUI_ASSIST_TASK_DIR` (hidden tests, the pristine `repo/`).
 
-Runs go through `ChatSession.run_turn`, as `ask` does, so the numbers are those of the real
-product path: the same strategies, tools, approval policy, retries and store. Runs share one
-limiter (`--concurrency`); the SDK's own retries honour rate limits (`retry-after`).
+Runs go through `ChatSession.run_turn`, where every host's turns end up (through the
+controller), so the numbers are those of the real product path: the same strategies, tools,
+approval policy, retries and store. Runs share one limiter (`--concurrency`); the SDK's own
+retries honour rate limits (`retry-after`).
 
 With `--provider scripted`, each task's `scripts/<strategy>.json` is replayed (the offline
 provider's format), so the built-in suite runs without a key and shows the mechanics.

@@ -126,7 +126,7 @@ def _programs_under_tmp() -> tuple[str, ...]:
     virtualenv or a tool under `/tmp` works inside the sandbox as it does outside.
     """
     candidates = {sys.prefix, sys.base_prefix, *os.environ.get("PATH", "").split(os.pathsep)}
-    found = []
+    found: list[str] = []
     for candidate in candidates:
         path = Path(candidate).resolve() if candidate else None
         if path and path.is_dir() and path.is_relative_to("/tmp") and path != Path("/tmp"):

@@ -43,6 +43,11 @@ class StatusLineGlue:
         self._running = False
         self._reported = False
 
+    @property
+    def idle(self) -> bool:
+        """No run is due or under way (tests wait for it rather than for a clock)."""
+        return self._timer is None and not self._running
+
     def start(self) -> None:
         status = self.screen.status
         for name in WATCHED:

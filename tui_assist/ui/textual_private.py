@@ -18,6 +18,11 @@ from `Screen.active_bindings`. For the rest it has none:
   ones, which `/help` lists (it reads `binding_chain`).
 - `App.bell` is the only public way to write to the terminal; notifications and the window
   title go through the driver as it does (`write_to_terminal`).
+
+The same tests also name the public behaviour of Textual the chat relies on and an upgrade may
+change: that no key of the command table is taken by the prompt's `TextArea` bindings, where a
+press on a text's padding starts a selection, how `LaidOutSize` redeclares `virtual_size`, and the
+theme variables Textual derives for our CSS. Which versions were tried: docs/architecture.md.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A streaming answer keeps blank lines below its text (`reserve_for`), so most
 flushes draw into them; once they are full, the answer used to be laid out again, with the whole
-screen, at every `LAYOUT_INTERVAL` (some 50 layouts for a 20 KB answer). While the pane follows the
+screen, at every `LAYOUT_INTERVAL`, dozens of times for a long answer. While the pane follows the
 answer's end and the text is taller than the pane, rows above the pane's top are never seen: the
 answer is laid out that much taller, with a *gap* of blank rows above its text, and when the room
 below is full its text moves up into the gap, a repaint of the answer (the same picture a layout
