@@ -102,3 +102,31 @@ def test_streamed_merges_deltas_keeps_voided_text_and_folds_into_the_same_tree()
     ]
     assert log.nodes["a"].text == "the answer"
     assert build_tree(streamed) == build_tree(events)
+
+
+def todo_call(node: str, parent: str, *statuses: str) -> ToolCallStarted:
+    todos = [{"content": f"step {i}", "status": s} for i, s in enumerate(statuses, 1)]
+    return ToolCallStarted(
+        node_id=node, parent_id=parent, call_id=f"id-{node}", name="todo_write", input={"todos": todos}
+    )
+
+
+def test_an_agents_plan_is_its_last_todo_write_that_did_not_fail() -> None:
+    log = NodeLog.of(
+        [
+            started("t", None, "turn"),
+            started("a", "t", "agent"),
+            todo_call("p1", "a", "in_progress", "pending"),
+            ToolCallFinished(node_id="p1", call_id="id-p1", name="todo_write", output="ok"),
+            call("c1", "a"),
+            started("sub", "c1", "agent"),
+            todo_call("p2", "sub", "completed"),  # the sub-agent's own plan
+            todo_call("p3", "a", "in_progress", "in_progress"),
+            ToolCallFinished(node_id="p3", call_id="id-p3", name="todo_write", output="bad", is_error=True),
+        ]
+    )
+    plan = log.plan("a")
+    assert plan is not None and [i.status for i in plan] == ["in_progress", "pending"]
+    sub = log.plan("sub")  # still running: it counts already
+    assert sub is not None and [i.status for i in sub] == ["completed"]
+    assert log.plan("t") is None and log.plan("unknown") is None

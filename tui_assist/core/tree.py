@@ -33,6 +33,7 @@ from tui_assist.core.events import (
     VerdictReached,
 )
 from tui_assist.core.observer import ApprovalDecision, ToolApproval
+from tui_assist.core.plan import TODO_TOOL, TodoItem, plan_of
 
 NodeStatus = Literal["running", "done", "failed", "cancelled"]
 
@@ -489,6 +490,25 @@ class NodeLog:
             elif isinstance(item, ToolCallFinished) and item.node_id in starts:
                 done.append((starts.pop(item.node_id), self.nodes[item.node_id]))
         return done + [(start, self.nodes[start.node_id]) for start in starts.values()]
+
+    def plan(self, node_id: str) -> list[TodoItem] | None:
+        """The plan an agent (or a round's generator) set: its last `todo_write` call's input.
+
+        A call that failed (an invalid list) set nothing, so the call before it still stands; a
+        call still running already counts, so the plan shows as soon as the model gives it.
+
+        Args:
+            node_id: The node that made the calls.
+
+        Returns:
+            The plan's items, or None when the node set none.
+        """
+        record = self.nodes.get(node_id)
+        calls = [] if record is None else record.children
+        for call in reversed(calls):
+            if call.kind == "tool" and call.tool_name == TODO_TOOL and call.status != "failed":
+                return plan_of(call.tool_input or {})
+        return None
 
     def rounds_started(self, turn_id: str) -> int:
         """How many rounds a turn (or a flow) started, at any depth.

@@ -3,6 +3,10 @@
 Nodes are added and restyled as events arrive. Labels are drawn from the `NodeLog` records at
 render time, so a state change only refreshes one line, and colours come from component classes
 (theme variables), never from the labels themselves.
+
+An agent that set a plan (`todo_write`) has it as its first child: a `Plan 1/3 done` row over
+one row per step, read from the log (`NodeLog.plan`) when drawn, so a new call only refreshes
+them. It is open while the agent runs and folds when the agent ends; the user folds it as any node.
 """
 
 from __future__ import annotations
@@ -11,14 +15,17 @@ import time
 
 from rich.style import Style
 from rich.text import Text
+from textual.content import Content
 from textual.message import Message
 from textual.widgets import Tree
-from textual.widgets.tree import TreeNode
+from textual.widgets.tree import NodeID, TreeNode
 
-from tui_assist.core.events import NodeStarted, ToolCallStarted, TurnEvent
+from tui_assist.core.events import NodeFinished, NodeStarted, ToolCallFinished, ToolCallStarted, TurnEvent
+from tui_assist.core.plan import TODO_TOOL, plan_progress
 from tui_assist.core.text import clip, duration
 from tui_assist.core.tool_labels import tool_title
 from tui_assist.core.tree import NodeLog, NodeRecord
+from tui_assist.ui.widgets.plan import plan_item
 
 _ICONS = {"running": "◌", "done": "✓", "failed": "✗", "cancelled": "⊘"}
 
@@ -64,6 +71,10 @@ class AgentTree(Tree[str]):
     def __init__(self, log: NodeLog, *, id: str | None = None) -> None:
         super().__init__("turns", id=id)
         self.node_log = log
+        self._plans: dict[str, TreeNode[str]] = {}
+        """The plan row of each agent that set one, by the agent's node id."""
+        self._plan_rows: dict[NodeID, tuple[str, int]] = {}
+        """What a plan row draws: its agent's id and the step's index (-1: the `Plan` row)."""
         self.show_root = False
         self.guide_depth = 3
         self._by_node_id: dict[str, TreeNode[str]] = {}
@@ -79,37 +90,75 @@ class AgentTree(Tree[str]):
     def node_for(self, node_id: str) -> TreeNode[str] | None:
         return self._by_node_id.get(node_id)
 
+    def plan_node(self, node_id: str) -> TreeNode[str] | None:
+        """The `Plan` row of the agent `node_id`, if it set a plan."""
+        return self._plans.get(node_id)
+
     def apply(self, event: TurnEvent, record: NodeRecord | None) -> None:
         """Reflect one event whose record the NodeLog already updated."""
         if record is None:
             return
         if isinstance(event, NodeStarted | ToolCallStarted):
-            parent = self._by_node_id.get(record.parent_id or "")
-            if parent is None and record.parent_id is not None:
-                return
-            under = parent if parent is not None else self.root
-            leaf = record.kind == "tool" and not record.children
-            node = under.add(record.label, data=record.node_id, expand=True, allow_expand=not leaf)
-            if record.kind == "tool":
-                node.allow_expand = True
-            self._by_node_id[record.node_id] = node
-            if record.parent_id is None:
-                self._collapse_older_turns(record.node_id)
-            if (
-                isinstance(event, NodeStarted)
-                and event.node_kind in ("agent", "generate")
-                and parent is not None
-            ):
-                parent.allow_expand = True
-            self._track_cursor(node)
+            self._add(event, record)
+        else:
+            node = self._by_node_id.get(record.node_id)
+            if node is not None:
+                node.refresh()
+            if record.parent_id and record.kind == "critic":
+                parent = self._by_node_id.get(record.parent_id)
+                if parent is not None:
+                    parent.refresh()
+        if isinstance(event, ToolCallStarted | ToolCallFinished) and record.tool_name == TODO_TOOL:
+            self._show_plan(record.parent_id or "")
+        elif isinstance(event, NodeFinished) and record.node_id in self._plans:
+            self._plans[record.node_id].collapse()  # the run is over: its plan folds to its progress
+
+    def _add(self, event: NodeStarted | ToolCallStarted, record: NodeRecord) -> None:
+        parent = self._by_node_id.get(record.parent_id or "")
+        if parent is None and record.parent_id is not None:
             return
-        node = self._by_node_id.get(record.node_id)
+        under = parent if parent is not None else self.root
+        leaf = record.kind == "tool" and not record.children
+        node = under.add(record.label, data=record.node_id, expand=True, allow_expand=not leaf)
+        if record.kind == "tool":
+            node.allow_expand = True
+        self._by_node_id[record.node_id] = node
+        if record.parent_id is None:
+            self._collapse_older_turns(record.node_id)
+        if isinstance(event, NodeStarted) and event.node_kind in ("agent", "generate") and parent is not None:
+            parent.allow_expand = True
+        self._track_cursor(node)
+
+    def _show_plan(self, owner_id: str) -> None:
+        """Draw the plan `owner_id` set (after one of its `todo_write` calls started or ended)."""
+        owner = self._by_node_id.get(owner_id)
+        items = self.node_log.plan(owner_id)
+        node = self._plans.get(owner_id)
+        if owner is None or items is None:
+            if node is not None:  # its only call failed: it set no plan after all
+                self._forget_plan(owner_id)
+                node.remove()
+            return
+        if node is None:
+            node = owner.add("Plan", before=0, expand=True)
+            self._plans[owner_id] = node
+            self._plan_rows[node.id] = (owner_id, -1)
+        node.refresh()
+        if len(node.children) == len(items):
+            for row in node.children:
+                row.refresh()
+            return
+        for row in node.children:
+            self._plan_rows.pop(row.id, None)
+        node.remove_children()
+        for index in range(len(items)):
+            self._plan_rows[node.add_leaf("step").id] = (owner_id, index)
+
+    def _forget_plan(self, owner_id: str) -> None:
+        node = self._plans.pop(owner_id, None)
         if node is not None:
-            node.refresh()
-        if record.parent_id and record.kind == "critic":
-            parent = self._by_node_id.get(record.parent_id)
-            if parent is not None:
-                parent.refresh()
+            for row in (node, *node.children):
+                self._plan_rows.pop(row.id, None)
 
     def _collapse_older_turns(self, keep: str) -> None:
         for node_id, node in self._by_node_id.items():
@@ -119,6 +168,7 @@ class AgentTree(Tree[str]):
             oldest = self.root.children[0]
             for record_id in [n for n, tn in self._by_node_id.items() if self._is_under(tn, oldest)]:
                 self._by_node_id.pop(record_id, None)
+                self._forget_plan(record_id)
             oldest.remove()
 
     @staticmethod
@@ -143,6 +193,8 @@ class AgentTree(Tree[str]):
 
     def clear_turns(self) -> None:
         self._by_node_id.clear()
+        self._plans.clear()
+        self._plan_rows.clear()
         self.clear()
 
     # -- rendering -------------------------------------------------------------------------------
@@ -205,9 +257,23 @@ class AgentTree(Tree[str]):
                 tail.append("…", style("muted"))
         return Text.assemble(head, main, tail)
 
+    def plan_text(self, owner_id: str, index: int) -> Text:
+        """A plan row's label: `☰ Plan 1/3 done` (index -1), else the step's mark and label."""
+        items = self.node_log.plan(owner_id) or []
+        if index < 0:
+            return Text.assemble(
+                ("☰ ", self._style("muted")),
+                ("Plan", "bold"),
+                (" " + plan_progress(items), self._style("muted")),
+            )
+        if index >= len(items):
+            return Text()
+        return _rich_text(plan_item(items[index]))
+
     def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
         record = self.node_log.nodes.get(node.data or "")
-        if record is None:
+        plan_row = self._plan_rows.get(node.id)
+        if record is None and plan_row is None:
             return super().render_label(node, base_style, style)
         depth = 0
         parent = node.parent
@@ -216,7 +282,14 @@ class AgentTree(Tree[str]):
             parent = parent.parent
         # The line is the guides, a two-cell expand icon, then the label: fit it, never scroll.
         room = self.scrollable_content_region.width - depth * self.guide_depth - 2
-        label = self.label_text(record, room if room > 0 else None)
+        if record is not None:
+            label = self.label_text(record, room if room > 0 else None)
+        else:
+            assert plan_row is not None
+            label = self.plan_text(*plan_row)
+            if room > 0 and label.cell_len > room:
+                label.truncate(max(1, room - 1))
+                label.append("…", self._style("muted"))
         label.stylize(style)
         if node.allow_expand and node.children:
             prefix = (self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE, base_style)
@@ -234,3 +307,8 @@ class AgentTree(Tree[str]):
         if target is not None:
             event.stop()
             self.post_message(self.RoundChosen(target.node_id))
+
+
+def _rich_text(content: Content) -> Text:
+    """`content` as Rich text (a `Tree` draws labels as Rich text), its theme variables resolved."""
+    return Text.assemble(*((text, style.rich_style) for text, style in content.render()))

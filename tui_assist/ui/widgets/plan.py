@@ -1,7 +1,8 @@
 """The plan as a checklist in the conversation: each `todo_write` call is drawn as its todo list.
 
 The checklist is the call's own input, so a resumed conversation draws it again from the stored
-call. It is shown open; `enter` or a click folds it to its header (`Plan 2/5 done`).
+call. It is shown open; `enter` or a click folds it to its header (`Plan 2/5 done`). One step's
+line (`plan_item`) is drawn here for the agent tree's plan rows too, so both read alike.
 """
 
 from __future__ import annotations
@@ -10,12 +11,20 @@ from typing import Any
 
 from textual.content import Content
 
-from tui_assist.core.plan import CHECKBOXES, TODO_TOOL, plan_of, plan_progress
+from tui_assist.core.plan import CHECKBOXES, TODO_TOOL, TodoItem, plan_of, plan_progress
 from tui_assist.ui.widgets.turn_parts import ToolCallView
 
-__all__ = ["PlanView", "tool_call_view"]
+__all__ = ["PlanView", "plan_item", "tool_call_view"]
 
 _ITEM_STYLES = {"pending": "", "in_progress": "bold $warning", "completed": "dim strike"}
+
+
+def plan_item(item: TodoItem) -> Content:
+    """One step of the plan: its mark (☐ ◐ ☑), then its label, styled by its state."""
+    look = _ITEM_STYLES[item.status]
+    return Content.assemble(
+        (CHECKBOXES[item.status], look or "dim"), " ", (item.label, look) if look else item.label
+    )
 
 
 class PlanView(ToolCallView):
@@ -42,13 +51,9 @@ class PlanView(ToolCallView):
     def _body_content(self) -> Content:
         if self.state == "failed":
             return Content(self.output)
-        lines: list[Content | tuple[str, str] | str] = []
-        for index, item in enumerate(self.items):
-            if index:
-                lines.append("\n")
-            lines += [(CHECKBOXES[item.status], _ITEM_STYLES[item.status] or "dim"), " "]
-            lines.append((item.label, _ITEM_STYLES[item.status]) if _ITEM_STYLES[item.status] else item.label)
-        return Content.assemble(*lines) if lines else Content("(an empty plan)")
+        if not self.items:
+            return Content("(an empty plan)")
+        return Content("\n").join(plan_item(item) for item in self.items)
 
 
 def tool_call_view(node_id: str, name: str, tool_input: dict[str, Any]) -> ToolCallView:
