@@ -1,7 +1,8 @@
-"""The slash commands' handlers run on a `CommandContext` alone: no app, no screen.
+"""What the chat is given: the screen its controller, the slash commands' handlers a `CommandContext`.
 
-The session and its controller are real (a scripted provider, no store); what only the chat can
-do is a fake that records what it was asked.
+The handlers run on a context alone, no app, no screen: the session and its controller are real
+(a scripted provider, no store); what only the chat can do is a fake that records what it was
+asked.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ import pytest
 from tests.session.test_controller import RecordingHost, _replies, _session
 from tui_assist.session.chat import ChatSession
 from tui_assist.session.commands import SLASH, CommandError
-from tui_assist.session.controller import TurnController
+from tui_assist.session.controller import Host, TurnController
+from tui_assist.session.runs import Launcher
 from tui_assist.session.slash_commands import SlashCommand
 from tui_assist.ui.command_bindings import BOUND, bound_commands, command_bindings
 from tui_assist.ui.command_context import CommandContext, ScreenContext
+from tui_assist.ui.screens.main import MainScreen
 from tui_assist.ui.slash_commands import HANDLERS
 
 
@@ -180,3 +183,21 @@ def test_every_bound_command_is_declared_and_every_binding_id_is_unique() -> Non
     ids = [binding.id for binding in command_bindings()]
     assert len(ids) == len(set(ids))
     assert [b.key for b in command_bindings()][:4] == ["ctrl+r", "escape", "escape", "shift+tab"]
+
+
+def test_the_screen_is_given_its_controller_on_first_use_and_its_session_through_it(tmp_path: Path) -> None:
+    session = _session(tmp_path, _replies("unused"))
+    hosts: list[Host] = []
+
+    def connect(host: Host, launcher: Launcher) -> TurnController:
+        hosts.append(host)
+        return TurnController(session, host, launcher=launcher)
+
+    screen = MainScreen(connect=connect)
+    assert not screen.running and screen.failed_prompt is None  # asked before the first frame
+    assert hosts == []  # nothing built yet: the session is built after the first frame
+    assert screen.session is session
+    assert screen.controller is screen.controller and screen.controller.host is screen.host
+    assert hosts == [screen.host]
+    with pytest.raises(RuntimeError, match="no session"):
+        _ = MainScreen().session
