@@ -1,12 +1,12 @@
 """Every command a host offers, declared once.
 
-A command is what the user can ask for by name: a slash command (`/refine on`), a key (`ctrl+r`),
-a palette entry (`refine: toggle`), or several of these at once. `COMMANDS` declares each one
-here, without a UI: its name and arguments, what it does, its key binding (id and default key),
-its palette title, and whether it makes sense without a screen. Hosts build from it what they
-show: the TUI its key bindings, palette, slash completion and `/help`; the ACP agent the commands
-it lists to the editor. Each host supplies the handlers (the TUI's are in `ui/slash_commands.py`),
-so a name means the same thing everywhere.
+A command is what the user can ask for by name: a slash command (`/refine on`), a key, a
+palette entry, or several of these at once. `COMMANDS` declares each one here, without a UI: its
+name and arguments, what it does, and whether it makes sense without a screen. Hosts build from
+it what they show: the TUI its slash completion and `/help`, and (from its own table of keys,
+screen actions and palette titles by command name, `ui/command_bindings.py`) its key bindings
+and palette; the ACP agent the commands it lists to the editor. Each host supplies the handlers
+(the TUI's are in `ui/slash_commands.py`), so a name means the same thing everywhere.
 
 The commands that make sense without a screen (`headless`) also have their effect here, as plain
 functions of the session (`run_headless`), so the TUI, the ACP agent and `ask` share them.
@@ -26,38 +26,16 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
-class KeyBinding:
-    """How a command is bound to a key (remappable by `id` under `[keymap]`)."""
-
-    id: str
-    """The stable binding id (kebab-case), as `[keymap]` names it."""
-    key: str
-    """The default key(s), Textual's spelling (`ctrl+r`, `f4`)."""
-    label: str
-    """The footer's and `/help`'s word for it."""
-    show: bool = True
-    """Whether the footer shows it."""
-    priority: bool = False
-    """Whether it wins over the focused widget's own binding of the same key."""
-    tooltip: str = ""
-
-
-@dataclass(frozen=True, slots=True)
 class Command:
-    """One command: how it is typed, bound and listed."""
+    """One command: how it is typed and described (each host binds it its own way)."""
 
     name: str
-    """Its name: `/NAME` when `slash`, and the id its handler is registered under."""
+    """Its name: `/NAME` when `slash`, and the id its handlers and bindings are registered under."""
     description: str
     args: str = ""
     """How its arguments are written (`[on|off]`, `N`), for `/help` and completion."""
     slash: bool = True
     """Whether it can be typed as `/NAME` (a host handler registered under `name` runs it)."""
-    action: str = ""
-    """The screen action its key and palette entry run (`toggle_refine`, `app.choose_theme`)."""
-    keys: tuple[KeyBinding, ...] = ()
-    palette: str = ""
-    """Its palette title (`area: verb`); empty: not in the palette."""
     headless: bool = False
     """Whether it makes sense without a screen (the ACP agent lists it; see `run_headless`)."""
 
@@ -69,31 +47,10 @@ class Command:
 
 COMMANDS: tuple[Command, ...] = (
     Command("help", "Commands and keys"),
-    Command(
-        "new",
-        "Start a new conversation",
-        action="new_conversation",
-        keys=(KeyBinding("new-conversation", "ctrl+n", "New", show=False),),
-        palette="session: new conversation",
-    ),
-    Command(
-        "resume",
-        "Open a stored conversation (the picker, filtered by QUERY)",
-        "[QUERY]",
-        action="resume_conversation",
-        keys=(KeyBinding("resume-conversation", "ctrl+o", "Resume"),),
-        palette="session: resume",
-    ),
+    Command("new", "Start a new conversation"),
+    Command("resume", "Open a stored conversation (the picker, filtered by QUERY)", "[QUERY]"),
     Command("model", "Switch the model for the following turns; without NAME, list the models", "[NAME]"),
-    Command(
-        "refine",
-        "Turn Refine mode on or off (no argument: toggle)",
-        "[on|off]",
-        action="toggle_refine",
-        keys=(KeyBinding("toggle-refine", "ctrl+r", "Refine", priority=True),),
-        palette="refine: toggle",
-        headless=True,
-    ),
+    Command("refine", "Turn Refine mode on or off (no argument: toggle)", "[on|off]", headless=True),
     Command("rounds", f"Set the Refine round budget (1-{MAX_ROUNDS})", "N", headless=True),
     Command(
         "goal",
@@ -108,26 +65,14 @@ COMMANDS: tuple[Command, ...] = (
         "[N|off]",
         headless=True,
     ),
-    Command(
-        "export",
-        "Write the conversation to a file (Markdown or JSON)",
-        "[md|json] [PATH]",
-        action="export_markdown",
-        palette="session: export markdown",
-    ),
+    Command("export", "Write the conversation to a file (Markdown or JSON)", "[md|json] [PATH]"),
     Command(
         "compact",
         "Summarise the older history now (the last turn stays verbatim)",
         "[INSTRUCTIONS]",
         headless=True,
     ),
-    Command(
-        "theme",
-        "Switch the theme; without NAME, list the themes",
-        "[NAME]",
-        action="app.choose_theme",
-        palette="theme: choose",
-    ),
+    Command("theme", "Switch the theme; without NAME, list the themes", "[NAME]"),
     Command("permissions", "The approval mode and every allow/deny rule with its source", "[remove N]"),
     Command("rename", "Rename the conversation", "NAME"),
     Command(
@@ -141,133 +86,23 @@ COMMANDS: tuple[Command, ...] = (
         "tasks", "The background shells (status, runtime, last line); kill one from the list", headless=True
     ),
     Command("memory", "List the loaded instruction files (AGENTS.md); /memory N opens one in $EDITOR", "[N]"),
-    Command(
-        "rewind",
-        "Go back to before a turn: its files, the conversation, or both",
-        action="idle_escape",
-        keys=(KeyBinding("rewind-escape", "escape", "Rewind", priority=True, show=False),),
-    ),
+    Command("rewind", "Go back to before a turn: its files, the conversation, or both"),
     Command("quit", "Quit tui-assist"),
-    # Keys and palette entries that are not typed as commands.
-    Command(
-        "cancel",
-        "Cancel the running turn",
-        slash=False,
-        action="cancel_turn",
-        keys=(KeyBinding("cancel-turn", "escape", "Cancel turn", priority=True),),
-        palette="turn: cancel",
-    ),
-    Command(
-        "mode",
-        "Cycle the approval mode: default -> accept-edits -> plan",
-        slash=False,
-        action="cycle_mode",
-        keys=(KeyBinding("cycle-mode", "shift+tab", "Mode", priority=True, show=False),),
-    ),
-    Command(
-        "tree",
-        "Show or hide the agent tree",
-        slash=False,
-        action="toggle_tree",
-        keys=(KeyBinding("toggle-tree", "f2", "Tree"),),
-        palette="panels: toggle tree",
-    ),
-    Command(
-        "flow",
-        "Show or hide the flow panel",
-        slash=False,
-        action="toggle_flow",
-        keys=(KeyBinding("toggle-flow", "f3", "Flow"),),
-        palette="panels: toggle flow",
-    ),
-    Command(
-        "review",
-        "Open the latest round's transcript",
-        slash=False,
-        action="review_round",
-        keys=(KeyBinding("review-round", "f4", "Review", tooltip="Review the latest refine round"),),
-        palette="round: review latest",
-    ),
-    Command(
-        "copy",
-        "Copy the selected message, else the last answer",
-        slash=False,
-        action="copy_answer",
-        keys=(
-            KeyBinding(
-                "copy-answer",
-                "f5",
-                "Copy",
-                tooltip="Copy the message selected in the conversation (up/down there), else the last answer",
-            ),
-        ),
-    ),
-    Command(
-        "copy-last",
-        "Copy the last answer to the clipboard",
-        slash=False,
-        action="copy_answer(True)",
-        palette="answer: copy last",
-    ),
-    Command(
-        "find",
-        "Search the conversation",
-        slash=False,
-        action="find",
-        keys=(KeyBinding("find", "ctrl+f", "Find", show=False),),
-    ),
-    Command(
-        "retry",
-        "Send the prompt that failed again",
-        slash=False,
-        # Priority: the prompt (a TextArea) binds f6 itself; this one is enabled only after a failure.
-        action="retry_turn",
-        keys=(
-            KeyBinding(
-                "retry-turn",
-                "f6",
-                "Retry",
-                priority=True,
-                tooltip="Send the prompt that failed again",
-            ),
-        ),
-    ),
-    Command(
-        "grounded",
-        "Answer a question from a folder of documents, with citations",
-        slash=False,
-        action="ask_grounded",
-        palette="flow: grounded question",
-    ),
-    Command(
-        "approve-flow",
-        "Release the held grounded run",
-        slash=False,
-        action="approve_flow",
-        keys=(KeyBinding("approve-flow", "f8", "Approve held run"),),
-        palette="flow: approve held run",
-    ),
-    Command(
-        "explore",
-        "Open the Workflow Explorer",
-        slash=False,
-        action="app.open_explorer",
-        palette="flow: explore help-desk patterns",
-    ),
-    Command(
-        "mcp",
-        "MCP servers, their state and their tools",
-        slash=False,
-        action="list_mcp",
-        palette="mcp: list servers",
-    ),
-    Command(
-        "mcp-restart",
-        "Restart every configured MCP server",
-        slash=False,
-        action="restart_mcp",
-        palette="mcp: restart server",
-    ),
+    # Commands a screen offers as keys and palette entries only, not typed.
+    Command("cancel", "Cancel the running turn", slash=False),
+    Command("mode", "Cycle the approval mode: default -> accept-edits -> plan", slash=False),
+    Command("tree", "Show or hide the agent tree", slash=False),
+    Command("flow", "Show or hide the flow panel", slash=False),
+    Command("review", "Open the latest round's transcript", slash=False),
+    Command("copy", "Copy the selected message, else the last answer", slash=False),
+    Command("copy-last", "Copy the last answer to the clipboard", slash=False),
+    Command("find", "Search the conversation", slash=False),
+    Command("retry", "Send the prompt that failed again", slash=False),
+    Command("grounded", "Answer a question from a folder of documents, with citations", slash=False),
+    Command("approve-flow", "Release the held grounded run", slash=False),
+    Command("explore", "Open the Workflow Explorer", slash=False),
+    Command("mcp", "MCP servers, their state and their tools", slash=False),
+    Command("mcp-restart", "Restart every configured MCP server", slash=False),
 )
 """Every command, in the order `/help`, the completion list and the palette show them."""
 

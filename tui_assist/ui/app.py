@@ -29,7 +29,9 @@ if TYPE_CHECKING:
     from tui_assist.core.terminal_signals import NotifyMode
     from tui_assist.session.chat import ChatSession
     from tui_assist.session.config import Settings
+    from tui_assist.session.controller import Host, TurnController
     from tui_assist.session.parts import PartsOptions
+    from tui_assist.session.runs import Launcher
 
 StartScreen = Literal["chat", "explore"]
 
@@ -139,7 +141,13 @@ class TuiAssistApp(App[int]):
         raise RuntimeError("the main screen is not installed")
 
     def get_default_screen(self) -> Screen[Any]:
-        return MainScreen(self.chat_start)
+        return MainScreen(self.chat_start, connect=self._connect)
+
+    def _connect(self, host: Host, launcher: Launcher) -> TurnController:
+        """The main screen's controller over the session (see `Connect`)."""
+        from tui_assist.session.controller import TurnController
+
+        return TurnController(self.session, host, launcher=launcher)
 
     @property
     def interrupt_key(self) -> str:

@@ -1,4 +1,4 @@
-"""The command palette: the command table's entries that have a palette title (`area: verb`)."""
+"""The command palette: the commands that have a palette title (`area: verb`, `ui/command_bindings.py`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from tui_assist.session.commands import COMMANDS
 from tui_assist.session.config_source import MAX_ROUNDS
+from tui_assist.ui.command_bindings import bound_commands
 
 if TYPE_CHECKING:
     from tui_assist.ui.app import TuiAssistApp
@@ -21,9 +21,9 @@ class TuiAssistCommands(Provider):
     def _commands(self) -> Iterator[tuple[str, str, Callable[[], object]]]:
         app: TuiAssistApp = self.app  # type: ignore[assignment]
         screen = app.main_screen
-        for command in COMMANDS:
-            if command.palette:
-                yield command.palette, command.description, partial(app.run_action, command.action, screen)
+        for command, bound in bound_commands():
+            if bound.palette:
+                yield bound.palette, command.description, partial(app.run_action, bound.action, screen)
         # Variants with an argument: searched for, not listed. Every budget `/rounds` accepts.
         for rounds in range(1, MAX_ROUNDS + 1):
             yield (
@@ -31,7 +31,7 @@ class TuiAssistCommands(Provider):
                 f"Refine round budget: {rounds}",
                 partial(screen.set_rounds, rounds),
             )
-        manager = app.session.mcp
+        manager = screen.session.mcp
         for name in manager.names if manager is not None else ():
             yield (
                 f"mcp: restart server {name}",

@@ -9,14 +9,13 @@ from tui_assist.session.slash_commands import closest
 from tui_assist.ui.widgets.completion import CompletionItem
 
 if TYPE_CHECKING:
-    from tui_assist.ui.screens.main import MainScreen
+    from tui_assist.session.chat import ChatSession
 
 PREFIX = "/model "
 
 
-def offered_models(screen: MainScreen) -> list[str]:
+def offered_models(session: ChatSession) -> list[str]:
     """What `/model` offers now, and the provider's list asked for (once) for the next time."""
-    session = screen.session
     choices = session.model_choices
     if session.ready:
         choices.read_soon(session.provider)
@@ -26,8 +25,8 @@ def offered_models(screen: MainScreen) -> list[str]:
 class ModelCompletion:
     """The completion source of `/model NAME` (the argument; the name itself is `SlashCompletion`'s)."""
 
-    def __init__(self, screen: MainScreen) -> None:
-        self.screen = screen
+    def __init__(self, session: ChatSession) -> None:
+        self.session = session
 
     def span_at(self, text: str, cursor: int) -> CompletionSpan | None:
         if not text.startswith(PREFIX) or cursor < len(PREFIX) or " " in text[len(PREFIX) :].strip():
@@ -35,8 +34,8 @@ class ModelCompletion:
         return CompletionSpan(len(PREFIX), len(text), text[len(PREFIX) : cursor])
 
     def items(self, span: CompletionSpan) -> list[CompletionItem]:
-        models = offered_models(self.screen)
-        in_use = self.screen.session.model
+        models = offered_models(self.session)
+        in_use = self.session.model
         query = span.query.strip()
         ranked = [m for m in models if query.lower() in m.lower()] if query else models
         if query and not ranked and (near := closest(query, models)) is not None:

@@ -2,10 +2,11 @@
 
 The commands themselves (name, arguments, help) are declared once, in `session/commands.py`; this
 module gives the chat's handler of each slash command declared there (`@handles(NAME)` above an
-`async` or plain function of the main screen and the text after the name). A handler raises
-`CommandError` for a mistake the user should fix (one line, shown above the prompt, with the
-prompt text put back); a coroutine function runs in a worker. What it reports goes to the
-conversation pane (`screen.conversation.add_notice`) or a toast (`screen.notify`).
+`async` or plain function of a `CommandContext` and the text after the name: the session, its
+controller and the chat's few verbs, not the screen, see `ui/command_context.py`). A handler
+raises `CommandError` for a mistake the user should fix (one line, shown above the prompt, with
+the prompt text put back); a coroutine function runs in a worker. What it reports goes to the
+conversation pane (`context.add_notice`) or a toast (`context.notify`).
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ from tui_assist.core.text import CompletionSpan
 from tui_assist.paths import config_dir, data_dir
 from tui_assist.session.commands import SLASH, CommandError, cost_markdown, parse_refine, parse_rounds
 from tui_assist.session.slash_commands import SlashCommand, SlashInput, closest, matching
-from tui_assist.ui.textual_private import binding_chain
+from tui_assist.ui.command_context import CommandContext, ScreenContext
 from tui_assist.ui.widgets.completion import CompletionItem
 
 if TYPE_CHECKING:
     from tui_assist.ui.screens.main import MainScreen
 
-Handler = Callable[["MainScreen", str], Awaitable[None] | None]
+Handler = Callable[[CommandContext, str], Awaitable[None] | None]
 
 __all__ = ["CommandError", "SlashCommands", "SlashCompletion", "handles"]
 
@@ -57,6 +58,8 @@ class SlashCommands:
 
     def __init__(self, screen: MainScreen) -> None:
         self.screen = screen
+        self.context: CommandContext = ScreenContext(screen)
+        """What the handlers are given."""
 
     def all_commands(self) -> list[SlashCommand]:
         custom = self.screen.session.custom_commands().commands
@@ -67,15 +70,14 @@ class SlashCommands:
 
         (An unknown name never gets here: the controller refuses it, in every host alike.)
         """
-        screen = self.screen
         handler = HANDLERS[call.name]
         try:
-            result = handler(screen, call.args)
+            result = handler(self.context, call.args)
         except CommandError as exc:
             self.refuse(text, str(exc))
             return
         if result is not None:
-            screen.run_worker(self._finish(text, result), group="slash-command", exit_on_error=False)
+            self.screen.run_worker(self._finish(text, result), group="slash-command", exit_on_error=False)
 
     async def _finish(self, text: str, pending: Awaitable[None]) -> None:
         try:
@@ -121,15 +123,15 @@ class SlashCompletion:
 
 
 @handles("help")
-def _help(screen: MainScreen, args: str) -> None:
-    commands = screen.slash.all_commands()
+def _help(context: CommandContext, args: str) -> None:
+    commands = context.commands()
     width = max(len(c.usage) for c in commands)
     lines = ["**Commands**", "", "```text"]
     for command in commands:
         source = "" if command.source == "built-in" else f" ({command.origin})"
         lines.append(f"{command.usage:<{width}}  {command.description}{source}")
     lines += ["```", "", "**Keys**", "", "```text"]
-    keys = key_help(screen)
+    keys = context.keys()
     key_width = max((len(k) for k, _, _ in keys), default=0)
     what_width = max((len(w) for _, w, _ in keys), default=0)
     lines += [f"{key:<{key_width}}  {what:<{what_width}}  {binding_id}" for key, what, binding_id in keys]
@@ -141,54 +143,36 @@ def _help(screen: MainScreen, args: str) -> None:
         f" `{config_dir() / 'commands'}` and `~/.claude/commands/`; `$ARGUMENTS` is replaced by what"
         " follows the name, `$1`...`$9` by its words.",
     ]
-    problems = screen.session.custom_commands().problems
+    problems = context.session.custom_commands().problems
     if problems:
         lines += ["", "**Command files not (wholly) used**", ""] + [f"- `{p}`" for p in problems]
-    conversation = screen.conversation
-    notice = conversation.add_notice("\n".join(lines))
-    # Taller than most screens: open it at its start (the commands), not at its end, where the
-    # pane's anchor to the bottom would leave it.
-    conversation.call_after_refresh(
-        conversation.scroll_to_widget, notice, animate=False, top=True, immediate=True
-    )
-
-
-def key_help(screen: MainScreen) -> list[tuple[str, str, str]]:
-    """The chat's own keys where the focus is now, the keymap applied: (keys, what, binding id)."""
-    keys: dict[str, tuple[list[str], str]] = {}
-    for _, bindings in binding_chain(screen):
-        for _, binding in bindings:
-            if binding.id and binding.description:
-                shown, _ = keys.setdefault(binding.id, ([], binding.description))
-                if (key := screen.app.get_key_display(binding)) not in shown:
-                    shown.append(key)
-    return [(" / ".join(shown), what, binding_id) for binding_id, (shown, what) in keys.items()]
+    context.add_notice("\n".join(lines), at_top=True)  # it opens at its start: the commands
 
 
 @handles("new")
-def _new(screen: MainScreen, args: str) -> None:
-    screen.action_new_conversation()
+def _new(context: CommandContext, args: str) -> None:
+    context.new_conversation()
 
 
 @handles("resume")
-def _resume(screen: MainScreen, args: str) -> None:
-    screen.action_resume_conversation(query=args)
+def _resume(context: CommandContext, args: str) -> None:
+    context.resume_conversation(args)
 
 
 @handles("model")
-def _model(screen: MainScreen, args: str) -> None:
+def _model(context: CommandContext, args: str) -> None:
     from tui_assist.core.claude_names import resolve_model
     from tui_assist.ui.model_completion import offered_models
 
-    session = screen.session
+    session = context.session
     if not args:
-        lines = [f"- `{m}`{'  (in use)' if m == session.model else ''}" for m in offered_models(screen)]
-        screen.conversation.add_notice("**Models** (`/model NAME` switches)\n\n" + "\n".join(lines))
+        lines = [f"- `{m}`{'  (in use)' if m == session.model else ''}" for m in offered_models(session)]
+        context.add_notice("**Models** (`/model NAME` switches)\n\n" + "\n".join(lines))
         return
     args = resolve_model(args) or args.strip()  # an alias's current id, else the name as written
     if not session.ready:
         raise CommandError("the provider is still loading; try again in a moment")
-    if screen.running:
+    if context.controller.running:
         raise CommandError("a turn is running: switch the model when it ends (or escape it first)")
     from tui_assist.session.factory import SetupError
 
@@ -196,45 +180,45 @@ def _model(screen: MainScreen, args: str) -> None:
         session.set_model(args)
     except SetupError as exc:
         raise CommandError(f"cannot switch the model: {exc}") from exc
-    screen.status.model = args
+    context.model_switched(args)
     price = session.price(args)
     cost = f", ${price.input:g}/${price.output:g} per M tokens" if price else ", no price: cost unknown"
-    screen.notify(f"Model: {args} (from the next turn{cost})", timeout=2)
+    context.notify(f"Model: {args} (from the next turn{cost})", timeout=2)
 
 
 @handles("refine")
-def _refine(screen: MainScreen, args: str) -> None:
-    on = parse_refine(args, screen.session.refine)
-    if args and on == screen.session.refine:
-        screen.notify(f"Refine is already {args.upper()}", timeout=1.5)
+def _refine(context: CommandContext, args: str) -> None:
+    on = parse_refine(args, context.session.refine)
+    if args and on == context.session.refine:
+        context.notify(f"Refine is already {args.upper()}", timeout=1.5)
     else:
-        screen.set_refine(on)
+        context.set_refine(on)
 
 
 @handles("rounds")
-def _rounds(screen: MainScreen, args: str) -> None:
-    screen.set_rounds(parse_rounds(args))
+def _rounds(context: CommandContext, args: str) -> None:
+    context.set_rounds(parse_rounds(args))
 
 
 @handles("cost")
-def _cost(screen: MainScreen, args: str) -> None:
-    screen.conversation.add_notice(cost_markdown(screen.session.meter))
+def _cost(context: CommandContext, args: str) -> None:
+    context.add_notice(cost_markdown(context.session.meter))
 
 
 @handles("budget")
-def _budget(screen: MainScreen, args: str) -> None:
+def _budget(context: CommandContext, args: str) -> None:
     from tui_assist.session.spend_cap import budget_command
 
     try:
-        line = budget_command(screen.session, args)
+        line = budget_command(context.session, args)
     except ValueError as exc:
         raise CommandError(str(exc)) from exc
-    screen.host.meter_changed()
-    screen.notify(line, timeout=3)
+    context.meter_changed()
+    context.notify(line, timeout=3)
 
 
 @handles("export")
-async def _export(screen: MainScreen, args: str) -> None:
+async def _export(context: CommandContext, args: str) -> None:
     from tui_assist.session.export import ExportError, write_export
 
     words = shlex.split(args) if args else []
@@ -243,7 +227,7 @@ async def _export(screen: MainScreen, args: str) -> None:
         fmt = words.pop(0)
     if len(words) > 1:
         raise CommandError("usage: /export [md|json] [PATH]")
-    session = screen.session
+    session = context.session
     if words:
         path = session.settings.workdir / Path(words[0]).expanduser()
     else:
@@ -257,65 +241,64 @@ async def _export(screen: MainScreen, args: str) -> None:
         write_export(path, document)
     except OSError as exc:
         raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    screen.notify(f"Exported to {path}", timeout=4)
+    context.notify(f"Exported to {path}", timeout=4)
 
 
 @handles("theme")
-def _theme(screen: MainScreen, args: str) -> None:
-    app = screen.tui_app
-    names = app.theme_names
+def _theme(context: CommandContext, args: str) -> None:
+    names = context.theme_names
     if not args:
-        lines = [f"- `{name}`{'  (in use)' if name == app.theme else ''}" for name in names]
-        screen.conversation.add_notice("**Themes** (`/theme NAME` switches)\n\n" + "\n".join(lines))
+        lines = [f"- `{name}`{'  (in use)' if name == context.theme else ''}" for name in names]
+        context.add_notice("**Themes** (`/theme NAME` switches)\n\n" + "\n".join(lines))
         return
     if args not in names:
         guess = closest(args, names)
         raise CommandError(f"unknown theme {args!r}" + (f": did you mean {guess}?" if guess else ""))
-    app.switch_theme(args)
+    context.switch_theme(args)
 
 
 @handles("hooks")
-def _hooks(screen: MainScreen, args: str) -> None:
+def _hooks(context: CommandContext, args: str) -> None:
     from tui_assist.session.extensions import hooks_markdown
 
-    screen.conversation.add_notice(hooks_markdown(screen.session.extensions))
+    context.add_notice(hooks_markdown(context.session.extensions))
 
 
 @handles("agents")
-def _agents(screen: MainScreen, args: str) -> None:
+def _agents(context: CommandContext, args: str) -> None:
     from tui_assist.session.extensions import agents_markdown
 
-    screen.conversation.add_notice(agents_markdown(screen.session.extensions))
+    context.add_notice(agents_markdown(context.session.extensions))
 
 
 @handles("skills")
-def _skills(screen: MainScreen, args: str) -> None:
+def _skills(context: CommandContext, args: str) -> None:
     from tui_assist.session.extensions import skills_markdown
 
-    screen.conversation.add_notice(skills_markdown(screen.session.extensions))
+    context.add_notice(skills_markdown(context.session.extensions))
 
 
 @handles("tasks")
-def _tasks(screen: MainScreen, args: str) -> None:
+def _tasks(context: CommandContext, args: str) -> None:
     from tui_assist.ui.screens.tasks import TasksScreen
 
-    screen.app.push_screen(TasksScreen(screen.session.shells))
+    context.push_screen(TasksScreen(context.session.shells))
 
 
 @handles("memory")
-def _memory(screen: MainScreen, args: str) -> None:
+def _memory(context: CommandContext, args: str) -> None:
     from tui_assist.session.instructions import describe
 
-    files = screen.session.load_instructions().files
+    files = context.session.load_instructions().files
     if not args:
         if not files:
-            screen.conversation.add_notice(
+            context.add_notice(
                 "**Instructions** · none loaded. Put an `AGENTS.md` in the workdir (or the git root) "
                 f"or in `{config_dir()}`."
             )
             return
         lines = [f"{i}. `{line}`" for i, line in enumerate(describe(files), 1)]
-        screen.conversation.add_notice(
+        context.add_notice(
             "**Instructions** given to the model (`/memory N` opens one in your editor)\n\n"
             + "\n".join(lines)
         )
@@ -323,49 +306,49 @@ def _memory(screen: MainScreen, args: str) -> None:
     if not args.isdigit() or not 1 <= int(args) <= len(files):
         count = len(files)
         raise CommandError(f"usage: /memory N, with N from 1 to {count}" if count else "no instruction files")
-    edit_file(screen, files[int(args) - 1].path)
+    edit_file(context, files[int(args) - 1].path)
 
 
-def edit_file(screen: MainScreen, path: Path) -> None:
+def edit_file(context: CommandContext, path: Path) -> None:
     """Open `path` in `$VISUAL` / `$EDITOR` (else `vi`), with the app suspended meanwhile."""
     from textual.app import SuspendNotSupported
 
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     try:
-        with screen.app.suspend():
+        with context.suspend():
             completed = subprocess.run([*shlex.split(editor), str(path)], check=False)
     except SuspendNotSupported as exc:
         raise CommandError("cannot open an editor here: the terminal can't be handed over") from exc
     except OSError as exc:
         raise CommandError(f"cannot run the editor {editor!r}: {exc.strerror or exc} (set $EDITOR)") from exc
     if completed.returncode != 0:
-        screen.notify(f"{editor} exited with status {completed.returncode}", severity="warning")
+        context.notify(f"{editor} exited with status {completed.returncode}", severity="warning")
 
 
 @handles("compact")
-async def _compact(screen: MainScreen, args: str) -> None:
+async def _compact(context: CommandContext, args: str) -> None:
     from tui_assist.session.commands import compact
 
-    screen.conversation.add_notice(await compact(screen.controller, args), classes="-compacted")
+    context.add_notice(await compact(context.controller, args), classes="-compacted")
 
 
 @handles("rename")
-async def _rename(screen: MainScreen, args: str) -> None:
+async def _rename(context: CommandContext, args: str) -> None:
     from tui_assist.session.factory import SetupError
 
     try:
-        title = await screen.session.rename(args)
+        title = await context.session.rename(args)
     except (ValueError, SetupError) as exc:
         raise CommandError(f"cannot rename: {exc}") from exc
-    screen.notify(f"Renamed: {title}", timeout=2)
+    context.notify(f"Renamed: {title}", timeout=2)
 
 
 @handles("permissions")
-def _permissions(screen: MainScreen, args: str) -> None:
+def _permissions(context: CommandContext, args: str) -> None:
     from tui_assist.core.approval import describe_mode
     from tui_assist.core.permissions import PermissionsError
 
-    policy = screen.session.approvals
+    policy = context.session.approvals
     rules = policy.permissions.rules
     words = args.split()
     if words:
@@ -379,11 +362,11 @@ def _permissions(screen: MainScreen, args: str) -> None:
             policy.permissions.remove(rule)
         except PermissionsError as exc:
             raise CommandError(f"cannot remove {rule.text}: {exc}") from exc
-        screen.notify(f"Removed {rule.effect} {rule.text} ({rule.source})", timeout=3)
+        context.notify(f"Removed {rule.effect} {rule.text} ({rule.source})", timeout=3)
         return
     lines = [
         f"- **Mode:** `{policy.mode}`: {describe_mode(policy.mode)} (shift+tab cycles it)",
-        f"- **Bash:** {screen.session.sandbox_description}",
+        f"- **Bash:** {context.session.sandbox_description}",
         "",
     ]
     for i, rule in enumerate(rules, 1):
@@ -393,25 +376,25 @@ def _permissions(screen: MainScreen, args: str) -> None:
         lines.append("No rules yet: `p` in an approval dialog saves one to this project.")
     else:
         lines += ["", "`/permissions remove N` removes rule N (from its file too)."]
-    screen.conversation.add_notice("\n".join(lines))
+    context.add_notice("\n".join(lines))
 
 
 @handles("rewind")
-def _rewind(screen: MainScreen, args: str) -> None:
-    screen.open_rewind()
+def _rewind(context: CommandContext, args: str) -> None:
+    context.open_rewind()
 
 
 @handles("quit")
-def _quit(screen: MainScreen, args: str) -> None:
-    screen.app.exit()
+def _quit(context: CommandContext, args: str) -> None:
+    context.exit()
 
 
 @handles("goal")
-def _goal(screen: MainScreen, args: str) -> None:
+def _goal(context: CommandContext, args: str) -> None:
     from tui_assist.session.goals import goal_status, start_goal
 
-    prompt = start_goal(screen.session.goals, args, running=screen.controller.running)
+    prompt = start_goal(context.session.goals, args, running=context.controller.running)
     if prompt is None:
-        screen.conversation.add_notice(goal_status(screen.session.goals))
+        context.add_notice(goal_status(context.session.goals))
     else:
-        screen.submit(prompt)
+        context.submit(prompt)

@@ -10,18 +10,21 @@ reason to change; the screen keeps thin methods where Textual needs them (action
 - `conversation_opening.py`: a new conversation, resume and rewind;
 - `main_flows.py`: the grounded flow and the MCP servers.
 Approvals go through the bridge's modal. Its keys and palette entries come from the one command
-table (`session/commands.py`); the slash commands' handlers are in `tui_assist.ui.slash_commands`.
+table (`session/commands.py`, bound in `ui/command_bindings.py`); the slash commands' handlers
+are in `tui_assist.ui.slash_commands`, given a `CommandContext` (`ui/command_context.py`), not
+the screen. The screen is given its controller (and so its session) by the app: `connect`, called
+on first use, after the first frame.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Resize
 from textual.widgets import Footer, Static
@@ -29,8 +32,8 @@ from textual.worker import Worker
 
 from tui_assist.core.events import NodeStarted, TextDelta, ThinkingDelta, TurnEvent
 from tui_assist.core.tree import NodeLog
-from tui_assist.session.commands import COMMANDS
 from tui_assist.ui.bridge import CoreEvent, TextualObserver
+from tui_assist.ui.command_bindings import command_bindings
 from tui_assist.ui.screens.conversation_opening import ConversationOpening
 from tui_assist.ui.screens.main_flows import FlowActions
 from tui_assist.ui.screens.main_host import ScreenHost
@@ -45,10 +48,12 @@ from tui_assist.ui.widgets.status_bar import StatusBar
 from tui_assist.ui.widgets.tasks import TasksStrip
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from tui_assist.core.tree import NodeRecord
     from tui_assist.session.chat import ChatSession
-    from tui_assist.session.controller import TurnController
-    from tui_assist.session.runs import Run, RunKind, Work
+    from tui_assist.session.controller import Host, TurnController
+    from tui_assist.session.runs import Launcher, Run, RunKind, Work
     from tui_assist.ui.app import TuiAssistApp
     from tui_assist.ui.slash_commands import SlashCommands
     from tui_assist.ui.status_line import StatusLineGlue
@@ -75,27 +80,11 @@ class StartOptions:
     """Open this conversation (an id or a prefix of one); "" opens the picker."""
 
 
-def command_bindings() -> list[Binding]:
-    """The screen's key bindings, built from the command table.
-
-    The turn's own keys (those that win over the prompt's: Refine, cancel, mode, retry) come
-    first, so the footer shows them first; the rest follow in the table's order.
-    """
-    bindings = [
-        Binding(
-            key.key,
-            command.action,
-            key.label,
-            id=key.id,
-            show=key.show,
-            priority=key.priority,
-            tooltip=key.tooltip,
-        )
-        for command in COMMANDS
-        for key in command.keys
-        if not command.action.startswith("app.")
-    ]
-    return sorted(bindings, key=lambda binding: not binding.priority)
+Connect = Callable[["Host", "Launcher"], "TurnController"]
+"""How the screen gets its controller, and through it its session: given what shows the runs (the
+screen's host) and what starts their work (its workers), the app builds the session and a
+controller over it. Called once, on first use: after the first frame (the session's modules are
+not few)."""
 
 
 class MainScreen(PacedScreen[None]):
@@ -108,9 +97,12 @@ class MainScreen(PacedScreen[None]):
     AUTO_FOCUS = "#prompt"
     BINDINGS = command_bindings()
 
-    def __init__(self, start: StartOptions | None = None) -> None:
+    def __init__(self, start: StartOptions | None = None, *, connect: Connect | None = None) -> None:
+        """The chat, opening `start`; `connect` gives it its controller (None: a screen with no
+        session, whose first use of one fails)."""
         super().__init__()
         self.start = start or StartOptions()
+        self._connect = connect
         self._controller: TurnController | None = None
         self.status_line: StatusLineGlue | None = None
         """The user's `[status_line]` command, when configured (started once the settings load)."""
@@ -194,16 +186,16 @@ class MainScreen(PacedScreen[None]):
 
     @property
     def session(self) -> ChatSession:
-        """The app's session (built after the first frame, on first use)."""
-        return self.tui_app.session
+        """The session this screen was given (with its controller, on first use)."""
+        return self.controller.session
 
     @property
     def controller(self) -> TurnController:
         """What a prompt does: the session's turn controller, with this screen as its host."""
         if self._controller is None:
-            from tui_assist.session.controller import TurnController
-
-            self._controller = TurnController(self.session, self.host, launcher=self._launch)
+            if self._connect is None:
+                raise RuntimeError("this main screen was given no session (see `connect`)")
+            self._controller = self._connect(self.host, self._launch)
         return self._controller
 
     def _launch(self, work: Work) -> Worker[None]:
@@ -239,13 +231,19 @@ class MainScreen(PacedScreen[None]):
         status.refine = app.refine_at_start
         status.rounds = app.preview.rounds
         status.model = app.preview.model
-        status.workdir = app.preview.workdir
+        self.show_workdir(app.preview.workdir)
         status.state = "loading"
         self._layout_for(self.size.width)
         self.call_after_refresh(self._after_first_frame)
 
     def _after_first_frame(self) -> None:
         self.start_up.after_first_frame()
+
+    def show_workdir(self, workdir: Path) -> None:
+        """Give the widgets that show or resolve paths the workdir (the preview's, then the session's)."""
+        self.status.workdir = workdir
+        self.prompt.workdir = workdir
+        self.conversation.workdir = workdir
 
     # -- core events ----------------------------------------------------------------------------
 

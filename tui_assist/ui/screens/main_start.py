@@ -98,7 +98,7 @@ class StartUp:
         prompt.prompt_history = HistoryBrowser(screen.session.prompt_history)
         prompt.sources = [
             SlashCompletion(screen.slash),
-            ModelCompletion(self._screen),
+            ModelCompletion(screen.session),
             MentionCompletion(self._screen),
         ]
 
@@ -152,7 +152,7 @@ class StartUp:
         status.refine = screen.session.refine
         status.rounds = screen.session.rounds
         status.model = screen.session.model
-        status.workdir = workdir
+        screen.show_workdir(workdir)
         status.mode = screen.session.approvals.mode
         status.cost_cap = screen.session.max_budget_usd
 

@@ -96,6 +96,8 @@ class Conversation(LaidOutSize, StripBarVerticalScroll):
         self._selected: ConversationEntry | None = None
         """The message cursor; shown and offered to the copy key only while the pane has focus."""
         self._compaction_queued = False
+        self.workdir: Path | None = None
+        """Where a prompt's `@path` images are (the screen sets it; None: no chips for a new prompt)."""
 
     # Textual's `anchor()` keeps the bottom in view while content grows, without an extra frame,
     # but bottom-aligns content shorter than the viewport (a negative scroll offset), which leaves
@@ -315,9 +317,7 @@ class Conversation(LaidOutSize, StripBarVerticalScroll):
         if images is None and "@" in prompt:
             from tui_assist.session.mentions import image_chips
 
-            session = getattr(self.app, "session", None)
-            workdir = getattr(getattr(session, "settings", None), "workdir", None)
-            images = image_chips(prompt, workdir) if isinstance(workdir, Path) else None
+            images = image_chips(prompt, self.workdir) if self.workdir is not None else None
         view = TurnView(prompt, strategy, self._log, images=images)
         self._current = view
         self._mount_child(view)

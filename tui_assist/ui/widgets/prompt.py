@@ -175,6 +175,9 @@ class Prompt(TextArea):
         """The history entry just put in the prompt: it opens no completion list until edited."""
         self._error_for: str | None = None
         """The text the shown error is about; an edit clears the error."""
+        self.workdir: Path | None = None
+        """Where `@path` mentions and pasted images are relative to (the screen sets it; None: the
+        current directory)."""
 
     async def on_key(self, event: events.Key) -> None:
         # TextArea inserts a newline for enter before bindings are consulted, and a priority
@@ -297,9 +300,7 @@ class Prompt(TextArea):
         self._show_chips()
 
     def _workdir(self) -> Path:
-        session = getattr(self.app, "session", None)
-        workdir = getattr(getattr(session, "settings", None), "workdir", None)
-        return workdir if isinstance(workdir, Path) else Path.cwd()
+        return self.workdir if self.workdir is not None else Path.cwd()
 
     def _show_chips(self) -> None:
         if self.chips is None:
