@@ -34,4 +34,4 @@ async def test_goal_runs_until_its_check_passes(fake: FakeAnthropic, tmp_path: P
     asked = [json.dumps(call.raw_input) for call, _options in client.asked]
     assert sum("test -f done.txt" in a for a in asked) <= 1  # approved once when the goal starts
     plan = client.of(AgentPlanUpdate)[-1]
-    assert [e.content.split(":")[0] for e in plan.entries][-1].startswith("Round 2")
+    assert [e.content.split(":")[0] for e in plan.entries][-1].startswith("Attempt 2")

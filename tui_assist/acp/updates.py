@@ -172,15 +172,25 @@ class TurnUpdates:
 
     # -- the refine plan -----------------------------------------------------------------------
 
+    def _round_name(self, node_id: str) -> str:
+        """`Round N` for the node's round, or `Attempt N` where a goal labels its rounds attempts."""
+        record = self.log.nodes.get(node_id)
+        rounds = [record] if record is not None and record.kind == "round" else []
+        enclosing = next(
+            iter([*rounds, *(a for a in self.log.ancestors(node_id) if a.kind == "round")]), None
+        )
+        word = "Attempt" if enclosing is not None and enclosing.label.startswith("attempt") else "Round"
+        return f"{word} {self.log.round_of(node_id) or 1}"
+
     def _node_started(self, node_id: str, kind: str) -> list[SessionUpdate]:
-        round_index = self.log.round_of(node_id) or 1
+        name = self._round_name(node_id)
         if kind == "generate" and self.log.is_main_generator(node_id):
             updates: list[SessionUpdate] = []
-            if round_index > 1:  # the next draft follows the previous one in the answer
-                updates.append(helpers.update_agent_message_text(f"\n\n---\n**Round {round_index}**\n\n"))
-            return [*updates, self._add_entry(node_id, f"Round {round_index}: generate")]
+            if (self.log.round_of(node_id) or 1) > 1:  # the next draft follows the previous one
+                updates.append(helpers.update_agent_message_text(f"\n\n---\n**{name}**\n\n"))
+            return [*updates, self._add_entry(node_id, f"{name}: generate")]
         if self._is_critic(node_id):
-            return [self._add_entry(node_id, f"Round {round_index}: critic")]
+            return [self._add_entry(node_id, f"{name}: critic")]
         return []
 
     def _node_finished(self, node_id: str) -> list[SessionUpdate]:
@@ -195,7 +205,7 @@ class TurnUpdates:
         if index is None:
             return []
         said = f": {clip(feedback, 200)}" if feedback.strip() else ""
-        content = f"Round {self.log.round_of(node_id) or 1}: critic {verdict.upper()}{said}"
+        content = f"{self._round_name(node_id)}: critic {verdict.upper()}{said}"
         self._plan[index] = self._plan[index].model_copy(update={"content": content, "status": "completed"})
         return [helpers.update_plan(self._plan)]
 
