@@ -175,10 +175,8 @@ class TurnUpdates:
     def _round_name(self, node_id: str) -> str:
         """`Round N` for the node's round, or `Attempt N` where a goal labels its rounds attempts."""
         record = self.log.nodes.get(node_id)
-        rounds = [record] if record is not None and record.kind == "round" else []
-        enclosing = next(
-            iter([*rounds, *(a for a in self.log.ancestors(node_id) if a.kind == "round")]), None
-        )
+        line = [*([record] if record is not None else []), *self.log.ancestors(node_id)]
+        enclosing = next((r for r in line if r.kind == "round"), None)
         word = "Attempt" if enclosing is not None and enclosing.label.startswith("attempt") else "Round"
         return f"{word} {self.log.round_of(node_id) or 1}"
 
