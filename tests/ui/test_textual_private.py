@@ -326,7 +326,6 @@ async def test_a_press_on_the_padding_left_of_a_text_selects_from_its_start() ->
 
 DERIVED_VARIABLES = {
     "tui-dark": {
-        "boost": "#00000000",
         "border-blurred": "#191D2F",
         "error-muted": "#5C3645",
         "success-muted": "#41503A",
@@ -336,7 +335,6 @@ DERIVED_VARIABLES = {
         "text-success": "#BEDE9C",
     },
     "tui-high-contrast": {
-        "boost": "#00000000",
         "error-muted": "#4C1C1C",
         "success-muted": "#004C00",
         "text-accent": "#FFFF56",
@@ -345,7 +343,6 @@ DERIVED_VARIABLES = {
         "text-success": "#56FF56",
     },
     "tui-light": {
-        "boost": "#00000000",
         "border-blurred": "#F7F7F7",
         "error-muted": "#EAB7BC",
         "success-muted": "#B4D3BF",

@@ -84,6 +84,10 @@ def load_theme_file(path: Path) -> ThemeSpec:
             raise ThemeFileError(f"theme {path}: {key} = {value!r} is not a colour") from exc
     variables = {str(k): str(v) for k, v in dict(data.get("variables", {})).items()}
     dark = bool(data.get("dark", True))
+    if "boost" not in variables and (boost := kwargs.get("boost") or _default_boost(kwargs)):
+        # Textual leaves $boost transparent when a theme sets `panel`, as ours do, and the prompt,
+        # the queued prompts and the Refine badge are drawn on it: the tint it used to give.
+        variables["boost"] = boost
     theme = Theme(
         name=str(name),
         primary=kwargs.pop("primary"),
@@ -93,6 +97,14 @@ def load_theme_file(path: Path) -> ThemeSpec:
     )
     code_theme = str(data.get("code-theme") or ("monokai" if dark else "friendly"))
     return ThemeSpec(theme, code_theme, path)
+
+
+def _default_boost(colors: dict[str, str]) -> str | None:
+    """A faint tint of the text's colour over the background, as Textual derived `boost`."""
+    background = colors.get("background")
+    if background is None:
+        return None
+    return Color.parse(background).get_contrast_text(1.0).with_alpha(0.04).css
 
 
 def discover_themes(dirs: Iterable[Path] | None = None) -> tuple[dict[str, ThemeSpec], list[str]]:
