@@ -80,9 +80,9 @@ class StartUp:
             from tui_assist.ui.widgets.streaming_markdown import load_parser
 
             load_parser()
+            return  # the prompt is equipped once the conversation shows (see `_open_stored`)
         await self._equip_prompt()
-        if not self._opening:
-            self.load_session()
+        self.load_session()
 
     async def _equip_prompt(self) -> None:
         """Give the prompt its history and its completion list (after the first frame, too)."""
@@ -196,6 +196,9 @@ class StartUp:
                 screen.notify("No earlier conversation: this is a new one.", timeout=3)
         if found is not None:
             await screen.opening.redraw(found)
+        # Not before: the completion list's mount is a layout of the screen, and the modules it
+        # imports, the conversation's first paint would wait for.
+        await self._equip_prompt()
         from tui_assist.ui.widgets.streaming_markdown import highlight_deferred, warm_up
 
         self._markdown_loaded = asyncio.ensure_future(asyncio.to_thread(warm_up))
