@@ -8,8 +8,9 @@ import pytest
 
 from tui_assist.core.budget import Budget, BudgetTracker, SpendCapReached, stop_outcome
 from tui_assist.core.conversation import Usage
+from tui_assist.core.text import spend_text
 from tui_assist.session.config import Price
-from tui_assist.session.meter import Meter, cap_reached, spend_text
+from tui_assist.session.meter import Meter, cap_reached
 from tui_assist.session.spend_cap import parse_budget
 
 

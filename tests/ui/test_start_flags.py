@@ -108,6 +108,21 @@ async def test_resume_an_unknown_id_says_so_and_starts_fresh(tmp_path: Path) -> 
         assert "Cannot open the conversation" in app.query(Notice).last().source
 
 
+@pytest.mark.parametrize("found", [True, False])
+async def test_a_resumed_prompt_gets_its_completions_and_history_once_the_conversation_shows(
+    tmp_path: Path, found: bool
+) -> None:
+    """The prompt is equipped after the redraw (not before it), whether the conversation opened or not."""
+    first, _ = await _earlier_conversations(tmp_path)
+    app = _app(tmp_path, ScriptedProvider([]), StartOptions(resume=first if found else "zz-no-such"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _settle(app, pilot)
+        prompt = app.main_screen.prompt
+        await wait_until(pilot, lambda: prompt.completions is not None and prompt.completions.is_attached)
+        assert prompt.prompt_history is not None and prompt.sources
+        assert _prompts_shown(app) == (["about rebasing"] if found else [])
+
+
 async def test_resume_without_an_id_opens_the_picker(tmp_path: Path) -> None:
     first, _ = await _earlier_conversations(tmp_path)
     provider = ScriptedProvider(["Rebase again."])

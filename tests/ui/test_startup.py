@@ -20,7 +20,9 @@ def test_neither_the_sdk_nor_pydantic_loads_before_the_first_frame(monkeypatch, 
     """The SDK (seconds to import) and settings validation (pydantic) load after the first frame.
 
     So do the permission rules (with their shell parser), compaction and the agent loop; the agent
-    loop is loaded once the session has, so that the first prompt doesn't wait for it.
+    loop is loaded once the session has, so that the first prompt doesn't wait for it. The core's
+    events, the node log and the widgets of a turn (Markdown among them) are not imported for the
+    empty first screen either.
     """
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
@@ -36,10 +38,16 @@ def test_neither_the_sdk_nor_pydantic_loads_before_the_first_frame(monkeypatch, 
             "anthropic", "pydantic", "tui_assist.core.permissions", "tui_assist.session.context",
             "tui_assist.core.agent", "tui_assist.turns.agent",
         }
+        TURN = {
+            "tui_assist.core.events", "tui_assist.core.tree", "tui_assist.core.conversation",
+            "tui_assist.ui.bridge", "tui_assist.ui.screens.main_host", "tui_assist.ui.widgets.turn_view",
+            "tui_assist.ui.widgets.streaming_markdown", "tui_assist.session.meter",
+        }
         seen = {}
         original = MainScreen._after_first_frame
         def after_first_frame(self):
             seen["at_first_paint"] = sorted(LATE & set(sys.modules))
+            seen["turn_at_first_paint"] = sorted(TURN & set(sys.modules))
             original(self)
         MainScreen._after_first_frame = after_first_frame
         async def main():
@@ -61,6 +69,7 @@ def test_neither_the_sdk_nor_pydantic_loads_before_the_first_frame(monkeypatch, 
     )
     assert out.returncode == 0, out.stderr
     assert "'at_first_paint': []" in out.stdout
+    assert "'turn_at_first_paint': []" in out.stdout
     # Compaction loads with the first turn.
     after_load = "['anthropic', 'pydantic', 'tui_assist.core.agent', 'tui_assist.core.permissions', 'tui_assist.turns.agent']"
     assert f"'after_load': {after_load}" in out.stdout

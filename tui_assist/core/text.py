@@ -155,3 +155,14 @@ def token_count(n: float) -> str:
     if n >= 1_000:
         return f"{n / 1000:.1f}k"
     return f"{n:.0f}"
+
+
+def money(usd: float) -> str:
+    """`$0.0123`: four decimals below a dollar, two from there on."""
+    return f"${usd:.4f}" if usd < 1 else f"${usd:.2f}"
+
+
+def spend_text(cost: float | None, cap: float | None) -> str:
+    """`$spent`, or `$spent/$cap` under a spend cap (`$–` for unknown): the meter's figure."""
+    spent = "$–" if cost is None else f"${cost:.4f}"
+    return spent if cap is None else f"{spent}/{money(cap)}"

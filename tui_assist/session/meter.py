@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from tui_assist.core.conversation import Usage
+from tui_assist.core.text import money
 
 if TYPE_CHECKING:
     from tui_assist.session.config import Price
@@ -117,14 +118,3 @@ def cap_reached(cost: float | None, cap: float | None) -> str | None:
         return None
     spent = f"spend cap of {money(cap)} reached ({money(cost)} spent)"
     return f"{spent}: raise it with /budget N or --max-budget-usd"
-
-
-def money(usd: float) -> str:
-    """`$0.0123`: four decimals below a dollar, two from there on."""
-    return f"${usd:.4f}" if usd < 1 else f"${usd:.2f}"
-
-
-def spend_text(cost: float | None, cap: float | None) -> str:
-    """What the meter shows: `$spent`, or `$spent/$cap` under a spend cap (`$–` for unknown)."""
-    spent = "$–" if cost is None else f"${cost:.4f}"
-    return spent if cap is None else f"{spent}/{money(cap)}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from tui_assist.session.meter import money, spend_text
+from tui_assist.core.text import money, spend_text
 
 if TYPE_CHECKING:
     from tui_assist.session.chat import ChatSession

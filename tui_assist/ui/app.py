@@ -23,7 +23,6 @@ from tui_assist.ui.screens.main import MainScreen, StartOptions
 from tui_assist.ui.terminal_signals import TerminalSignalsGlue
 from tui_assist.ui.textual_private import keymap
 from tui_assist.ui.themes import discover_themes
-from tui_assist.ui.widgets.streaming_markdown import highlight_deferred
 
 if TYPE_CHECKING:
     from tui_assist.core.terminal_signals import NotifyMode
@@ -193,6 +192,8 @@ class TuiAssistApp(App[int]):
 
     async def on_unmount(self) -> None:
         self.terminal_signals.stop()
+        from tui_assist.ui.widgets.streaming_markdown import highlight_deferred
+
         highlight_deferred()  # (a quit before Pygments loaded must not leave code plain in the process)
         if self._session is not None:
             await self._session.aclose()

@@ -66,8 +66,8 @@ class StatusLineGlue:
             refine=status.refine,
             cost_usd=status.cost,
             max_budget_usd=status.cost_cap,
-            input_tokens=status.usage.total_input_tokens,
-            output_tokens=status.usage.output_tokens,
+            input_tokens=status.usage.total_input_tokens if status.usage else 0,
+            output_tokens=status.usage.output_tokens if status.usage else 0,
             context=status.context,
             version=__version__,
         )

@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, cast
 
 from textual import on
@@ -30,13 +31,7 @@ from textual.events import Resize
 from textual.widgets import Footer, Static
 from textual.worker import Worker
 
-from tui_assist.core.events import NodeStarted, TextDelta, ThinkingDelta, TurnEvent
-from tui_assist.core.tree import NodeLog
-from tui_assist.ui.bridge import CoreEvent, TextualObserver
 from tui_assist.ui.command_bindings import command_bindings
-from tui_assist.ui.screens.conversation_opening import ConversationOpening
-from tui_assist.ui.screens.main_flows import FlowActions
-from tui_assist.ui.screens.main_host import ScreenHost
 from tui_assist.ui.screens.main_start import StartUp
 from tui_assist.ui.textual_private import PacedScreen
 from tui_assist.ui.widgets.conversation import MAX_TURN_VIEWS, Conversation
@@ -50,11 +45,16 @@ from tui_assist.ui.widgets.tasks import TasksStrip
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from tui_assist.core.tree import NodeRecord
+    from tui_assist.core.events import TurnEvent
+    from tui_assist.core.tree import NodeLog, NodeRecord
     from tui_assist.session.chat import ChatSession
     from tui_assist.session.controller import Host, TurnController
     from tui_assist.session.runs import Launcher, Run, RunKind, Work
     from tui_assist.ui.app import TuiAssistApp
+    from tui_assist.ui.bridge import CoreEvent, TextualObserver
+    from tui_assist.ui.screens.conversation_opening import ConversationOpening
+    from tui_assist.ui.screens.main_flows import FlowActions
+    from tui_assist.ui.screens.main_host import ScreenHost
     from tui_assist.ui.slash_commands import SlashCommands
     from tui_assist.ui.status_line import StatusLineGlue
     from tui_assist.ui.widgets.agent_tree import AgentTree
@@ -106,10 +106,7 @@ class MainScreen(PacedScreen[None]):
         self._controller: TurnController | None = None
         self.status_line: StatusLineGlue | None = None
         """The user's `[status_line]` command, when configured (started once the settings load)."""
-        self.log_model = NodeLog(max_turns=MAX_TURN_VIEWS)
-        """Every node of the newest turns, for the agent tree, the flow panel and the inspector: as
-        many turns as the conversation keeps mounted (the tree's lines are rebuilt as it changes,
-        so a tree of every turn of a long session would cost more each turn)."""
+        self._log_model: NodeLog | None = None
         self._bridge: TextualObserver | None = None
         self._slash: SlashCommands | None = None
         self._tree: AgentTree | None = None
@@ -120,23 +117,51 @@ class MainScreen(PacedScreen[None]):
         self._last_idle_escape = 0.0
         """When escape was last pressed on an empty, idle prompt (twice in a second: rewind)."""
         # The screen's parts, by reason to change; the screen keeps its widgets, layout and keys.
-        self.host = ScreenHost(self)
-        """The controller's host: what shows the runs."""
+        # Only the start-up is made before the first frame; the others (and the core's events
+        # they import) when first used.
         self.start_up = StartUp(self)
-        self.opening = ConversationOpening(self)
-        self.flows = FlowActions(self)
+
+    @cached_property
+    def host(self) -> ScreenHost:
+        """The controller's host: what shows the runs."""
+        from tui_assist.ui.screens.main_host import ScreenHost
+
+        return ScreenHost(self)
+
+    @cached_property
+    def opening(self) -> ConversationOpening:
+        from tui_assist.ui.screens.conversation_opening import ConversationOpening
+
+        return ConversationOpening(self)
+
+    @cached_property
+    def flows(self) -> FlowActions:
+        from tui_assist.ui.screens.main_flows import FlowActions
+
+        return FlowActions(self)
+
+    @property
+    def log_model(self) -> NodeLog:
+        """Every node of the newest turns, for the agent tree, the flow panel and the inspector: as
+        many turns as the conversation keeps mounted (the tree's lines are rebuilt as it changes,
+        so a tree of every turn of a long session would cost more each turn). Made on first use."""
+        if self._log_model is None:
+            from tui_assist.core.tree import NodeLog
+
+            self._log_model = NodeLog(max_turns=MAX_TURN_VIEWS)
+        return self._log_model
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="body"):
             with Vertical(id="chat"):
-                yield Conversation(self.log_model, id="conversation")
+                yield Conversation(lambda: self.log_model, id="conversation")
                 yield PromptBox(id="prompt-box")
             with Vertical(id="side", classes="-fresh"):
                 # The agent tree itself is mounted with the first turn (see `agent_tree`).
                 yield Static(TREE_HINT, id="tree-title")
                 yield Static("flow", id="flow-title")
                 with VerticalScroll(id="flow-scroll"):
-                    yield FlowPanel(self.log_model, id="flow")
+                    yield FlowPanel(lambda: self.log_model, id="flow")
                 yield NodeInspector(id="inspector")
         yield TasksStrip(id="tasks-strip")
         yield StatusBar(id="status")
@@ -221,6 +246,8 @@ class MainScreen(PacedScreen[None]):
     def turn_observer(self) -> TextualObserver:
         """Core events to this screen as messages; approvals through the modal."""
         if self._bridge is None:
+            from tui_assist.ui.bridge import TextualObserver
+
             self._bridge = TextualObserver(self, self.app)
         return self._bridge
 
@@ -247,18 +274,21 @@ class MainScreen(PacedScreen[None]):
 
     # -- core events ----------------------------------------------------------------------------
 
-    @on(CoreEvent)
-    def _route(self, message: CoreEvent) -> None:
+    def on_core_event(self, message: CoreEvent) -> None:
         self.apply_event(message.deliver())
 
     def apply_event(self, event: TurnEvent) -> None:
         """Push one core event, live or replayed from the store, down to the widgets."""
+        from tui_assist.core.events import TextDelta, ThinkingDelta
+
         record = self.apply_to_conversation(event)
         if not isinstance(event, TextDelta | ThinkingDelta):
             self.apply_to_panels(event, record)
 
     def apply_to_conversation(self, event: TurnEvent) -> NodeRecord | None:
         """The node log and the conversation's part of `apply_event`; the event's node record."""
+        from tui_assist.core.events import NodeStarted
+
         record = self.log_model.apply(event)
         if isinstance(event, NodeStarted) and event.parent_id is None and self._running_kind() == "flow":
             self._flow_roots.add(event.node_id)
@@ -268,6 +298,8 @@ class MainScreen(PacedScreen[None]):
 
     def apply_to_panels(self, event: TurnEvent, record: NodeRecord | None) -> None:
         """The agent tree's, the flow panel's and the inspector's part of `apply_event`."""
+        from tui_assist.core.events import NodeStarted
+
         self.agent_tree.apply(event, record)
         inspector = self.query_one(NodeInspector)
         if isinstance(event, NodeStarted) and event.parent_id is None:

@@ -16,9 +16,6 @@ from textual.widgets import Footer
 
 from tui_assist.ui.setup_help import provider_notice
 from tui_assist.ui.widgets.prompt import PromptBox
-from tui_assist.ui.widgets.streaming_markdown import defer_highlighting, highlight_deferred
-from tui_assist.ui.widgets.streaming_markdown import load_parser as load_markdown_parser
-from tui_assist.ui.widgets.streaming_markdown import warm_up as warm_up_markdown
 from tui_assist.ui.widgets.tasks import TasksStrip
 
 if TYPE_CHECKING:
@@ -51,6 +48,8 @@ class StartUp:
             # newest turns are drawn) at once, and their code is drawn plain until Pygments has
             # loaded (after they show, see `_open_stored`: loading it alongside took as long as
             # opening the store).
+            from tui_assist.ui.widgets.streaming_markdown import defer_highlighting
+
             defer_highlighting()
             self._screen.call_next(self._after_drawn)
         else:
@@ -78,10 +77,12 @@ class StartUp:
             # While its store opens in a thread (waiting on the disk more than the interpreter),
             # the redraw's Markdown parser loads here instead of after.
             await asyncio.sleep(0)
-            load_markdown_parser()
+            from tui_assist.ui.widgets.streaming_markdown import load_parser
+
+            load_parser()
+            return  # the prompt is equipped once the conversation shows (see `_open_stored`)
         await self._equip_prompt()
-        if not self._opening:
-            self.load_session()
+        self.load_session()
 
     async def _equip_prompt(self) -> None:
         """Give the prompt its history and its completion list (after the first frame, too)."""
@@ -112,7 +113,9 @@ class StartUp:
         await self._screen.session.load(after_store=self._open_stored if self._opening else None)
         # The Markdown parser and Pygments, so the first answer doesn't pay for loading them (for
         # a conversation to redraw, they load once it shows, and its code is highlighted then).
-        await (self._markdown_loaded or asyncio.to_thread(warm_up_markdown))
+        from tui_assist.ui.widgets.streaming_markdown import warm_up
+
+        await (self._markdown_loaded or asyncio.to_thread(warm_up))
         # And what the first turn imports, a module at a time so keys are handled in between. Not
         # in a thread: one importing a package while this thread imports one of its modules (the
         # prompt's first edit, a prompt sent now) can deadlock Python's import locks.
@@ -154,7 +157,7 @@ class StartUp:
         status.model = screen.session.model
         screen.show_workdir(workdir)
         status.mode = screen.session.approvals.mode
-        status.cost_cap = screen.session.max_budget_usd
+        screen.host.show_meter()  # the tokens and cost so far, and the cap
 
     def open_at_start(self, start: StartOptions) -> None:
         """Open what the command line asked for (in a worker: it may wait for a modal)."""
@@ -193,5 +196,10 @@ class StartUp:
                 screen.notify("No earlier conversation: this is a new one.", timeout=3)
         if found is not None:
             await screen.opening.redraw(found)
-        self._markdown_loaded = asyncio.ensure_future(asyncio.to_thread(warm_up_markdown))
+        # Not before: the completion list's mount is a layout of the screen, and the modules it
+        # imports, the conversation's first paint would wait for.
+        await self._equip_prompt()
+        from tui_assist.ui.widgets.streaming_markdown import highlight_deferred, warm_up
+
+        self._markdown_loaded = asyncio.ensure_future(asyncio.to_thread(warm_up))
         self._markdown_loaded.add_done_callback(lambda _: highlight_deferred())  # not after the SDK

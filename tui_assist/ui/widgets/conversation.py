@@ -27,23 +27,42 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from textual import events, on
+from textual import events
 from textual.binding import Binding
 from textual.widget import AwaitMount, Widget
 
-from tui_assist.core.events import NodeStarted, TurnEvent
-from tui_assist.core.tree import NodeLog
 from tui_assist.ui.textual_private import StripBarVerticalScroll
 from tui_assist.ui.widgets import stream_room
-from tui_assist.ui.widgets.earlier_turns import EarlierTurns, EarlierTurnsPager, TurnKey
 from tui_assist.ui.widgets.laid_out_size import LaidOutSize
-from tui_assist.ui.widgets.turn_parts import ConversationEntry, Notice
-from tui_assist.ui.widgets.turn_view import TurnView
 
 __all__ = ["LIVE_TURNS", "MAX_TURN_VIEWS", "Conversation", "EarlierTurns", "TurnKey", "TurnView"]
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from tui_assist.core.events import TurnEvent
+    from tui_assist.core.tree import NodeLog
     from tui_assist.session.chat import StoredTurn
+    from tui_assist.ui.widgets.earlier_turns import EarlierTurns, EarlierTurnsPager, TurnKey
+    from tui_assist.ui.widgets.turn_parts import ConversationEntry, Notice
+    from tui_assist.ui.widgets.turn_view import TurnView
+
+# The turns' widgets and the core's events are imported with the first turn, not before the first
+# frame (an empty pane draws none of them): `from conversation import TurnView` still works.
+_LAZY = {
+    "TurnView": "tui_assist.ui.widgets.turn_view",
+    "EarlierTurns": "tui_assist.ui.widgets.earlier_turns",
+    "TurnKey": "tui_assist.ui.widgets.earlier_turns",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 MAX_TURN_VIEWS = 20
 """Turns kept mounted; older ones are removed, and read again from the store when the user scrolls
@@ -85,19 +104,39 @@ class Conversation(LaidOutSize, StripBarVerticalScroll):
         Binding("end", "select_last_message", "Last message", id="select-last-message", show=False),
     ]
 
-    def __init__(self, log: NodeLog | None = None, *, id: str | None = None) -> None:
-        """Show the turns whose events `log` folds (the screen's); with no log, the pane folds
+    def __init__(self, log: Callable[[], NodeLog] | None = None, *, id: str | None = None) -> None:
+        """Show the turns the screen's log folds, which `log` returns (asked with the first turn:
+        the empty pane of the first frame imports no core events); with no log, the pane folds
         the events it is given into its own (a pane used alone, as in a test)."""
         super().__init__(id=id)
-        self._log = log if log is not None else NodeLog(max_turns=MAX_UNSTORED_TURN_VIEWS)
+        self._log_of = log
+        self._own_log: NodeLog | None = None
         self._folds = log is None
-        self._pager = EarlierTurnsPager(self)
+        self._pager_made: EarlierTurnsPager | None = None
         self._current: TurnView | None = None
         self._selected: ConversationEntry | None = None
         """The message cursor; shown and offered to the copy key only while the pane has focus."""
         self._compaction_queued = False
         self.workdir: Path | None = None
         """Where a prompt's `@path` images are (the screen sets it; None: no chips for a new prompt)."""
+
+    @property
+    def _log(self) -> NodeLog:
+        if self._log_of is not None:
+            return self._log_of()
+        if self._own_log is None:
+            from tui_assist.core.tree import NodeLog
+
+            self._own_log = NodeLog(max_turns=MAX_UNSTORED_TURN_VIEWS)
+        return self._own_log
+
+    @property
+    def _pager(self) -> EarlierTurnsPager:
+        if self._pager_made is None:
+            from tui_assist.ui.widgets.earlier_turns import EarlierTurnsPager
+
+            self._pager_made = EarlierTurnsPager(self)
+        return self._pager_made
 
     # Textual's `anchor()` keeps the bottom in view while content grows, without an extra frame,
     # but bottom-aligns content shorter than the viewport (a negative scroll offset), which leaves
@@ -128,6 +167,8 @@ class Conversation(LaidOutSize, StripBarVerticalScroll):
 
     def show_stored(self, turn: StoredTurn) -> TurnView:
         """Mount a stored turn that has no event log (its prompt and answer) at the bottom."""
+        from tui_assist.ui.widgets.turn_view import TurnView
+
         view = TurnView(turn.prompt, turn.strategy, self._log, answer=turn.answer)
         view.seq = turn.seq
         self._mount_child(view)
@@ -164,6 +205,8 @@ class Conversation(LaidOutSize, StripBarVerticalScroll):
             await AwaitMount(self, pending)
 
     def add_notice(self, markdown: str, *, classes: str | None = None) -> Notice:
+        from tui_assist.ui.widgets.turn_parts import Notice
+
         notice = Notice(markdown, classes=classes)
         self._mount_child(notice)
         return notice
@@ -180,6 +223,8 @@ class Conversation(LaidOutSize, StripBarVerticalScroll):
 
     def entries(self) -> list[ConversationEntry]:
         """The messages the cursor can select, top to bottom (folded drafts are skipped)."""
+        from tui_assist.ui.widgets.turn_parts import ConversationEntry
+
         return [node for node in self.query("*") if isinstance(node, ConversationEntry) and self._shown(node)]
 
     def select_message(self, entry: ConversationEntry | None, *, scroll: bool = True) -> None:
@@ -224,6 +269,9 @@ class Conversation(LaidOutSize, StripBarVerticalScroll):
 
     def _cursor_items(self) -> list[ConversationEntry | TurnView]:
         """What the cursor steps over: the entries shown, and each compacted turn as one step."""
+        from tui_assist.ui.widgets.turn_parts import ConversationEntry
+        from tui_assist.ui.widgets.turn_view import TurnView
+
         items: list[ConversationEntry | TurnView] = []
         for node in self.query("*"):
             if isinstance(node, TurnView) and node.compacted:
@@ -249,6 +297,8 @@ class Conversation(LaidOutSize, StripBarVerticalScroll):
 
     def _select_item(self, item: ConversationEntry | TurnView, *, last: bool) -> None:
         """Select an entry; for a compacted turn, expand it and select its first (or last) entry."""
+        from tui_assist.ui.widgets.turn_view import TurnView
+
         if not isinstance(item, TurnView):
             self.select_message(item)
             return
@@ -280,6 +330,8 @@ class Conversation(LaidOutSize, StripBarVerticalScroll):
             entry.set_class(self.has_focus_within and entry.is_attached, "-selected")
 
     def on_click(self, event: events.Click) -> None:
+        from tui_assist.ui.widgets.turn_parts import ConversationEntry
+
         node: Any = event.widget
         while isinstance(node, Widget) and node is not self:
             if isinstance(node, ConversationEntry):
@@ -288,11 +340,12 @@ class Conversation(LaidOutSize, StripBarVerticalScroll):
                 return
             node = node.parent
 
-    @on(TurnView.EntryClicked)
-    def _select_clicked(self, message: TurnView.EntryClicked) -> None:
+    def on_turn_view_entry_clicked(self, message: TurnView.EntryClicked) -> None:
         self.select_message(message.entry, scroll=False)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        from tui_assist.ui.widgets.turn_parts import ConversationEntry
+
         if isinstance(event.widget, ConversationEntry) and event.widget is not self._selected:
             self.select_message(event.widget, scroll=False)
         self.call_later(self._show_selection)
@@ -314,6 +367,8 @@ class Conversation(LaidOutSize, StripBarVerticalScroll):
         `images` are `(name, bytes)` of a stored turn's images; None: the images the prompt
         mentions now.
         """
+        from tui_assist.ui.widgets.turn_view import TurnView
+
         if images is None and "@" in prompt:
             from tui_assist.session.mentions import image_chips
 
@@ -330,6 +385,8 @@ class Conversation(LaidOutSize, StripBarVerticalScroll):
 
     def apply(self, event: TurnEvent) -> None:
         """Route an event to its turn (folding it first when the pane has its own log)."""
+        from tui_assist.core.events import NodeStarted
+
         if self._folds:
             self._log.apply(event)
         view = self._current
@@ -342,6 +399,9 @@ class Conversation(LaidOutSize, StripBarVerticalScroll):
             view.apply(event)
 
     def _mount_child(self, widget: Any) -> None:
+        from tui_assist.ui.widgets.turn_parts import Notice
+        from tui_assist.ui.widgets.turn_view import TurnView
+
         self.mount(widget)
         turns = [c for c in self.children if isinstance(c, TurnView | Notice)]
         excess = len(turns) - (MAX_TURN_VIEWS if self.reads_pages else MAX_UNSTORED_TURN_VIEWS)
@@ -358,6 +418,8 @@ class Conversation(LaidOutSize, StripBarVerticalScroll):
 
     def compact_old_turns(self) -> None:
         """Compact finished turns older than the newest `LIVE_TURNS` (see the module docstring)."""
+        from tui_assist.ui.widgets.turn_view import TurnView
+
         self._compaction_queued = False
         # The cursor's turn stays live, so the selection shows when the pane has the focus again.
         selected = self._selected.parent if isinstance(self._selected, Widget) else None
@@ -370,6 +432,8 @@ class Conversation(LaidOutSize, StripBarVerticalScroll):
 
     @property
     def last_answer(self) -> str:
+        from tui_assist.ui.widgets.turn_view import TurnView
+
         for view in reversed(list(self.query(TurnView))):
             if view.answer:
                 return view.answer

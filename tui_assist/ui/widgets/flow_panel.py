@@ -8,6 +8,7 @@ when it ran. Clicking a round row opens its review.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from textual.content import Content
 from textual.events import Click
@@ -16,8 +17,11 @@ from textual.message import Message
 from textual.widget import Widget
 
 from tui_assist.core.text import clip, duration
-from tui_assist.core.tool_labels import tool_title
-from tui_assist.core.tree import NodeLog, NodeRecord
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from tui_assist.core.tree import NodeLog, NodeRecord
 
 _STATE_STYLE = {"running": "$warning", "done": "$success", "failed": "$error", "cancelled": "$error 70%"}
 _ICONS = {"running": "◌", "done": "✓", "failed": "✗", "cancelled": "⊘"}
@@ -63,14 +67,20 @@ class FlowPanel(Widget):
             super().__init__()
             self.node_id = node_id
 
-    def __init__(self, log: NodeLog, *, id: str | None = None) -> None:
+    def __init__(self, log: NodeLog | Callable[[], NodeLog], *, id: str | None = None) -> None:
+        """Draw a turn of `log`, or of the log `log()` returns when first asked (the screen's is
+        made with the first turn: the empty panel of the first frame imports no core events)."""
         super().__init__(id=id)
-        self.node_log = log
+        self._log_of = log if callable(log) else lambda: log
         self.turn_id: str | None = None
         self.selected: str | None = None
         """The node whose row is highlighted (an inspector shows its inputs and outputs)."""
         self.clock = time.time
         self._rows: list[NodeRecord] = []
+
+    @property
+    def node_log(self) -> NodeLog:
+        return self._log_of()
 
     def show_turn(self, turn_id: str | None) -> None:
         self.turn_id = turn_id
@@ -165,6 +175,8 @@ class FlowPanel(Widget):
             case "critic":
                 return f"critic {record.verdict.upper()}" if record.verdict else "critic"
             case "tool":
+                from tui_assist.core.tool_labels import tool_title
+
                 return tool_title(record.tool_name, record.tool_input or {}, record.diff)
             case "agent":
                 parent = self.node_log.nodes.get(record.parent_id or "")

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import json
+from typing import TYPE_CHECKING
 
 from textual.content import Content
 from textual.widgets import Static
 
 from tui_assist.core.text import clip
-from tui_assist.core.tooling import keep_diagnostic_lines
-from tui_assist.core.tree import NodeRecord
+
+if TYPE_CHECKING:
+    from tui_assist.core.tree import NodeRecord
 
 _CLIP = 600
 
@@ -49,6 +50,10 @@ class NodeInspector(Static):
 
 def inspector_content(record: NodeRecord, name: str | None = None) -> Content:
     """The inspector's text for one node, called `name` (default: its label)."""
+    import json  # (here: the hidden inspector of the first frame needs none of these)
+
+    from tui_assist.core.tooling import keep_diagnostic_lines
+
     muted = "$foreground 55%"
     head: list[Content | tuple[str, str] | str] = [
         (f"{record.kind} ", muted),

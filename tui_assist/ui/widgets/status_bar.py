@@ -8,14 +8,16 @@ workdir loses its leading folders (it keeps its last ones, after a "…").
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from tui_assist.core.conversation import Usage
-from tui_assist.core.text import clip, token_count
-from tui_assist.session.meter import spend_text
+from tui_assist.core.text import clip, spend_text, token_count
+
+if TYPE_CHECKING:
+    from tui_assist.core.conversation import Usage
 
 _SEP = (" │ ", "$foreground 40%")
 
@@ -35,10 +37,16 @@ def _context(fill: float | None) -> tuple[tuple[str, str], ...]:
     return ((f" ctx {fill:.0%}", style),)
 
 
-def tokens_text(usage: Usage, *, short: bool = False) -> str:
-    """Tokens in and out, and the cache's reads and writes (`short`: fewer words)."""
-    read, written = token_count(usage.cache_read_input_tokens), token_count(usage.cache_creation_input_tokens)
-    given, got = token_count(usage.input_tokens), token_count(usage.output_tokens)
+def tokens_text(usage: Usage | None, *, short: bool = False) -> str:
+    """Tokens in and out, and the cache's reads and writes (`short`: fewer words; None: none yet)."""
+    if usage is None:
+        given = got = read = written = token_count(0)
+    else:
+        given, got = token_count(usage.input_tokens), token_count(usage.output_tokens)
+        read, written = (
+            token_count(usage.cache_read_input_tokens),
+            token_count(usage.cache_creation_input_tokens),
+        )
     if short:
         return f"↑{given} ↓{got} cache r{read} w{written}"
     return f"in {given} out {got} cache read {read} write {written}"
@@ -71,7 +79,8 @@ class StatusBar(Widget):
     rounds: reactive[int] = reactive(3)
     model: reactive[str] = reactive("")
     state: reactive[str] = reactive("idle")
-    usage: reactive[Usage] = reactive(Usage, always_update=True)
+    usage: reactive[Usage | None] = reactive(None, always_update=True)
+    """The session's tokens; None before the session has loaded (the first frame imports no core)."""
     cost: reactive[float | None] = reactive(0.0)
     cost_cap: reactive[float | None] = reactive(None)
     user_line: reactive[str] = reactive("")
