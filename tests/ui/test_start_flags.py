@@ -132,7 +132,8 @@ async def test_resume_without_an_id_opens_the_picker(tmp_path: Path) -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, ResumeScreen))
         from textual.widgets import OptionList
 
-        await wait_until(pilot, lambda: app.screen.query_one(OptionList).option_count == 2)
+        # The picker's list may not be built yet: look for it, don't demand it.
+        await wait_until(pilot, lambda: [o.option_count for o in app.screen.query(OptionList)] == [2])
         await pilot.press("down", "enter")  # the newest is highlighted: down to the older one
         await _settle(app, pilot)
         assert app.session.conversation_id == first
