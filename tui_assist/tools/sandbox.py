@@ -131,8 +131,7 @@ def _programs_under_tmp() -> tuple[str, ...]:
         path = Path(candidate).resolve() if candidate else None
         if path and path.is_dir() and path.is_relative_to("/tmp") and path != Path("/tmp"):
             found.append(str(path))
-    # A parent first, so that a folder inside it is not bound over by the parent's bind.
-    return tuple(sorted(found))
+    return tuple(sorted(found))  # the same arguments on every run
 
 
 def project_dir(workdir: Path) -> Path:

@@ -106,7 +106,6 @@ class MainScreen(PacedScreen[None]):
         self._controller: TurnController | None = None
         self.status_line: StatusLineGlue | None = None
         """The user's `[status_line]` command, when configured (started once the settings load)."""
-        self._log_model: NodeLog | None = None
         self._bridge: TextualObserver | None = None
         self._slash: SlashCommands | None = None
         self._tree: AgentTree | None = None
@@ -140,16 +139,14 @@ class MainScreen(PacedScreen[None]):
 
         return FlowActions(self)
 
-    @property
+    @cached_property
     def log_model(self) -> NodeLog:
         """Every node of the newest turns, for the agent tree, the flow panel and the inspector: as
         many turns as the conversation keeps mounted (the tree's lines are rebuilt as it changes,
         so a tree of every turn of a long session would cost more each turn). Made on first use."""
-        if self._log_model is None:
-            from tui_assist.core.tree import NodeLog
+        from tui_assist.core.tree import NodeLog
 
-            self._log_model = NodeLog(max_turns=MAX_TURN_VIEWS)
-        return self._log_model
+        return NodeLog(max_turns=MAX_TURN_VIEWS)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="body"):
