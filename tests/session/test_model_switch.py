@@ -25,7 +25,9 @@ SPENT = Usage(
 async def open_session(data: Path, workdir: Path) -> ChatSession:
     session = ChatSession(ConfigSource.read({"data_dir": str(data), "workdir": str(workdir)}))
     await session.load()
-    assert session.provider is not None and session.store is not None, session.provider_problem
+    if session.provider is None or session.store is None:
+        await session.aclose()  # an open store's thread would keep the test run from ending
+        raise AssertionError(session.provider_problem or session.store_error)
     return session
 
 
