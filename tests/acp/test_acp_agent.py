@@ -402,3 +402,19 @@ async def test_a_cancel_before_the_turn_started_ends_the_prompt_and_the_next_one
         assert len(provider.requests) == 1
     finally:
         await editor_agent.aclose()
+
+
+async def test_a_loaded_session_goes_on_with_its_last_turns_model(
+    fake: FakeAnthropic, tmp_path: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.ui.test_model_resume_ui import HAIKU, switched_conversation
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")  # for the session that stores it here
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+    fake.add(Reply("one"), Reply("two"), Reply("three"))
+    conversation = await switched_conversation(work)
+    async with agent(fake, tmp_path) as (conn, _client, _):
+        await conn.load_session(session_id=conversation, cwd=str(work), mcp_servers=[])
+        answer = await conn.prompt(session_id=conversation, prompt=[text_block("and then?")])
+        assert answer.stop_reason == "end_turn"
+    assert [r.body["model"] for r in fake.requests] == ["claude-sonnet-4-6", HAIKU, HAIKU]

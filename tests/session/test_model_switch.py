@@ -25,7 +25,9 @@ SPENT = Usage(
 async def open_session(data: Path, workdir: Path) -> ChatSession:
     session = ChatSession(ConfigSource.read({"data_dir": str(data), "workdir": str(workdir)}))
     await session.load()
-    assert session.provider is not None and session.store is not None, session.provider_problem
+    if session.provider is None or session.store is None:
+        await session.aclose()  # an open store's thread would keep the test run from ending
+        raise AssertionError(session.provider_problem or session.store_error)
     return session
 
 
@@ -74,3 +76,43 @@ async def test_each_turn_keeps_its_model_and_the_meter_its_price(
         assert resumed.meter.cost == pytest.approx(3.0 + 1.0)  # sonnet's $3 and haiku's $1 per M input
     finally:
         await resumed.aclose()
+
+
+async def test_a_resumed_conversation_goes_on_with_its_last_turns_model_unless_model_was_given(
+    fake: FakeAnthropic,
+    work: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    fake.add(Reply("one"), Reply("two"), Reply("three"), Reply("four"))
+    session = await open_session(tmp_path / "data", work)
+    try:
+        await session.run_turn("first", NullObserver())
+        session.set_model("claude-haiku-4-5")
+        await session.run_turn("second", NullObserver())
+        await session.run_turn("!echo a shell command runs no model", NullObserver())
+        conversation_id = session.conversation_id
+        assert conversation_id is not None
+    finally:
+        await session.aclose()
+
+    resumed = await open_session(tmp_path / "data", work)
+    try:
+        assert resumed.model == "claude-sonnet-4-6"  # the configured one, until a conversation opens
+        await resumed.load_history(conversation_id)
+        assert resumed.model == "claude-haiku-4-5"
+        assert resumed.price() == list_price("claude-haiku-4-5")  # the meter counts at its price
+        await resumed.run_turn("third", NullObserver())
+    finally:
+        await resumed.aclose()
+
+    flags = {"data_dir": str(tmp_path / "data"), "workdir": str(work), "model": "claude-opus-4-6"}
+    pinned = ChatSession(ConfigSource.read(flags))  # as `--model claude-opus-4-6` gives it
+    await pinned.load()
+    try:
+        await pinned.load_history(conversation_id)
+        assert pinned.model == "claude-opus-4-6"
+        await pinned.run_turn("fourth", NullObserver())
+    finally:
+        await pinned.aclose()
+    models = [r.body["model"] for r in fake.requests]
+    assert models == ["claude-sonnet-4-6", "claude-haiku-4-5", "claude-haiku-4-5", "claude-opus-4-6"]

@@ -96,6 +96,9 @@ class FakeStore:
     async def usage_by_model(self, conversation_id: str) -> list[tuple[str, Usage]]:
         return [("m", await self.conversation_usage(conversation_id))]
 
+    async def last_model(self, conversation_id: str) -> str | None:
+        return None  # stored without one: the session keeps its own
+
     async def load_history(self, conversation_id: str) -> list[Message]:
         return [Message.user("how do I rebase"), Message.assistant("Use `git rebase -i`.")]
 

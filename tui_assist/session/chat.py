@@ -548,8 +548,8 @@ class ChatSession(SessionParts):
     async def load_history(self, conversation_id: str) -> None:
         """Continue the stored conversation `conversation_id` (a full id).
 
-        Reads its whole history (what the next turn sends), its summary, and what it spent (the
-        meter).
+        Reads its whole history (what the next turn sends), its summary, the model of its last turn
+        (the next turn's, unless `--model` chose one) and what it spent (the meter).
 
         Raises:
             SetupError: when there is no store.
@@ -563,6 +563,7 @@ class ChatSession(SessionParts):
         self._title = None
         self._hook_turns.session_started = "resume"
         self._untitled = False
+        self.follow_stored_model(await store.last_model(conversation_id))
         # The meter shows what the conversation has spent so far, as stored turn by turn, each
         # model's turns at its price (`/model` may have switched it).
         self.meter = Meter()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from tui_assist.core.approval import ApprovalMode as PermissionMode
 from tui_assist.core.model import DEFAULT_REQUEST_TIMEOUT, MIN_THINKING_BUDGET, ThinkingSetting
@@ -225,6 +225,7 @@ class Settings(_Section):
     """`anthropic`, `scripted`, `openai`, or an OpenAI-compatible profile (`ollama`, `vllm`, ...)."""
     model: str | None = None
     """None: the provider's default."""
+    _pins_model: bool = PrivateAttr(default=False)
     base_url: str | None = None
     """For OpenAI-compatible providers: a URL or a profile name."""
     profiles: dict[str, OpenAIProfile] = Field(default_factory=dict)
@@ -322,6 +323,11 @@ class Settings(_Section):
         """The model to use."""
         return resolve_model(self.provider, self.model)
 
+    @property
+    def pins_model(self) -> bool:
+        """Whether `--model` chose the model (a resumed conversation then keeps it, not its last turn's)."""
+        return self._pins_model
+
     def context_window(self, model: str) -> int:
         """The context window of `model` in tokens: `[models."ID"]` if set, else the known-models table."""
         configured = self.models.get(model)
@@ -337,7 +343,7 @@ def validate(source: ConfigSource) -> Settings:
         ConfigError: when a value is invalid; the message names the setting and where it came from.
     """
     try:
-        return Settings.model_validate(source.data)
+        settings = Settings.model_validate(source.data)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = [str(p) for p in first["loc"]]
@@ -350,3 +356,5 @@ def validate(source: ConfigSource) -> Settings:
         message = first["msg"].removeprefix("Value error, ")
         message = message[:1].lower() + message[1:]
         raise ConfigError(f"invalid setting {where}{value}: {message} (fix {fix})") from exc
+    settings._pins_model = source.origins.get("model") == "--model"
+    return settings

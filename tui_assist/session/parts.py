@@ -92,6 +92,8 @@ class SessionParts:
         self.refine = self.preview.refine
         self.rounds = self.preview.rounds
         self.model = self.preview.model
+        self._stored_model: str | None = None
+        """The resumed conversation's model (`follow_stored_model`), for a provider loaded after it."""
         self.notes: list[str] = []
         """Things the user should know about what was loaded (shown once)."""
         self._project_files: ProjectFiles | None = None
@@ -317,6 +319,8 @@ class SessionParts:
             self.provider_problem = f"the provider could not be started: {exc}"
             return
         self.provider = provider
+        if self._stored_model is not None:  # a conversation resumed while the provider loaded
+            provider.model = self._stored_model
         self.model = provider.model
 
     def _make_toolbox_factory(
@@ -562,6 +566,19 @@ class SessionParts:
             SetupError: when there is no provider to switch.
         """
         self._need_provider().model = model
+        self.model = model
+
+    def follow_stored_model(self, model: str | None) -> None:
+        """On resume: go on with `model`, the one the conversation's last turn used.
+
+        Not when `--model` chose one, or the conversation has no turn yet (`model` None). Before the
+        provider loads, it is kept for it.
+        """
+        if model is None or self.settings.pins_model:
+            return
+        self._stored_model = model
+        if self.provider is not None:
+            self.provider.model = model
         self.model = model
 
     def known_models(self) -> list[str]:

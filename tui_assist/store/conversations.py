@@ -152,6 +152,21 @@ class ConversationsMixin(StoreBase):
             )
         return [(str(row[0]), Usage(*(int(v) for v in row[1:]))) for row in rows]
 
+    async def last_model(self, conversation_id: str) -> str | None:
+        """The model the conversation's newest turn ran on; None before its first.
+
+        A shell command (`!`) runs no model, so it is passed over; a turn stored without a model
+        (before migration m006) ran on the conversation's.
+        """
+        async with self._lock:
+            rows = await self._db.execute_fetchall(
+                "SELECT COALESCE(t.model, c.model) FROM turns t "
+                "JOIN conversations c ON c.id = t.conversation_id "
+                "WHERE t.conversation_id = ? AND t.strategy != 'shell' ORDER BY t.seq DESC LIMIT 1",
+                (conversation_id,),
+            )
+        return next((str(row[0]) for row in rows), None)
+
     async def list_conversations(
         self, limit: int = 50, offset: int = 0, query: str | None = None
     ) -> list[ConversationRow]:

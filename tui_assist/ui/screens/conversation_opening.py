@@ -111,6 +111,7 @@ class ConversationOpening:
             screen.notify(f"Cannot resume: {exc}", severity="error")
             return False
         screen.status.context = session.context_fill
+        screen.status.model = session.model  # the last turn's, as the session now goes on with
         screen.host.show_meter()
         screen.notify(f"Resumed {len(turns)} turn(s).", timeout=2)
         return True
