@@ -122,3 +122,20 @@ async def test_the_first_frame_shows_the_keys() -> None:
     async with app.run_test() as pilot:
         await pilot.pause()
     assert "Send" in keys_in_frames[0]
+
+
+async def test_a_rebuild_of_the_keys_lays_the_screen_out_once() -> None:
+    """The keys change as a turn starts and ends; each new key's first layout used to set its
+    virtual size, which asked Textual for a second layout of the whole screen."""
+    from tests.ui.helpers import settled
+
+    app = FooterApp()
+    async with app.run_test() as pilot:
+        await settled(pilot)
+        layouts: list[object] = []
+        app.screen.screen_layout_refresh_signal.subscribe(app.screen, layouts.append)
+        app.running = True
+        app.screen.refresh_bindings()
+        await settled(pilot)
+        assert "Stop" in shown(app) and "Send" not in shown(app)
+        assert len(layouts) == 1

@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING
 
 from textual.widgets import Footer
 
-from tui_assist.ui.textual_private import prune_detached_watchers, show_footer_keys_now
+from tui_assist.ui.textual_private import laid_out_footer_keys, prune_detached_watchers, show_footer_keys_now
 
 if TYPE_CHECKING:
+    from textual.app import ComposeResult
     from textual.screen import Screen
 
 
@@ -49,6 +50,11 @@ class KeysFooter(Footer):
         # when `compact` changes, which it never does here: the list would grow with every
         # rebuild (a few a turn), and with it the cost of binding each new key.
         prune_detached_watchers(self, "compact")
+
+    def compose(self) -> ComposeResult:
+        # A new key's first layout set its virtual size, which asked for a second layout of the
+        # whole screen: two for each rebuild, and the keys change as every turn starts and ends.
+        yield from laid_out_footer_keys(super().compose())
 
     def _shown_bindings(self) -> tuple[object, ...]:
         """What the keys are built from (`Footer.compose`)."""
