@@ -30,11 +30,15 @@ class KeysFooter(Footer):
         if self._rebuild_queued:
             return  # the queued rebuild reads the bindings as they are when it runs
         showing = bool(screen.app.app_focus and self.is_attached and screen is self.screen)
-        if showing and not self.children:
-            show_footer_keys_now(self)
+        if showing:
+            if not self.children:
+                show_footer_keys_now(self)
+            # Textual rebuilds after the next refresh: a layout of the screen of its own, a frame
+            # after the one that changed the bindings (a turn's start and end). Rebuilt before
+            # that refresh, the keys are laid out with the rest of the frame.
             self.call_next(self.recompose)
         else:
-            super().bindings_changed(screen)  # queues a rebuild, after a refresh, when showing
+            super().bindings_changed(screen)  # not showing: Textual only notes the bindings ready
         self._rebuild_queued = showing
 
     async def recompose(self) -> None:
