@@ -82,10 +82,11 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 FRAME_INTERVAL = 1 / 60
 """Seconds the first delta after a pause waits (one frame of Textual's: deltas that arrive
 together are drawn together), and between the slices of a burst larger than `FRAME_BUDGET`."""
-STREAM_INTERVAL = 1 / 20
-"""Least seconds between two flushes while text streams: 20 growths a second read as steady, and
-each is a frame composited and a tail parsed again (the screen's main cost per answer), so
-drawing more often (a fast stream sends many deltas a frame) would spend the CPU on that."""
+STREAM_INTERVAL = 1 / 30
+"""Least seconds between two flushes while text streams: 30 growths a second read as smooth, and
+leave room (Textual paints at most 60 frames a second) for the answer to keep that pace even
+when a frame comes late. Each flush that adds lines costs a layout of the screen and a repaint of
+the pane, so drawing every delta (a fast stream sends many a frame) would spend the CPU on that."""
 LAYOUT_LEAD = 0.012
 """Seconds before its due time that a paced flush starts. One that must lay out the screen (the
 pane scrolls, so it is repainted whole) reaches the terminal later than one that repaints a few
