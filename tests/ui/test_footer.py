@@ -141,7 +141,6 @@ async def test_a_rebuild_of_the_keys_lays_the_screen_out_once() -> None:
         assert len(layouts) == 1
 
 
-
 async def test_changed_keys_are_rebuilt_before_the_next_frame(monkeypatch) -> None:
     """A turn's start and end change the keys and mount or grow what the screen shows. Textual's
     footer rebuilt its keys only after the next refresh: a layout of the screen of their own, a
