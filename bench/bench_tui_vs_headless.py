@@ -21,7 +21,11 @@ Layouts: the same stream through the app in-process (Textual's Pilot, headless, 
 against the same fake), counting `Screen.screen_layout_refresh_signal` from sending the prompt
 to the end of the turn (goal, issue 43: <= 15).
 
-Run: `.venv/bin/python bench/bench_tui_vs_headless.py [--runs N] [--delay S] [--layouts-only]`.
+With `--baseline DIR` (another checkout, e.g. `git archive main | tar -x -C DIR`), each round also
+samples the TUI from DIR, and its layouts are counted by DIR's own copy of this bench.
+
+Run: `.venv/bin/python bench/bench_tui_vs_headless.py [--runs N] [--delay S] [--layouts-only]
+[--baseline DIR]`.
 """
 
 from __future__ import annotations
@@ -52,11 +56,13 @@ def streamed_reply(answer: str, delay: float) -> Reply:
     return Reply([Text(answer, deltas=1000)], delay=delay, hold_after=HOLD_AFTER)
 
 
-def tui_sample(terminal: Terminal, fake: FakeAnthropic, home: Path, answer: str, delay: float) -> float:
-    """The TUI's CPU seconds for one streamed answer (a fresh app, idle before and after)."""
+def tui_sample(
+    terminal: Terminal, fake: FakeAnthropic, home: Path, answer: str, delay: float, source: Path = ROOT
+) -> float:
+    """The TUI's CPU seconds for one streamed answer (a fresh app from `source`, idle before and after)."""
     work = home / "work"
     data = Path(tempfile.mkdtemp(prefix="data-tui-", dir=home))
-    name, _ = terminal.open(ROOT, ["--workdir", str(work), "--data-dir", str(data)], EMPTY_SHOWS)
+    name, _ = terminal.open(source, ["--workdir", str(work), "--data-dir", str(data)], EMPTY_SHOWS)
     try:
         pid = int(terminal.tmux("display-message", "-p", "-t", name, "#{pane_pid}").strip())
         wait_idle(pid)
@@ -142,18 +148,36 @@ def layouts_in_process(fake: FakeAnthropic, home: Path, answer: str, delay: floa
     return [asyncio.run(count_layouts(fake, home / "work", answer, delay)) for _ in range(runs)]
 
 
+def baseline_layouts(source: Path) -> str:
+    """The layouts `source`'s own copy of this bench counts (its code, in its own process)."""
+    done = subprocess.run(
+        [sys.executable, "bench/bench_tui_vs_headless.py", "--layouts-only"],
+        cwd=source,
+        env=dict(os.environ, PYTHONPATH=str(source)),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return next(
+        line.split("  ", 1)[1].strip() for line in done.stdout.splitlines() if line.startswith("layouts")
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--delay", type=float, default=0.005, help="seconds between SSE events")
     parser.add_argument("--layouts-only", action="store_true", help="only count the layouts")
+    parser.add_argument(
+        "--baseline", type=Path, help="another checkout whose TUI to sample alike (before/after)"
+    )
     args = parser.parse_args()
     answer = long_answer()
     with tempfile.TemporaryDirectory(prefix="bench-tui-headless-") as tmp, FakeAnthropic() as fake:
         home = Path(tmp)
         (home / "work").mkdir()
         rows = [("answer", f"{len(answer):,} chars in 1,000 deltas, {args.delay * 1000:g} ms apart")]
-        cpu: dict[str, list[float]] = {"tui": [], "ask": []}
+        cpu: dict[str, list[float]] = {"tui": [], "ask": [], "baseline tui": []}
         if not args.layouts_only:
             env = bench_env(home, fake)
             terminal = Terminal(app_env(home, fake.base_url))
@@ -161,9 +185,13 @@ def main() -> None:
                 for n in range(args.runs + 1):  # the first round warms the bytecode cache
                     tui = tui_sample(terminal, fake, home, answer, args.delay)
                     ask = headless_sample(env, fake, home, answer, args.delay)
+                    if args.baseline:
+                        base = tui_sample(terminal, fake, home, answer, args.delay, args.baseline.resolve())
                     if n:
                         cpu["tui"].append(tui)
                         cpu["ask"].append(ask)
+                        if args.baseline:
+                            cpu["baseline tui"].append(base)
             finally:
                 terminal.close()
             by_round = [t / a for t, a in zip(cpu["tui"], cpu["ask"], strict=True)]
@@ -178,8 +206,20 @@ def main() -> None:
                     f"range {min(by_round):.2f}-{max(by_round):.2f})  (goal <= 1.3x)",
                 ),
             ]
+            if args.baseline:
+                base_round = [b / a for b, a in zip(cpu["baseline tui"], cpu["ask"], strict=True)]
+                rows += [
+                    ("baseline TUI: CPU per answer", figure(cpu["baseline tui"])),
+                    (
+                        "baseline TUI / ask",
+                        f"{statistics.median(cpu['baseline tui']) / statistics.median(cpu['ask']):.2f}x  "
+                        f"(by round: median {statistics.median(base_round):.2f}x)",
+                    ),
+                ]
         layouts = layouts_in_process(fake, home, answer, args.delay, 3)
         rows.append(("layouts per streamed answer (Pilot)", f"{layouts}  (goal <= 15)"))
+        if args.baseline:
+            rows.append(("baseline layouts per streamed answer", baseline_layouts(args.baseline.resolve())))
     print_rows(rows)
 
 

@@ -122,3 +122,59 @@ async def test_the_first_frame_shows_the_keys() -> None:
     async with app.run_test() as pilot:
         await pilot.pause()
     assert "Send" in keys_in_frames[0]
+
+
+async def test_a_rebuild_of_the_keys_lays_the_screen_out_once() -> None:
+    """The keys change as a turn starts and ends; each new key's first layout used to set its
+    virtual size, which asked Textual for a second layout of the whole screen."""
+    from tests.ui.helpers import settled
+
+    app = FooterApp()
+    async with app.run_test() as pilot:
+        await settled(pilot)
+        layouts: list[object] = []
+        app.screen.screen_layout_refresh_signal.subscribe(app.screen, layouts.append)
+        app.running = True
+        app.screen.refresh_bindings()
+        await settled(pilot)
+        assert "Stop" in shown(app) and "Send" not in shown(app)
+        assert len(layouts) == 1
+
+
+async def test_changed_keys_are_rebuilt_before_the_next_frame(monkeypatch) -> None:
+    """A turn's start and end change the keys and mount or grow what the screen shows. Textual's
+    footer rebuilt its keys only after the next refresh: a layout of the screen of their own, a
+    frame after the rest."""
+    from tests.ui.helpers import settled
+
+    frames: list[object] = []
+    frames_before_rebuild: list[int] = []
+    recompose = Footer.recompose
+
+    async def counted(self: Footer) -> None:
+        frames_before_rebuild.append(len(frames))
+        await recompose(self)
+
+    monkeypatch.setattr(Footer, "recompose", counted)
+    app = FooterApp()
+    async with app.run_test() as pilot:
+        await settled(pilot)
+        display = app._display
+
+        def recorded(screen: Screen[object], renderable: object) -> None:
+            if renderable is not None:
+                frames.append(renderable)
+            display(screen, renderable)  # type: ignore[arg-type]
+
+        app._display = recorded  # type: ignore[method-assign]
+        frames_before_rebuild.clear()
+
+        def start_turn() -> None:  # in a handler of the app's, as the controller's calls are
+            app.running = True
+            app.screen.refresh_bindings()
+            app.screen.refresh(layout=True)
+
+        app.screen.call_later(start_turn)
+        await settled(pilot)
+        assert "Stop" in shown(app) and "Send" not in shown(app)
+        assert frames and frames_before_rebuild == [0]

@@ -237,6 +237,35 @@ async def test_while_streaming_deltas_are_merged_over_the_stream_interval(clock:
         assert _lines(widget) == ["first second third after a pause"]
 
 
+async def test_a_fast_stream_is_drawn_at_the_stream_interval_and_ends_with_all_its_text() -> None:
+    """Deltas every few milliseconds are merged into one flush per `STREAM_INTERVAL` (each is a
+    frame and a parse of the tail), and finishing draws every word of the last, unflushed ones."""
+    app = _Host()
+    async with app.run_test(size=(60, 20)) as pilot:
+        widget = app.query_one(StreamingMarkdown)
+        flushes: list[float] = []
+        render_tail = widget._render_tail
+
+        def counted() -> None:
+            flushes.append(asyncio.get_running_loop().time())
+            render_tail()
+
+        widget._render_tail = counted  # type: ignore[method-assign]
+        words = [f"w{n} " for n in range(120)]
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        for word in words:  # a model's pace: a delta every 5 ms, for about 0.6 s
+            widget.append(word)
+            await asyncio.sleep(0.005)
+        streamed_for = loop.time() - started
+        drawn_while_streaming = len(flushes)
+        widget.finish()
+        await pilot.pause()
+        assert 1 <= drawn_while_streaming <= streamed_for / streaming_markdown.STREAM_INTERVAL + 2
+        assert widget.source == "".join(words)
+        assert " ".join(_lines(widget)).split() == [word.strip() for word in words]
+
+
 async def test_a_flush_repaints_only_what_changed() -> None:
     app = _Host()
     async with app.run_test(size=(60, 20)) as pilot:

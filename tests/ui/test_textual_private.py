@@ -41,6 +41,7 @@ from tui_assist.ui.textual_private import (
     binding_chain,
     keymap,
     keymapped_bindings,
+    laid_out_footer_keys,
     prune_detached_watchers,
     rich_markdown,
     show_footer_keys_now,
@@ -148,6 +149,34 @@ async def test_a_footer_builds_no_keys_until_its_bindings_are_ready() -> None:
         show_footer_keys_now(footer)
         footer.call_later(footer.recompose)  # as Textual's footer does, in the footer's own context
         await wait_until(lambda: footer.children)
+
+
+class _KeysFooter(Footer):
+    def compose(self) -> ComposeResult:
+        yield from laid_out_footer_keys(super().compose())
+
+
+class _KeysFooterApp(App[None]):
+    BINDINGS = [Binding("f6", "ping", "Ping"), Binding("f7", "pong", "Pong")]
+
+    def compose(self) -> ComposeResult:
+        yield _KeysFooter()
+
+
+async def test_a_footers_keys_are_made_of_the_private_footer_key_and_become_laid_out_keys() -> None:
+    from textual.widgets._footer import FooterKey
+
+    app = _KeysFooterApp()
+    async with app.run_test() as pilot:
+        footer = app.query_one(_KeysFooter)
+        await wait_until(lambda: footer.children)
+        await pilot.pause()
+        keys = list(footer.children)
+        assert keys and all(type(key) is textual_private.LaidOutFooterKey for key in keys)
+        assert issubclass(textual_private.LaidOutFooterKey, FooterKey)
+        assert all(key.region.width > 0 for key in keys)
+        shown = " ".join(str(key.render()) for key in keys)
+        assert "Ping" in shown and "Pong" in shown
 
 
 class _Counter(Widget):
@@ -545,6 +574,7 @@ def test_the_check_finds_the_private_uses_the_fence_holds() -> None:
         "app._keymap",
         "screen._binding_chain",
         "footer._bindings_ready",
+        "from textual.widgets._footer import ...",
         "self.app._start_widget",
     ):
         assert use in found, use

@@ -16,6 +16,8 @@ from `Screen.active_bindings`. For the rest it has none:
   streams (see `streaming_markdown`).
 - `Screen.active_bindings` leaves out the keys of disabled actions and keys shadowed by nearer
   ones, which `/help` lists (it reads `binding_chain`).
+- `Footer.compose` makes its keys of `textual.widgets._footer.FooterKey`, which Textual does not
+  export: the footer's keys are made `LaidOutFooterKey`s as they are composed.
 - `App.bell` is the only public way to write to the terminal; notifications and the window
   title go through the driver as it does (`write_to_terminal`).
 
@@ -33,8 +35,13 @@ from textual import _time
 from textual.containers import VerticalScroll
 from textual.screen import UPDATE_PERIOD, Screen, ScreenResultType
 from textual.timer import EventTargetGone, Timer
+from textual.widgets._footer import FooterKey
+
+from tui_assist.ui.widgets.laid_out_size import LaidOutSize
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
     from markdown_it.token import Token
     from rich.markdown import Markdown
     from textual.app import App
@@ -42,6 +49,7 @@ if TYPE_CHECKING:
     from textual.dom import DOMNode
     from textual.geometry import Size
     from textual.scrollbar import ScrollBar
+    from textual.widget import Widget
     from textual.widgets import Footer
 
 # -- keys ------------------------------------------------------------------------------------------
@@ -72,6 +80,19 @@ def binding_chain(screen: Screen[Any]) -> list[tuple[DOMNode, BindingsMap]]:
 def show_footer_keys_now(footer: Footer) -> None:
     """Let `footer` build its keys without waiting for the refresh after its first bindings."""
     footer._bindings_ready = True
+
+
+class LaidOutFooterKey(LaidOutSize, FooterKey):
+    """A footer key whose virtual size only the layout sets (see `LaidOutSize`)."""
+
+
+def laid_out_footer_keys(composed: Iterable[Widget]) -> Iterator[Widget]:
+    """`Footer.compose`'s widgets, its keys made `LaidOutFooterKey`s: Textual makes them of its
+    private module's `FooterKey`, the same class whatever the footer (it exports no subclass hook)."""
+    for widget in composed:
+        if type(widget) is FooterKey:
+            widget.__class__ = LaidOutFooterKey
+        yield widget
 
 
 def prune_detached_watchers(node: DOMNode, attribute: str) -> None:

@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING
 
 from textual.widgets import Footer
 
-from tui_assist.ui.textual_private import prune_detached_watchers, show_footer_keys_now
+from tui_assist.ui.textual_private import laid_out_footer_keys, prune_detached_watchers, show_footer_keys_now
 
 if TYPE_CHECKING:
+    from textual.app import ComposeResult
     from textual.screen import Screen
 
 
@@ -29,11 +30,15 @@ class KeysFooter(Footer):
         if self._rebuild_queued:
             return  # the queued rebuild reads the bindings as they are when it runs
         showing = bool(screen.app.app_focus and self.is_attached and screen is self.screen)
-        if showing and not self.children:
-            show_footer_keys_now(self)
+        if showing:
+            if not self.children:
+                show_footer_keys_now(self)
+            # Textual rebuilds after the next refresh: a layout of the screen of its own, a frame
+            # after the one that changed the bindings (a turn's start and end). Rebuilt before
+            # that refresh, the keys are laid out with the rest of the frame.
             self.call_next(self.recompose)
         else:
-            super().bindings_changed(screen)  # queues a rebuild, after a refresh, when showing
+            super().bindings_changed(screen)  # not showing: Textual only notes the bindings ready
         self._rebuild_queued = showing
 
     async def recompose(self) -> None:
@@ -49,6 +54,11 @@ class KeysFooter(Footer):
         # when `compact` changes, which it never does here: the list would grow with every
         # rebuild (a few a turn), and with it the cost of binding each new key.
         prune_detached_watchers(self, "compact")
+
+    def compose(self) -> ComposeResult:
+        # A new key's first layout set its virtual size, which asked for a second layout of the
+        # whole screen: two for each rebuild, and the keys change as every turn starts and ends.
+        yield from laid_out_footer_keys(super().compose())
 
     def _shown_bindings(self) -> tuple[object, ...]:
         """What the keys are built from (`Footer.compose`)."""
