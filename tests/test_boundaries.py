@@ -61,3 +61,12 @@ def test_the_language_server_client_loads_only_when_a_server_starts(module: str)
     loaded = _loaded(module)
     assert "pygls" not in loaded
     assert "lsprotocol" not in loaded
+
+
+@pytest.mark.parametrize(
+    "module", ["tui_assist.session.controller", "tui_assist.session.chat", "tui_assist.store.db"]
+)
+def test_connecting_a_session_does_not_load_pydantic(module: str) -> None:
+    # A resumed conversation's newest turns are read and drawn once the screen has its controller
+    # and the store is open, before the settings are validated: pydantic loads after them.
+    assert "pydantic" not in _loaded(module)

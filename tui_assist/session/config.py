@@ -19,6 +19,7 @@ from tui_assist.core.terminal_signals import NotifyMode
 from tui_assist.providers.anthropic_info import DEFAULT_MODEL
 from tui_assist.providers.context_windows import known_context_window
 from tui_assist.providers.profiles import OpenAIProfile
+from tui_assist.session.hook_table import HookEvent
 from tui_assist.session.config_source import (
     DEFAULT_ROUNDS,
     DEFAULT_THEME,
@@ -100,23 +101,6 @@ class McpSettings(_Section):
     pass_env: list[str] = Field(default_factory=list)
     """Variables a project's or a plugin's MCP config may name in `${VAR}` (and a `headersHelper`
     gets) although their names look like secrets; the user's own servers read any variable."""
-
-
-HookEvent = Literal[
-    "SessionStart",
-    "SessionEnd",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PermissionRequest",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "Notification",
-    "SubagentStart",
-    "SubagentStop",
-    "Stop",
-    "PreCompact",
-]
-"""The points where the user's hooks run: Claude Code's events."""
 
 
 HOOK_TIMEOUT_MAX = 600.0

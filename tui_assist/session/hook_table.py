@@ -17,11 +17,28 @@ from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 from tui_assist.core.text import clip
 from tui_assist.session.claude_dirs import CLAUDE_SETTINGS_FILES
-from tui_assist.session.config import HookEvent
 
 if TYPE_CHECKING:
     from tui_assist.session.trust import ProjectFiles
 
+# Here, not in the settings' module: the controller imports this one (through `hooks`) when the
+# screen first connects, before the settings are validated, and a resumed conversation's page is
+# read and drawn then: pydantic's import would hold it back.
+HookEvent = Literal[
+    "SessionStart",
+    "SessionEnd",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "Notification",
+    "SubagentStart",
+    "SubagentStop",
+    "Stop",
+    "PreCompact",
+]
+"""The points where the user's hooks run: Claude Code's events."""
 HOOK_EVENTS: Final[tuple[str, ...]] = get_args(HookEvent)
 """Claude Code's events, every one of which runs here."""
 UNMATCHED_EVENTS: Final = frozenset({"UserPromptSubmit", "Stop"})
