@@ -122,23 +122,3 @@ async def test_the_first_frame_shows_the_keys() -> None:
     async with app.run_test() as pilot:
         await pilot.pause()
     assert "Send" in keys_in_frames[0]
-
-
-async def test_keys_are_styled_once_as_they_mount(monkeypatch) -> None:
-    """A key's `compact` starts true and is bound to the footer's false: unless the footer sets it
-    first, every key was restyled twice as it mounted (its class added, then removed)."""
-    restyled: list[FooterKey] = []
-    update_node_styles = FooterKey.update_node_styles
-
-    def counted(self: FooterKey, animate: bool = True) -> None:
-        restyled.append(self)
-        update_node_styles(self, animate)
-
-    monkeypatch.setattr(FooterKey, "update_node_styles", counted)
-    app = FooterApp()
-    async with app.run_test() as pilot:
-        await pilot.pause()
-        keys = list(app.query(FooterKey).results(FooterKey))
-        assert "Send" in shown(app)
-        assert keys and not any(key.has_class("-compact") for key in keys)
-        assert restyled == []

@@ -30,7 +30,6 @@ from textual.theme import Theme as TextualTheme
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer, Static
-from textual.widgets._footer import FooterKey
 
 from tests.wait import wait_until
 from tui_assist.paths import themes_dir
@@ -45,7 +44,6 @@ from tui_assist.ui.textual_private import (
     prune_detached_watchers,
     rich_markdown,
     show_footer_keys_now,
-    start_key_as_footer,
 )
 from tui_assist.ui.themes import discover_themes
 from tui_assist.ui.widgets.laid_out_size import LaidOutSize
@@ -150,20 +148,6 @@ async def test_a_footer_builds_no_keys_until_its_bindings_are_ready() -> None:
         show_footer_keys_now(footer)
         footer.call_later(footer.recompose)  # as Textual's footer does, in the footer's own context
         await wait_until(lambda: footer.children)
-
-
-async def test_a_footer_key_set_before_mounting_keeps_the_footers_compact() -> None:
-    """`start_key_as_footer` relies on `FooterKey.compact` being a reactive that starts true and
-    that `set_reactive` can set before the key is mounted."""
-    assert isinstance(FooterKey.compact, reactive) and FooterKey.compact._default is True
-    app = _FooterApp()
-    async with app.run_test() as pilot:
-        footer = app.query_one(_UnreadyFooter)
-        key = FooterKey("f6", "f6", "Ping", "ping")
-        start_key_as_footer(key, footer)
-        await footer.mount(key)
-        await pilot.pause()
-        assert not key.compact and not key.has_class("-compact")
 
 
 class _Counter(Widget):

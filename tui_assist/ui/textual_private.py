@@ -16,8 +16,6 @@ from `Screen.active_bindings`. For the rest it has none:
   streams (see `streaming_markdown`).
 - `Screen.active_bindings` leaves out the keys of disabled actions and keys shadowed by nearer
   ones, which `/help` lists (it reads `binding_chain`).
-- A `FooterKey` (not public) is made by `Footer.compose`; only its `compact` is set before it is
-  mounted, so that it is not restyled twice for nothing (`start_key_as_footer`).
 - `App.bell` is the only public way to write to the terminal; notifications and the window
   title go through the driver as it does (`write_to_terminal`).
 
@@ -35,7 +33,6 @@ from textual import _time
 from textual.containers import VerticalScroll
 from textual.screen import UPDATE_PERIOD, Screen, ScreenResultType
 from textual.timer import EventTargetGone, Timer
-from textual.widgets._footer import FooterKey
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
@@ -45,7 +42,6 @@ if TYPE_CHECKING:
     from textual.dom import DOMNode
     from textual.geometry import Size
     from textual.scrollbar import ScrollBar
-    from textual.widget import Widget
     from textual.widgets import Footer
 
 # -- keys ------------------------------------------------------------------------------------------
@@ -76,18 +72,6 @@ def binding_chain(screen: Screen[Any]) -> list[tuple[DOMNode, BindingsMap]]:
 def show_footer_keys_now(footer: Footer) -> None:
     """Let `footer` build its keys without waiting for the refresh after its first bindings."""
     footer._bindings_ready = True
-
-
-def start_key_as_footer(widget: Widget, footer: Footer) -> None:
-    """Give `widget`, if it is one of `footer`'s keys and not yet mounted, the footer's `compact`.
-
-    A `FooterKey`'s `compact` starts true and is then bound to the footer's: mounted, each key
-    restyled twice (its `-compact` class added, then removed). Set to the footer's value first,
-    neither happens (the bound value only confirms it).
-    """
-    if isinstance(widget, FooterKey) and not widget.is_attached:
-        widget.set_reactive(FooterKey.compact, footer.compact)
-        widget.set_class(footer.compact, "-compact", update=False)
 
 
 def prune_detached_watchers(node: DOMNode, attribute: str) -> None:

@@ -7,14 +7,9 @@ from typing import TYPE_CHECKING
 
 from textual.widgets import Footer
 
-from tui_assist.ui.textual_private import (
-    prune_detached_watchers,
-    show_footer_keys_now,
-    start_key_as_footer,
-)
+from tui_assist.ui.textual_private import prune_detached_watchers, show_footer_keys_now
 
 if TYPE_CHECKING:
-    from textual.app import ComposeResult
     from textual.screen import Screen
 
 
@@ -34,23 +29,12 @@ class KeysFooter(Footer):
         if self._rebuild_queued:
             return  # the queued rebuild reads the bindings as they are when it runs
         showing = bool(screen.app.app_focus and self.is_attached and screen is self.screen)
-        if showing:
-            if not self.children:
-                show_footer_keys_now(self)
-            # Textual rebuilds after the next refresh: a layout of the screen of its own, a frame
-            # after the one that changed the bindings (a turn's start and end). Rebuilt before
-            # that refresh, the keys are laid out with the rest of the frame.
+        if showing and not self.children:
+            show_footer_keys_now(self)
             self.call_next(self.recompose)
         else:
-            super().bindings_changed(screen)  # not showing: Textual only notes the bindings ready
+            super().bindings_changed(screen)  # queues a rebuild, after a refresh, when showing
         self._rebuild_queued = showing
-
-    def compose(self) -> ComposeResult:
-        # Each key would otherwise restyle twice as it mounts (see `start_key_as_footer`): with
-        # a dozen keys, a noticeable part of the first frame.
-        for widget in super().compose():
-            start_key_as_footer(widget, self)
-            yield widget
 
     async def recompose(self) -> None:
         self._rebuild_queued = False
