@@ -4,18 +4,20 @@ subprocess, as a user's alias does."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.session.test_strategy_bench import make_task, text
 from tui_assist.cli import main
-from tui_assist.cli.parser import GLOBAL_FLAGS, USES, parse
+from tui_assist.cli.parser import GLOBAL_FLAGS, USES, UsageError, _parse, build_parser, parse
 from tui_assist.flows.grounded import SAMPLE_CORPUS
 
 
@@ -203,3 +205,37 @@ def test_help_lists_the_ignored_global_flags_apart(home: Home) -> None:
     ignored = next(line for line in globals_.splitlines() if "ignored here" in line)
     assert "--refine" in ignored and "--data-dir" not in ignored
     assert "--data-dir DIR" in globals_
+
+
+CHAT_LINES = (
+    [], ["fix the test"], ["--model", "m1"], ["--resume"], ["--resume", "abc"], ["--continue", "go on"],
+    ["--refine", "--rounds", "2", "p"], ["p", "--theme", "t"], ["-"],
+)  # fmt: skip
+"""Chat command lines: no word of them is a command's name."""
+CHAT_ERRORS = (["hello", "world"], ["--rounds", "x"], ["--bogus"], ["p", "--workdir"], ["--", "x"])
+
+
+def test_a_chat_line_is_parsed_without_building_every_commands_parser(monkeypatch) -> None:
+    """The chat's grammar alone parses a line that names no command, as the whole grammar does."""
+    built: list[str] = []
+    add_parser = argparse._SubParsersAction.add_parser
+
+    def counted(self: Any, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        built.append(name)
+        return add_parser(self, name, **kwargs)
+
+    whole = {}
+    for argv in (*CHAT_LINES, *CHAT_ERRORS):
+        try:
+            whole[tuple(argv)] = vars(_parse(build_parser(), argv))
+        except UsageError as error:
+            whole[tuple(argv)] = (error.command, str(error))
+    monkeypatch.setattr(argparse._SubParsersAction, "add_parser", counted)
+    for argv in CHAT_LINES:
+        built.clear()
+        assert vars(parse(argv)) == whole[tuple(argv)]
+        assert built == [], argv
+    for argv in CHAT_ERRORS:  # these fall back to the whole grammar, and so read the same
+        with pytest.raises(UsageError) as error:
+            parse(argv)
+        assert (error.value.command, str(error.value)) == whole[tuple(argv)]

@@ -22,11 +22,13 @@ def test_neither_the_sdk_nor_pydantic_loads_before_the_first_frame(monkeypatch, 
     So do the permission rules (with their shell parser), compaction and the agent loop; the agent
     loop is loaded once the session has, so that the first prompt doesn't wait for it. The core's
     events, the node log and the widgets of a turn (Markdown among them) are not imported for the
-    empty first screen either.
+    empty first screen either, nor the command table and its slash commands (the screen's keys
+    are bound from `ui/command_bindings.py` alone), nor the flows, nor `json` (no state file was saved yet).
     """
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.setenv("TUI_ASSIST_HOME", str(tmp_path / "data"))  # no state file saved yet
     code = textwrap.dedent(
         """
         import asyncio, sys
@@ -42,6 +44,8 @@ def test_neither_the_sdk_nor_pydantic_loads_before_the_first_frame(monkeypatch, 
             "tui_assist.core.events", "tui_assist.core.tree", "tui_assist.core.conversation",
             "tui_assist.ui.bridge", "tui_assist.ui.screens.main_host", "tui_assist.ui.widgets.turn_view",
             "tui_assist.ui.widgets.streaming_markdown", "tui_assist.session.meter",
+            "tui_assist.session.commands", "tui_assist.session.slash_commands",
+            "tui_assist.ui.screens.main_flows", "json",
         }
         seen = {}
         original = MainScreen._after_first_frame

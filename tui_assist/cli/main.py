@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import json
 import logging
 import os
 import sys
@@ -91,6 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except SetupError as exc:
         if args is not None and command == "ask" and args.json:
+            import json
+
             from tui_assist.cli.ask import failure_json
 
             data = failure_json("refine" if getattr(args, "refine", False) else "agent", str(exc))
@@ -203,6 +204,8 @@ async def _bench_strategies(args: argparse.Namespace, settings: Settings) -> int
         concurrency=args.concurrency, on_row=progress, on_start=progress.started,
     )  # fmt: skip
     if args.json:
+        import json
+
         print(json.dumps([row.to_dict() for row in rows], indent=2, ensure_ascii=False))
     else:
         print(bench.format_report(rows, bench.summarize(rows), source=source), end="")

@@ -150,8 +150,8 @@ def _sub(subparsers: Any, name: str, uses: Sequence[str], **kwargs: Any) -> argp
     return parser
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole grammar."""
+def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
+    """The whole grammar; without `commands`, only the chat's (the global flags, `--continue`...)."""
     parser = _Parser(
         prog=PROG,
         description='A terminal chat assistant. With no command, opens the chat (`tui-assist "PROMPT"` '
@@ -165,6 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--resume", nargs="?", const="", metavar="ID", help="open the resume picker, or conversation ID"
     )
+    if not commands:
+        parser.set_defaults(command=None)
+        return parser
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     ask = _sub(sub, "ask", USES["ask"], help="run one turn headless and print the answer")
@@ -369,13 +372,29 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     Raises:
         UsageError: with one line on what is wrong.
     """
-    parser = build_parser()
+    if not any(word in COMMANDS for word in argv):
+        # No command named: the chat's grammar is enough, and building every command's parser
+        # took most of the TUI's parsing. Whatever it can't parse, the whole grammar parses again
+        # (a stray word is an invalid command there, and errors read the same).
+        try:
+            return _parse(build_parser(commands=False), argv, strict=True)
+        except UsageError:
+            pass
+    return _parse(build_parser(), argv)
+
+
+def _parse(
+    parser: argparse.ArgumentParser, argv: Sequence[str], *, strict: bool = False
+) -> argparse.Namespace:
+    """`parse` with `parser`; `strict`: any word left over is a usage error."""
     argv = list(argv)
     prompt_at = _bare_prompt_index(parser, argv)
     prompt = None
     if prompt_at is not None:
         prompt = argv.pop(prompt_at)
     args, extras = parser.parse_known_args(argv)
+    if strict and extras:
+        raise UsageError("chat", "unrecognized arguments")
     args.prompt = prompt if args.command is None else getattr(args, "prompt", None)
     command = command_name(args)
     if extras:

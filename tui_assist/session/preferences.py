@@ -12,7 +12,6 @@ choice that cannot be saved is only forgotten.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,8 +42,14 @@ class Preferences:
     def load(cls, path: Path) -> Preferences:
         """The choices saved at `path` (none when the file is missing, unreadable or malformed)."""
         try:
-            data: Any = json.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
         except (OSError, ValueError):
+            return cls()
+        import json  # only once there is a file: the TUI's start need not import it otherwise
+
+        try:
+            data: Any = json.loads(text)
+        except ValueError:
             return cls()
         if not isinstance(data, dict):
             return cls()
@@ -61,6 +66,8 @@ class Preferences:
         Returns:
             Whether they were saved.
         """
+        import json
+
         from tui_assist.tools.safe_io import write_atomically  # only when saving
 
         data = {"theme": self.theme, "refine": self.refine}

@@ -10,10 +10,12 @@ remappable by binding id under `[keymap]`) and its palette title. The screen's b
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual.binding import Binding
 
-from tui_assist.session.commands import COMMANDS, Command
+if TYPE_CHECKING:
+    from tui_assist.session.commands import Command
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +104,15 @@ BOUND: dict[str, Bound] = {
     "mcp": Bound("list_mcp", palette="mcp: list servers"),
     "mcp-restart": Bound("restart_mcp", palette="mcp: restart server"),
 }
-"""How each command with a key or a palette entry is offered, by its name in `COMMANDS`."""
+"""How each command with a key or a palette entry is offered, by its name in `COMMANDS`, in the
+order of `COMMANDS` (so the screen's keys are bound without importing the command table, and its
+slash commands, before the first frame)."""
 
 
 def bound_commands() -> list[tuple[Command, Bound]]:
     """The commands the chat binds, in the command table's order (the footer's and the palette's)."""
+    from tui_assist.session.commands import COMMANDS
+
     return [(command, BOUND[command.name]) for command in COMMANDS if command.name in BOUND]
 
 
@@ -126,7 +132,7 @@ def command_bindings() -> list[Binding]:
             priority=key.priority,
             tooltip=key.tooltip,
         )
-        for _, bound in bound_commands()
+        for bound in BOUND.values()
         for key in bound.keys
         if not bound.action.startswith("app.")
     ]

@@ -421,8 +421,10 @@ class MainScreen(PacedScreen[None]):
 
     @property
     def held_run_id(self) -> str | None:
-        """A grounded run awaiting approval (f8 approves it)."""
-        return self.flows.held_run_id
+        """A grounded run awaiting approval (f8 approves it): none until the flows are first used (the
+        footer asks before the first frame, which need not import them)."""
+        flows: FlowActions | None = self.__dict__.get("flows")
+        return None if flows is None else flows.held_run_id
 
     def action_ask_grounded(self) -> None:
         self.flows.ask_grounded()
