@@ -19,7 +19,6 @@ from tui_assist.core.terminal_signals import NotifyMode
 from tui_assist.providers.anthropic_info import DEFAULT_MODEL
 from tui_assist.providers.context_windows import known_context_window
 from tui_assist.providers.profiles import OpenAIProfile
-from tui_assist.session.hook_table import HookEvent
 from tui_assist.session.config_source import (
     DEFAULT_ROUNDS,
     DEFAULT_THEME,
@@ -27,6 +26,7 @@ from tui_assist.session.config_source import (
     ConfigError,
     resolve_model,
 )
+from tui_assist.session.hook_table import HookEvent
 from tui_assist.tools.mcp.config import McpServerConfig
 from tui_assist.tools.sandbox import SandboxMode
 
