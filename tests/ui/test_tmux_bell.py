@@ -1,10 +1,14 @@
-"""The notification in the real program: a turn that ends while the terminal is unfocused rings
-tmux's bell (tmux marks the window), one that ends while it is focused does not."""
+"""The notification in the real program: a turn that took over `notify_after` seconds rings tmux's
+bell (tmux marks the window), a quick one ending while the terminal is focused does not.
+
+The unfocused case is `tests/ui/test_terminal_signals_ui.py` (Pilot): in tmux, under load, the app
+sometimes never took the focus-out report the test wrote to its pane."""
 
 from __future__ import annotations
 
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -19,21 +23,14 @@ pytestmark = [
 ]
 
 
-def prompt_border(app: TmuxApp) -> str:
-    """The prompt box's top edge as drawn, colours included: it shows whether the prompt has focus."""
-    return next(line for line in app.screen(styled=True).splitlines() if "▔▔▔" in line)
-
-
-def test_a_turn_ending_unfocused_rings_and_one_ending_focused_does_not(
-    fake: FakeAnthropic, tmp_path: Path
-) -> None:
+def test_a_long_turn_rings_and_a_quick_focused_one_does_not(fake: FakeAnthropic, tmp_path: Path) -> None:
     away = Reply("Done while you were away.", hold_after=3)
     fake.add(Reply("Done while you looked."), away)
     work, config = tmp_path / "work", tmp_path / "config" / "tui-assist"
     work.mkdir()
     config.mkdir(parents=True)
     # the bell whatever terminal runs the tests (`auto` picks OSC 9 under iTerm2, even through tmux)
-    (config / "config.toml").write_text('notify = "bell"\n')
+    (config / "config.toml").write_text('notify = "bell"\nnotify_after = 5\n')
     env = {
         "ANTHROPIC_API_KEY": "test",
         "ANTHROPIC_BASE_URL": fake.base_url,
@@ -49,17 +46,12 @@ def test_a_turn_ending_unfocused_rings_and_one_ending_focused_does_not(
         app.wait_for("Done while you looked.", timeout=20)
         wait_until_sync(lambda: app.display("#{pane_title}") == "tui-assist · idle", 10, what="idle")
 
-        app.type("second")  # a key press tells the app it has focus, so the focus leaves after it
+        app.type("second")
         app.key("Enter")
         wait_until_sync(away.held.is_set, 20, what="the second turn streams")
         assert app.display("#{pane_title}") == "tui-assist · running"
-        assert app.display("#{window_bell_flag}") == "0"  # the turn that ended focused rang nothing
-        focused = prompt_border(app)
-        app.focus(False)  # the user switched to another window
-        wait_until_sync(lambda: prompt_border(app) != focused, 10, what="the app drew itself unfocused")
+        assert app.display("#{window_bell_flag}") == "0"  # the quick turn that ended focused rang nothing
+        time.sleep(5.5)  # the user waits past `notify_after` (the point of the test, not a sync)
         away.release()
         wait_until_sync(lambda: app.display("#{window_bell_flag}") == "1", 20, what="the bell")
-        assert app.display("#{pane_title}") == "tui-assist · done"
-        app.focus(True)
-        wait_until_sync(lambda: app.display("#{pane_title}") == "tui-assist · idle", 10, what="idle again")
         app.key("C-q")
