@@ -140,7 +140,7 @@ class TuiAssistApp(App[int]):
         raise RuntimeError("the main screen is not installed")
 
     def get_default_screen(self) -> Screen[Any]:
-        return MainScreen(self.chat_start, connect=self._connect)
+        return MainScreen(self.chat_start, connect=self._connect, session=lambda: self.session)
 
     def _connect(self, host: Host, launcher: Launcher) -> TurnController:
         """The main screen's controller over the session (see `Connect`)."""

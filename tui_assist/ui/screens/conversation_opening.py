@@ -12,7 +12,6 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from tui_assist.core.events import TextDelta, ThinkingDelta, TurnEvent
-from tui_assist.ui.screens.main_host import pages_of
 
 if TYPE_CHECKING:
     from tui_assist.core.tree import NodeRecord
@@ -97,6 +96,8 @@ class ConversationOpening:
             screen.conversation.anchor()
             await screen.conversation.mounted()
         # Only the newest turns are read; earlier ones load as the user scrolls up.
+        from tui_assist.ui.widgets.earlier_turns import pages_of
+
         screen.conversation.offer_earlier(pages_of(session, conversation_id), turns[0].seq if turns else None)
         # The last answer on screen first (bounded: a screen on top of this one draws instead);
         # the tree and the flow panel after it (the tree's first mount would hold the answer back).

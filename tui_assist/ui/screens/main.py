@@ -97,12 +97,20 @@ class MainScreen(PacedScreen[None]):
     AUTO_FOCUS = "#prompt"
     BINDINGS = command_bindings()
 
-    def __init__(self, start: StartOptions | None = None, *, connect: Connect | None = None) -> None:
+    def __init__(
+        self,
+        start: StartOptions | None = None,
+        *,
+        connect: Connect | None = None,
+        session: Callable[[], ChatSession] | None = None,
+    ) -> None:
         """The chat, opening `start`; `connect` gives it its controller (None: a screen with no
-        session, whose first use of one fails)."""
+        session, whose first use of one fails); `session`, when given, the controller's session
+        before the controller is needed."""
         super().__init__()
         self.start = start or StartOptions()
         self._connect = connect
+        self._session_alone = session
         self._controller: TurnController | None = None
         self.status_line: StatusLineGlue | None = None
         """The user's `[status_line]` command, when configured (started once the settings load)."""
@@ -209,6 +217,10 @@ class MainScreen(PacedScreen[None]):
     @property
     def session(self) -> ChatSession:
         """The session this screen was given (with its controller, on first use)."""
+        if self._controller is None and self._session_alone is not None:
+            # A conversation resumed at start reads its store before any run: the controller's
+            # modules (~50 ms) would hold back its first paint.
+            return self._session_alone()
         return self.controller.session
 
     @property
@@ -335,7 +347,8 @@ class MainScreen(PacedScreen[None]):
     def show_empty_conversation(self) -> None:
         """Empty every view of the conversation, and show the session's meter and context fill."""
         self.status.context = self.session.context_fill
-        self.host.show_meter()
+        if "host" in self.__dict__:  # (a cached property) before it, nothing was metered to clear
+            self.host.show_meter()
         self.conversation.clear_all()
         for turn_id in list(self.log_model.turns):  # f4, the tree and the flow panel read this log
             self.log_model.forget(turn_id)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from tui_assist.ui.widgets.earlier_turns import pages_of
 from tui_assist.ui.widgets.streaming_markdown import with_next_flush
 from tui_assist.ui.widgets.turn_parts import Notice
 
@@ -17,19 +18,13 @@ if TYPE_CHECKING:
     from textual.timer import Timer
 
     from tui_assist.core.observer import TurnObserver
-    from tui_assist.session.chat import ChatSession
     from tui_assist.session.controller import TurnEnded
     from tui_assist.session.mentions import Attachments
     from tui_assist.session.runs import Run
     from tui_assist.session.slash_commands import SlashInput
     from tui_assist.ui.screens.main import MainScreen
-    from tui_assist.ui.widgets.conversation import EarlierTurns, TurnView
+    from tui_assist.ui.widgets.conversation import TurnView
     from tui_assist.ui.widgets.queued_prompt import QueuedPrompt
-
-
-def pages_of(session: ChatSession, conversation_id: str) -> EarlierTurns:
-    """How the conversation pane reads the stored turns of `conversation_id`, a page at a time."""
-    return lambda before: session.stored_page(conversation_id, before=before)
 
 
 class ScreenHost:

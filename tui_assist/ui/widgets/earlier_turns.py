@@ -15,13 +15,18 @@ from tui_assist.ui.widgets.turn_parts import Notice
 from tui_assist.ui.widgets.turn_view import TurnView
 
 if TYPE_CHECKING:
-    from tui_assist.session.chat import StoredTurn
+    from tui_assist.session.chat import ChatSession, StoredTurn
     from tui_assist.ui.widgets.conversation import Conversation
 
 TurnKey = int | str
 """A stored turn: its position in the conversation (`seq`), or its id (a turn run in this session)."""
 EarlierTurns = Callable[[TurnKey], Awaitable[Sequence["StoredTurn"]]]
 """Reads the page of stored turns before a turn (`ChatSession.stored_page`)."""
+
+
+def pages_of(session: ChatSession, conversation_id: str) -> EarlierTurns:
+    """How the conversation pane reads the stored turns of `conversation_id`, a page at a time."""
+    return lambda before: session.stored_page(conversation_id, before=before)
 
 
 class EarlierTurnsPager:
