@@ -178,6 +178,28 @@ async def test_the_agent_tree_of_a_resumed_conversation_is_built_after_its_last_
         assert len(app.screen.agent_tree.root.children) == RESUME_TURNS
 
 
+async def test_the_last_answer_shows_before_the_turn_controller_is_built_and_a_turn_runs_after(
+    tmp_path: Path, stored: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The redraw reads the session alone: building the controller (its modules) held the paint back."""
+    shown_when_built: list[bool] = []
+    connect = TuiAssistApp._connect
+
+    def recording(self: TuiAssistApp, *args: Any) -> Any:
+        shown_when_built.append("That is all for step 299" in _visible(self))
+        return connect(self, *args)
+
+    monkeypatch.setattr(TuiAssistApp, "_connect", recording)
+    app = _app(tmp_path, stored)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.session.wait_ready()
+        await app.workers.wait_for_complete()
+        await _ask(app, pilot, 1)
+        assert shown_when_built == [True]  # built once, after the last answer showed
+        assert app.screen.session is app.session
+        await wait_until(pilot, lambda: "A new answer." in _visible(app))
+
+
 async def test_a_long_session_keeps_few_turns_mounted_and_reads_the_others_again_on_scrolling_up(
     tmp_path: Path,
 ) -> None:
