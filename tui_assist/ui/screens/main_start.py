@@ -74,13 +74,12 @@ class StartUp:
     async def _after_drawn(self) -> None:
         if self._opening:
             self.load_session()  # the redraw first
-            # While its store opens (waiting on the disk more than the interpreter), the redraw's
-            # Markdown parser loads in a thread: loaded here, it held up the loop, and so every
-            # step of opening the store, for as long as it took.
+            # While its store opens in a thread (waiting on the disk more than the interpreter),
+            # the redraw's Markdown parser loads here instead of after.
             await asyncio.sleep(0)
             from tui_assist.ui.widgets.streaming_markdown import load_parser
 
-            await asyncio.to_thread(load_parser)
+            load_parser()
             return  # the prompt is equipped once the conversation shows (see `_open_stored`)
         await self._equip_prompt()
         self.load_session()
