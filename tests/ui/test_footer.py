@@ -178,3 +178,25 @@ async def test_changed_keys_are_rebuilt_before_the_next_frame(monkeypatch) -> No
         await settled(pilot)
         assert "Stop" in shown(app) and "Send" not in shown(app)
         assert frames and frames_before_rebuild == [0]
+
+
+async def test_bound_keys_are_styled_once_as_they_mount(monkeypatch) -> None:
+    """A key's `compact` starts true and is bound to the footer's false: unless it starts with the
+    footer's, every key was restyled twice as it mounted (its class added, then removed)."""
+    restyled: list[FooterKey] = []
+    update_node_styles = FooterKey.update_node_styles
+
+    def counted(self: FooterKey, animate: bool = True) -> None:
+        restyled.append(self)
+        update_node_styles(self, animate)
+
+    monkeypatch.setattr(FooterKey, "update_node_styles", counted)
+    app = FooterApp()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        keys = [
+            key for key in app.query(FooterKey).results(FooterKey) if not key.has_class("-command-palette")
+        ]
+        assert "Send" in shown(app)
+        assert keys and not any(key.has_class("-compact") for key in keys)
+        assert not [key for key in restyled if key in keys]

@@ -690,3 +690,17 @@ async def test_a_screen_made_taller_than_the_text_drops_the_gap_above_it(clock: 
         assert answer.text_top == 0
         assert answer.size.height >= answer.line_count
         assert _lines(answer)[-1] == "Line 59."
+
+
+async def test_text_mounted_with_its_first_words_is_laid_out_once() -> None:
+    """Its parent lays it out as it mounts (`AwaitMount`): a layout of its own was one more."""
+    app = _Host()
+    async with app.run_test(size=(60, 20)) as pilot:
+        await settled(pilot)
+        layouts: list[object] = []
+        app.screen.screen_layout_refresh_signal.subscribe(app.screen, layouts.append)
+        widget = StreamingMarkdown("First words of an answer.\n\n")
+        await app.query_one(VerticalScroll).mount(widget)
+        await settled(pilot)
+        assert _lines(widget)[0] == "First words of an answer."
+        assert len(layouts) == 1

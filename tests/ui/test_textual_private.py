@@ -153,7 +153,7 @@ async def test_a_footer_builds_no_keys_until_its_bindings_are_ready() -> None:
 
 class _KeysFooter(Footer):
     def compose(self) -> ComposeResult:
-        yield from laid_out_footer_keys(super().compose())
+        yield from laid_out_footer_keys(super().compose(), self)
 
 
 class _KeysFooterApp(App[None]):
@@ -177,6 +177,27 @@ async def test_a_footers_keys_are_made_of_the_private_footer_key_and_become_laid
         assert all(key.region.width > 0 for key in keys)
         shown = " ".join(str(key.render()) for key in keys)
         assert "Ping" in shown and "Pong" in shown
+
+
+async def test_a_footers_keys_start_as_textual_leaves_them_compact_or_not() -> None:
+    """`laid_out_footer_keys` gives the bound keys the footer's `compact` before they mount; it
+    relies on `FooterKey.compact` starting true and on Textual leaving the palette's key unbound
+    (so compact whatever the footer's)."""
+    from textual.widgets._footer import FooterKey
+
+    assert isinstance(FooterKey.compact, reactive) and FooterKey.compact._default is True
+    app = _KeysFooterApp()
+    async with app.run_test() as pilot:
+        footer = app.query_one(_KeysFooter)
+        await wait_until(lambda: footer.children)
+        await pilot.pause()
+        palette = footer.query_one(".-command-palette", FooterKey)
+        bound = [key for key in footer.query(FooterKey).results(FooterKey) if key is not palette]
+        assert bound and not any(key.compact or key.has_class("-compact") for key in bound)
+        assert palette.compact and palette.has_class("-compact")
+        footer.compact = True
+        await pilot.pause()
+        assert all(key.compact and key.has_class("-compact") for key in bound)
 
 
 class _Counter(Widget):

@@ -86,12 +86,21 @@ class LaidOutFooterKey(LaidOutSize, FooterKey):
     """A footer key whose virtual size only the layout sets (see `LaidOutSize`)."""
 
 
-def laid_out_footer_keys(composed: Iterable[Widget]) -> Iterator[Widget]:
+def laid_out_footer_keys(composed: Iterable[Widget], footer: Footer) -> Iterator[Widget]:
     """`Footer.compose`'s widgets, its keys made `LaidOutFooterKey`s: Textual makes them of its
-    private module's `FooterKey`, the same class whatever the footer (it exports no subclass hook)."""
+    private module's `FooterKey`, the same class whatever the footer (it exports no subclass hook).
+
+    A key's `compact` starts true and is bound to the footer's: mounted, each key was restyled
+    twice (its `-compact` class added, then removed). Each bound key starts with the footer's
+    value, so the binding only confirms it. The palette's key is not bound (Textual leaves it
+    compact at any width) and keeps its default: given the footer's, it drew wider than before.
+    """
     for widget in composed:
         if type(widget) is FooterKey:
             widget.__class__ = LaidOutFooterKey
+            if not widget.has_class("-command-palette"):
+                widget.set_reactive(FooterKey.compact, footer.compact)
+                widget.set_class(footer.compact, "-compact", update=False)
         yield widget
 
 

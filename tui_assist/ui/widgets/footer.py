@@ -58,7 +58,9 @@ class KeysFooter(Footer):
     def compose(self) -> ComposeResult:
         # A new key's first layout set its virtual size, which asked for a second layout of the
         # whole screen: two for each rebuild, and the keys change as every turn starts and ends.
-        yield from laid_out_footer_keys(super().compose())
+        # And each key restyled twice as it mounted (its `compact`, then the footer's): it starts
+        # with the footer's.
+        yield from laid_out_footer_keys(super().compose(), self)
 
     def _shown_bindings(self) -> tuple[object, ...]:
         """What the keys are built from (`Footer.compose`)."""

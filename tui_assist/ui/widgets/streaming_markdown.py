@@ -258,7 +258,7 @@ class StreamingMarkdown(LaidOutSize, Widget):
         if self._pending:
             if not self.finished:
                 stream_gc.hold_full_collections(self)
-            self._flush(final=self.finished)
+            self._flush(final=self.finished, mounting=True)
 
     def on_unmount(self) -> None:
         stream_gc.release_full_collections(self, finished=False)
@@ -288,7 +288,7 @@ class StreamingMarkdown(LaidOutSize, Widget):
             self._painted.clear()
             self.refresh(layout=True)
 
-    def _flush(self, final: bool = False, *, paced: bool = False) -> None:
+    def _flush(self, final: bool = False, *, paced: bool = False, mounting: bool = False) -> None:
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
@@ -322,7 +322,11 @@ class StreamingMarkdown(LaidOutSize, Widget):
         if final and self._tail:
             self._commit_tail()
         if self._width <= 0:
-            self.refresh(layout=True)  # not laid out yet: measuring renders everything
+            # Not laid out yet: measuring renders everything. A widget being mounted needs no
+            # layout of its own: its parent asks for one once it has mounted (`AwaitMount`), and
+            # asked for now, the screen laid out twice, the answer's first frame and its parent's.
+            if not mounting:
+                self.refresh(layout=True)
             return
         if self._tail_dirty:
             self._render_tail()
