@@ -1,35 +1,31 @@
 """Markdown that streams in without re-rendering what is already finished.
 
-Textual's own streaming Markdown lays out every block of the answer on every frame, so a frame's
-cost grows with the answer. This widget splits the text at block boundaries instead: everything
-before the last safe boundary is *committed* (rendered once into cached strips, re-rendered only
-when the width or theme changes) and only the unfinished *tail* is rendered again when deltas
-arrive. The widget draws through the line API, so a flush costs O(tail + visible lines) however
-long the answer grows.
+Textual's own streaming Markdown lays out every block of the answer on every frame, so a frame's cost grows
+with the answer. This widget splits the text at block boundaries instead: everything before the last safe
+boundary is *committed* (rendered once into cached strips, re-rendered only when the width or theme changes)
+and only the unfinished *tail* is rendered again when deltas arrive. The widget draws through the line API,
+so a flush costs O(tail + visible lines) however long the answer grows.
 
-What a flush costs is mostly not this widget's work but Textual's: a taller answer means a full
-layout of the screen and a repaint of the whole pane, since anchored content scrolls. Textual
-would lay out and repaint a second time a frame later, because the layout changed the virtual
-sizes of the answer, its turn and the pane; `LaidOutSize` drops that request, so a growth is laid
-out and repainted once. So the answer can be drawn `STREAM_INTERVAL` apart while text streams
-(drawn less often, it grew in visible bursts), and the first delta after a pause is drawn on the
-next frame. A flush that changes no line repaints nothing, and
-one that changes only the tail without changing the height repaints only the tail lines that
-differ. A fast stream (more lines a second than `LAYOUT_INTERVAL` would lay out one at a time)
-keeps a few blank lines of room below its text (`stream_room.reserve_for`), so its new lines mostly fill
-that room, a repaint of a few lines; once it is full, the text moves up into an unseen gap above
-it (`stream_room`) while the pane follows it, or else the screen is laid out (about every
-`LAYOUT_INTERVAL`).
+What a flush costs is mostly not this widget's work but Textual's: a taller answer means a full layout of
+the screen and a repaint of the whole pane, since anchored content scrolls. Textual would lay out and
+repaint a second time a frame later, because the layout changed the virtual sizes of the answer, its turn
+and the pane; `LaidOutSize` drops that request, so a growth is laid out and repainted once. So the answer
+can be drawn `STREAM_INTERVAL` apart while text streams (drawn less often, it grew in visible bursts), and
+the first delta after a pause is drawn on the next frame. A flush that changes no line repaints nothing, and
+one that changes only the tail without changing the height repaints only the tail lines that differ. A fast
+stream (more lines a second than `LAYOUT_INTERVAL` would lay out one at a time) keeps a few blank lines of
+room below its text (`stream_room.reserve_for`), so its new lines mostly fill that room, a repaint of a few
+lines; once it is full, the text moves up into an unseen gap above it (`stream_room`) while the pane follows
+it, or else the screen is laid out (about every `LAYOUT_INTERVAL`).
 
 A boundary is a blank line outside a code fence that is followed by an unindented line: splitting
 there cannot change how the text before it parses (indented continuations of list items and
 indented code stay with their block).
 
-Committed chunks keep only their source and their height at the current width; their strips live
-in a small LRU cache and are rendered again on demand when scrolled back into view. So the number
-of live objects (and the cost of Python's full garbage collections, which stalled the loop
-visibly when every line of a long answer was kept as strips) stays bounded however long
-the answer or the session grows.
+Committed chunks keep only their source and their height at the current width; their strips live in a small
+LRU cache and are rendered again on demand when scrolled back into view. So the number of live objects (and
+the cost of Python's full garbage collections, which stalled the loop visibly when every line of a long
+answer was kept as strips) stays bounded however long the answer or the session grows.
 """
 
 from __future__ import annotations
@@ -322,9 +318,7 @@ class StreamingMarkdown(LaidOutSize, Widget):
         if final and self._tail:
             self._commit_tail()
         if self._width <= 0:
-            # Not laid out yet: measuring renders everything. A widget being mounted needs no
-            # layout of its own: its parent asks for one once it has mounted (`AwaitMount`), and
-            # asked for now, the screen laid out twice, the answer's first frame and its parent's.
+            # Not laid out yet; mounting, its parent lays it out (`AwaitMount`), a second layout
             if not mounting:
                 self.refresh(layout=True)
             return
