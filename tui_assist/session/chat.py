@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+from functools import cached_property
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Unpack
 
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from tui_assist.session.config import Price, Settings
     from tui_assist.session.config_source import ConfigSource
     from tui_assist.session.context import CompactionReport, ContextKeeper
+    from tui_assist.session.goals import Goals
     from tui_assist.session.history import History
     from tui_assist.session.mentions import Attachments
     from tui_assist.session.prompt_history import PromptHistory
@@ -94,10 +96,17 @@ class ChatSession(SessionParts):
         self._commands: CustomCommandLoader | None = None
         self._snapshot: TurnSnapshot | None = None
         """The running turn's checkpoints (see `session/turn_snapshot.py`)."""
+
+    @cached_property
+    def goals(self) -> Goals:
+        """The goal the next turn pursues, and the latest goal's progress (`/goal`, `ask --goal`).
+
+        Made on first use: its module brings the slash commands' (`session.commands`), which a
+        conversation resumed at start would otherwise load before its first paint.
+        """
         from tui_assist.session.goals import Goals
 
-        self.goals = Goals()
-        """The goal the next turn pursues, and the latest goal's progress (`/goal`, `ask --goal`)."""
+        return Goals()
 
     # -- the next turn -------------------------------------------------------------------------
 
@@ -221,7 +230,9 @@ class ChatSession(SessionParts):
     @property
     def context_fill(self) -> float | None:
         """How full the context was at the conversation's last request (0..1, past 1 when over), or None."""
-        return self.context.fill
+        # (None before the keeper exists: nothing was requested yet, and a resumed conversation's
+        # first paint asks before its history is read.)
+        return None if self._context is None else self._context.fill
 
     async def compact(
         self, instructions: str | None = None, observer: TurnObserver | None = None
