@@ -1,15 +1,12 @@
 """A chat session: the conversation, its turns, and the life of a persisted turn.
 
-`ChatSession.run_turn` is the one place a turn is persisted: the conversation is created on the
-first turn, the turn is begun before any model call, the strategy runs, and the turn is committed
-(or stored as cancelled) before the host shows it as done. Every host's turns reach it through
-the controller's runs (`session/controller.py`); no host knows the store's steps.
+`ChatSession.run_turn` is the one place a turn is persisted: the conversation is created on the first turn,
+the turn begun before any model call and committed (or stored as cancelled) before the host shows it as
+done. Every host's turns reach it through the controller's runs (`session/controller.py`).
 
-The parts a session runs on (settings, approval policy, provider, tools, MCP servers, store) and
-their loading are `SessionParts`'s (`session/parts.py`), which `ChatSession` extends; the meter
-and pricing are in `session/meter.py`. Beside this module, by reason to change: the strategy a
-prompt runs (`strategy_factory.py`), the store's steps at a turn's end (`turn_store.py`), the
-hooks that run before a turn (`hook_events.py`), and stored turns read back (`stored_turns.py`).
+The parts a session runs on and their loading are `SessionParts`'s (`session/parts.py`). Beside this
+module, by reason to change: `meter.py`, `strategy_factory.py` (the strategy a prompt runs),
+`turn_store.py` (a turn's end in the store), `hook_events.py` and `stored_turns.py`.
 """
 
 from __future__ import annotations
@@ -17,8 +14,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from functools import cached_property
 from collections.abc import Sequence
+from functools import cached_property
 from typing import TYPE_CHECKING, Unpack
 
 from tui_assist.core.conversation import Conversation
@@ -99,12 +96,8 @@ class ChatSession(SessionParts):
 
     @cached_property
     def goals(self) -> Goals:
-        """The goal the next turn pursues, and the latest goal's progress (`/goal`, `ask --goal`).
-
-        Made on first use: its module brings the slash commands' (`session.commands`), which a
-        conversation resumed at start would otherwise load before its first paint.
-        """
-        from tui_assist.session.goals import Goals
+        """The goal the next turn pursues, and the latest goal's progress (`/goal`, `ask --goal`)."""
+        from tui_assist.session.goals import Goals  # (late: it loads `session.commands`)
 
         return Goals()
 
@@ -230,9 +223,7 @@ class ChatSession(SessionParts):
     @property
     def context_fill(self) -> float | None:
         """How full the context was at the conversation's last request (0..1, past 1 when over), or None."""
-        # (None before the keeper exists: nothing was requested yet, and a resumed conversation's
-        # first paint asks before its history is read.)
-        return None if self._context is None else self._context.fill
+        return None if self._context is None else self._context.fill  # (no keeper: no request yet)
 
     async def compact(
         self, instructions: str | None = None, observer: TurnObserver | None = None
@@ -329,8 +320,7 @@ class ChatSession(SessionParts):
         if self.hooks is None or not self.hooks.of("UserPromptSubmit"):
             return
         if self.conversation_id is None and self.store is not None:
-            # Every hook gets the conversation's id, the first turn's too: store it now (titled
-            # by this turn, as `start_conversation` does).
+            # Every hook gets the conversation's id, the first turn's too: store it now (titled by it).
             try:
                 await self.start_conversation()
             except Exception:  # the turn's `_begin` tells the user the store failed
