@@ -2,11 +2,11 @@
 
 `ChatSession.run_turn` is the one place a turn is persisted: the conversation is created on the first turn,
 the turn begun before any model call and committed (or stored as cancelled) before the host shows it as
-done. Every host's turns reach it through the controller's runs (`session/controller.py`).
-
-The parts a session runs on and their loading are `SessionParts`'s (`session/parts.py`). Beside this
-module, by reason to change: `meter.py`, `strategy_factory.py` (the strategy a prompt runs),
-`turn_store.py` (a turn's end in the store), `hook_events.py` and `stored_turns.py`.
+done. Every host's turns reach it through the controller's runs (`session/controller.py`); no host knows
+the store's steps. The parts a session runs on and their loading are `SessionParts`'s (`session/parts.py`),
+which `ChatSession` extends. Beside this module, by reason to change: `meter.py` (the meter and pricing),
+`strategy_factory.py` (the strategy a prompt runs), `turn_store.py` (a turn's end in the store),
+`hook_events.py` and `stored_turns.py`.
 """
 
 from __future__ import annotations
@@ -320,7 +320,7 @@ class ChatSession(SessionParts):
         if self.hooks is None or not self.hooks.of("UserPromptSubmit"):
             return
         if self.conversation_id is None and self.store is not None:
-            # Every hook gets the conversation's id, the first turn's too: store it now (titled by it).
+            # Every hook gets the conversation's id, the first turn's too: store it now, titled by this turn.
             try:
                 await self.start_conversation()
             except Exception:  # the turn's `_begin` tells the user the store failed
