@@ -222,7 +222,10 @@ def main() -> None:
         rows += [
             (f"{label}empty session: full screen", figure(e)),
             (f"{label}--resume {args.turns} turns: last answer shown", figure(r)),
-            (f"{label}resume / empty", f"{statistics.median(r) / statistics.median(e):.2f}x  (goal <= 1.25x)"),
+            (
+                f"{label}resume / empty",
+                f"{statistics.median(r) / statistics.median(e):.2f}x  (goal <= 1.25x)",
+            ),
             (f"{label}keystroke, empty session", figure(ke)),
             (f"{label}keystroke, {args.turns} turns", figure(kr)),
             (
