@@ -20,12 +20,15 @@ import pytest
 from rich.console import Console
 from rich.markdown import Markdown
 from textual import _time
+from textual._compositor import ChopsUpdate, Compositor
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
 from textual.dom import DOMNode
-from textual.geometry import Offset, Size
+from textual.geometry import Offset, Region, Size
 from textual.reactive import Reactive, reactive
 from textual.screen import Screen
+from textual.strip import Strip
 from textual.theme import Theme as TextualTheme
 from textual.timer import Timer
 from textual.widget import Widget
@@ -35,6 +38,7 @@ from tests.wait import wait_until
 from tui_assist.paths import themes_dir
 from tui_assist.ui import textual_private
 from tui_assist.ui.textual_private import (
+    CroppedCompositor,
     FrameTimer,
     PacedScreen,
     StripBarVerticalScroll,
@@ -67,6 +71,9 @@ def _digest(function: object) -> str:
         ("Screen._update_timer", Screen._update_timer.fget, "6736ab93692ef9ed"),
         ("Timer._run", Timer._run, "60c942a84c1a8765"),
         ("Markdown.__init__", Markdown.__init__, "f62a531a8a981101"),
+        ("Compositor._get_renders", Compositor._get_renders, "8ac93299aa5d3bef"),
+        ("Compositor._render_chops", Compositor._render_chops, "ca8c3359d7afd017"),
+        ("ChopsUpdate.__rich_console__", ChopsUpdate.__rich_console__, "c45d5804ef810b78"),
     ],
 )
 def test_the_upstream_code_the_fence_adapts_is_unchanged(what: str, function: object, digest: str) -> None:
@@ -291,6 +298,76 @@ async def test_a_paced_screen_draws_its_frames_with_a_frame_timer() -> None:
         app.query_one("#text", Static).update("second")
         await wait_until(lambda: screen.frames > drawn and not timer._active.is_set())
     assert timer._task is None  # stopped with the screen, as the timers `set_interval` makes
+
+
+class _Cropped(PacedScreen[None]):
+    """A pane that scrolls, a side panel, and a bar below: the main screen's shape."""
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            with VerticalScroll(id="pane"):
+                yield Static("\n".join(f"line {i} " * 4 for i in range(60)), id="text")
+            yield Static("side\npanel", id="side")
+        yield Static("the status bar", id="bar")
+
+    DEFAULT_CSS = """
+    #side { width: 12; background: $panel; }
+    #bar { dock: bottom; height: 1; background: $primary; }
+    """
+
+
+class _CroppedApp(App[None]):
+    def get_default_screen(self) -> Screen[None]:
+        return _Cropped()
+
+
+@pytest.mark.parametrize(
+    "dirty",
+    [
+        [Region(2, 5, 20, 3)],  # a few rows of the pane
+        [Region(0, 4, 50, 1), Region(3, 9, 5, 2)],  # two, in one crop
+        [Region(10, 2, 40, 6)],  # the pane and the side panel
+        [Region(0, 15, 50, 5)],  # the pane's last rows and the bar
+        [Region(0, 0, 50, 20)],  # all of it (but a partial update)
+    ],
+)
+async def test_a_cropped_compositor_writes_what_textuals_writes_rendering_only_those_rows(
+    dirty: list[Region], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = _CroppedApp()
+    async with app.run_test(size=(50, 20)) as pilot:
+        screen = app.screen
+        assert isinstance(screen._compositor, CroppedCompositor)
+        pane, bar = app.query_one("#pane", VerticalScroll), app.query_one("#bar")
+        pane.scroll_to(y=7, animate=False)  # the pane's text is clipped at both ends
+        await pilot.pause()
+        assert pane.scroll_y == 7
+        rendered: list[tuple[Widget, int]] = []
+        render_lines = Widget.render_lines
+
+        def counted(widget: Widget, crop: Region) -> list[Strip]:
+            rendered.append((widget, crop.height))
+            return render_lines(widget, crop)
+
+        monkeypatch.setattr(Widget, "render_lines", counted)
+        writes: dict[type[Compositor], str] = {}
+        rows: dict[type[Compositor], dict[Widget, int]] = {}
+        for kind in (Compositor, CroppedCompositor):
+            compositor = kind()
+            compositor.reflow(screen, screen.size)
+            compositor._dirty_regions.clear()  # the first reflow marks it all
+            compositor._dirty_regions.update(dirty)
+            rendered.clear()
+            update = compositor.render_partial_update()
+            assert isinstance(update, ChopsUpdate)
+            writes[kind] = update.render_segments(app.console)
+            rows[kind] = dict(rendered)  # each widget is rendered once an update
+    assert writes[CroppedCompositor] == writes[Compositor]
+    crop = Region.from_union(dirty)
+    for widget, widget_rows in rows[CroppedCompositor].items():
+        assert widget_rows <= min(rows[Compositor][widget], crop.height)
+    if crop.bottom < 19:
+        assert bar in rows[Compositor] and bar not in rows[CroppedCompositor]
 
 
 # -- the conversation's scrollbar ------------------------------------------------------------------

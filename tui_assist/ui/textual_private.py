@@ -18,6 +18,8 @@ from `Screen.active_bindings`. For the rest it has none:
   ones, which `/help` lists (it reads `binding_chain`).
 - `Footer.compose` makes its keys of `textual.widgets._footer.FooterKey`, which Textual does not
   export: the footer's keys are made `LaidOutFooterKey`s as they are composed.
+- A screen renders through its `Compositor`, which for a repaint of a few rows renders whole the
+  widgets around them: `CroppedCompositor` renders only the rows written.
 - `App.bell` is the only public way to write to the terminal; notifications and the window
   title go through the driver as it does (`write_to_terminal`).
 
@@ -32,7 +34,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from textual import _time
+from textual._compositor import Compositor
 from textual.containers import VerticalScroll
+from textual.geometry import Region
 from textual.screen import UPDATE_PERIOD, Screen, ScreenResultType
 from textual.timer import EventTargetGone, Timer
 from textual.widgets._footer import FooterKey
@@ -49,6 +53,7 @@ if TYPE_CHECKING:
     from textual.dom import DOMNode
     from textual.geometry import Size
     from textual.scrollbar import ScrollBar
+    from textual.strip import Strip
     from textual.widget import Widget
     from textual.widgets import Footer
 
@@ -191,10 +196,38 @@ def paced_update_timer(screen: Screen[Any]) -> Timer:
     return timer
 
 
+class CroppedCompositor(Compositor):
+    """A `Compositor` whose partial updates render only the rows they write.
+
+    For an update of a few rows, Textual renders every widget whose clip (its container's region)
+    overlaps the update, and all of the rows of each widget shown whole: each growth of a streamed
+    answer rendered the status bar, the footer, the prompt and the side panel, and every row of
+    the screen's containers. Only the rows of the update are written (`ChopsUpdate`), and a
+    widget's rows are rendered whole across (its cuts stay where the chops expect them).
+    """
+
+    def _get_renders(self, crop: Region | None = None) -> Iterable[tuple[Region, Region, list[Strip]]]:
+        if crop is None:
+            yield from super()._get_renders()
+            return
+        for widget, (region, clip) in self.visible_widgets.items():
+            shown = region.intersection(clip)
+            written = shown.intersection(crop)
+            if not written:
+                continue
+            rows = Region(shown.x, written.y, shown.width, written.height)
+            yield region, rows, widget.render_lines(rows.translate((-region.x, -region.y)))
+
+
 class PacedScreen(Screen[ScreenResultType]):
-    """A screen whose frames are drawn by a `FrameTimer`: as soon as asked for, at most one a period."""
+    """A screen whose frames are drawn by a `FrameTimer` (as soon as asked for, at most one a
+    period) and rendered by a `CroppedCompositor`."""
 
     _frame_timer: Timer | None = None
+
+    def __init__(self, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name, id, classes)
+        self._compositor = CroppedCompositor()
 
     @property
     def _update_timer(self) -> Timer:
