@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.geometry import Region
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widget import Widget
+from textual.widgets import Footer, Input, Static
 from textual.widgets._footer import FooterKey
 
+from tui_assist.ui.textual_private import PacedScreen
 from tui_assist.ui.widgets.footer import KeysFooter
 
 
@@ -178,6 +181,53 @@ async def test_changed_keys_are_rebuilt_before_the_next_frame(monkeypatch) -> No
         await settled(pilot)
         assert "Stop" in shown(app) and "Send" not in shown(app)
         assert frames and frames_before_rebuild == [0]
+
+
+class _PacedFooterScreen(PacedScreen[None]):
+    def compose(self) -> ComposeResult:
+        yield Input()
+        yield KeysFooter()
+
+
+class PacedFooterApp(FooterApp):
+    """The footer on a screen drawn as soon as asked for, as the main screen is."""
+
+    def get_default_screen(self) -> Screen[None]:
+        return _PacedFooterScreen()
+
+
+async def test_a_rebuild_asks_for_the_layout_of_its_keys_once(monkeypatch) -> None:
+    """Textual's `mount` asks for the new keys' layout when they are mounted, and again from a
+    copy of that request it schedules itself, which came after the frame that laid the keys out:
+    a layout of the whole screen for nothing, as every turn starts and ends."""
+    from tests.ui.helpers import settled
+
+    app = PacedFooterApp()
+    async with app.run_test() as pilot:
+        await settled(pilot)
+        footer = app.query_one(KeysFooter)
+        old_keys = set(footer.children)
+        after_laid_out: list[bool] = []
+        refresh = Widget.refresh
+
+        def noted(self: Widget, *regions: Region, **options: bool) -> Widget:
+            keys = footer.children
+            if self is footer and options.get("layout") and keys and not old_keys & set(keys):
+                after_laid_out.append(all(key.region for key in keys if key.display))
+            return refresh(self, *regions, **options)
+
+        monkeypatch.setattr(Widget, "refresh", noted)
+
+        def start_turn() -> None:  # as the chat's turn starts: the keys change, a turn mounts
+            app.running = True
+            app.screen.refresh_bindings()
+            app.screen.mount(Static("a turn"), before=footer)
+
+        app.screen.call_later(start_turn)
+        await settled(pilot)
+        assert "Stop" in shown(app) and "Send" not in shown(app)
+        assert all(key.region for key in footer.children if key.display)
+        assert after_laid_out and not any(after_laid_out)  # asked while mounting, not after the layout
 
 
 async def test_bound_keys_are_styled_once_as_they_mount(monkeypatch) -> None:

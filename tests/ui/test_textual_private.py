@@ -521,6 +521,28 @@ class _SizedApp(App[None]):
         yield _Sized("\n".join(["line"] * 5))
 
 
+async def test_an_awaited_mount_asks_its_parent_for_a_layout_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`KeysFooter` drops the second of these (it came after the frame that laid out its new keys):
+    were there only one, it would drop a request of its own."""
+    app = App[None]()
+    async with app.run_test() as pilot:
+        parent = Widget()
+        await app.screen.mount(parent)
+        await pilot.pause()
+        asked: list[bool] = []
+        refresh = Widget.refresh
+
+        def noted(self: Widget, *regions: Region, **options: bool) -> Widget:
+            if self is parent and options.get("layout"):
+                asked.append(True)
+            return refresh(self, *regions, **options)
+
+        monkeypatch.setattr(Widget, "refresh", noted)
+        await parent.mount(Static("a key"))
+        await pilot.pause()
+    assert len(asked) == 2
+
+
 async def test_a_laid_out_size_widget_is_sized_by_the_layout_and_asks_for_no_layout_itself() -> None:
     """`LaidOutSize` redeclares Textual's `virtual_size` without its layout flag: the layout sets it
     (`Widget._size_updated`), and a change of it must not ask for a second layout."""

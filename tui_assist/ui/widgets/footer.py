@@ -3,7 +3,7 @@ of binding changes."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from textual.widgets import Footer
 
@@ -11,6 +11,7 @@ from tui_assist.ui.textual_private import laid_out_footer_keys, prune_detached_w
 
 if TYPE_CHECKING:
     from textual.app import ComposeResult
+    from textual.geometry import Region
     from textual.screen import Screen
 
 
@@ -25,6 +26,8 @@ class KeysFooter(Footer):
 
     _rebuild_queued = False
     _shown: tuple[object, ...] = ()
+    _mount_layout_due = False
+    """A rebuild's keys are mounted and their layout asked for; Textual's second request is to come."""
 
     def bindings_changed(self, screen: Screen) -> None:
         if self._rebuild_queued:
@@ -50,10 +53,22 @@ class KeysFooter(Footer):
             return
         self._shown = shown
         await super().recompose()
+        # The mount asked for the layout of the new keys; Textual's `mount` also schedules that
+        # request a second time, which comes after the frame that laid them out: a layout of the
+        # whole screen for nothing, at every turn's start and end. (A mount of no keys asks none.)
+        self._mount_layout_due = self.is_attached and bool(self.children)
         # Each key binds `compact` to the footer, and Textual drops a removed key's watcher only
         # when `compact` changes, which it never does here: the list would grow with every
         # rebuild (a few a turn), and with it the cost of binding each new key.
         prune_detached_watchers(self, "compact")
+
+    def refresh(
+        self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False
+    ) -> Self:
+        if self._mount_layout_due and layout and not (regions or recompose):
+            self._mount_layout_due = False
+            return self  # that second request, or one before it, which the second then serves
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
     def compose(self) -> ComposeResult:
         # A new key's first layout set its virtual size, which asked for a second layout of the
