@@ -303,17 +303,17 @@ async def test_a_paced_screen_draws_its_frames_with_a_frame_timer() -> None:
 class _Cropped(PacedScreen[None]):
     """A pane that scrolls, a side panel, and a bar below: the main screen's shape."""
 
+    DEFAULT_CSS = """
+    #side { width: 12; background: $panel; }
+    #bar { dock: bottom; height: 1; background: $primary; }
+    """
+
     def compose(self) -> ComposeResult:
         with Horizontal():
             with VerticalScroll(id="pane"):
                 yield Static("\n".join(f"line {i} " * 4 for i in range(60)), id="text")
             yield Static("side\npanel", id="side")
         yield Static("the status bar", id="bar")
-
-    DEFAULT_CSS = """
-    #side { width: 12; background: $panel; }
-    #bar { dock: bottom; height: 1; background: $primary; }
-    """
 
 
 class _CroppedApp(App[None]):
