@@ -237,6 +237,34 @@ async def test_while_streaming_deltas_are_merged_over_the_stream_interval(clock:
         assert _lines(widget) == ["first second third after a pause"]
 
 
+async def test_a_flush_its_timer_ran_early_keeps_the_stream_interval(clock: _Clock) -> None:
+    """A paced flush starts `LAYOUT_LEAD` before it is due, and a timer can fire a little earlier
+    still: the next flush is due `STREAM_INTERVAL` after this one was due, not after it ran (from
+    then, the pace drifted to a flush every `STREAM_INTERVAL - LAYOUT_LEAD`)."""
+    app = _Host()
+    async with app.run_test(size=(60, 20)):
+        widget = app.query_one(StreamingMarkdown)
+        delays: list[float] = []
+        original = widget.set_timer
+
+        def recording(delay: float, *args: Any, **kwargs: Any) -> Any:
+            delays.append(delay)
+            return original(delay, *args, **kwargs)
+
+        widget.set_timer = recording  # type: ignore[method-assign]
+        widget.append("first ")
+        widget.flush()
+        due = clock.now + streaming_markdown.STREAM_INTERVAL
+        clock.now += 0.005
+        widget.append("second ")
+        clock.now = due - streaming_markdown.LAYOUT_LEAD - 0.0005  # its timer fired (a bit early)
+        widget._on_frame()
+        clock.now += 0.005
+        widget.append("third ")
+        next_due = due + streaming_markdown.STREAM_INTERVAL
+        assert delays[-1] == pytest.approx(next_due - streaming_markdown.LAYOUT_LEAD - clock.now)
+
+
 async def test_a_fast_stream_is_drawn_at_the_stream_interval_and_ends_with_all_its_text() -> None:
     """Deltas every few milliseconds are merged into one flush per `STREAM_INTERVAL` (each is a
     frame and a parse of the tail), and finishing draws every word of the last, unflushed ones."""

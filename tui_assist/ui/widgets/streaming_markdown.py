@@ -298,11 +298,13 @@ class StreamingMarkdown(LaidOutSize, Widget):
         old_tail = self._tail_lines
         if self._pending:
             # A flush the busy loop ran late counts from when it was due, so the next one is not
-            # late too: lateness does not add up into longer gaps between growths. (One started
-            # early is drawn when due, or earlier by what its layout costs: see `LAYOUT_LEAD`.)
+            # late too: lateness does not add up into longer gaps between growths. So does one its
+            # timer started early (see `LAYOUT_LEAD`; a timer can fire a little earlier still):
+            # counted from then, the pace would drift to a flush every STREAM_INTERVAL - LAYOUT_LEAD.
             now = time.monotonic()
             late = now - self._due
-            self._flushed_at = self._due if -LAYOUT_LEAD <= late < STREAM_INTERVAL else now
+            on_time = -LAYOUT_LEAD <= late < STREAM_INTERVAL or (paced and late < 0)
+            self._flushed_at = self._due if on_time else now
             queued = "".join(self._pending)
             self._pending.clear()
             if len(queued) > FRAME_BUDGET:
