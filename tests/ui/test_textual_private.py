@@ -7,6 +7,7 @@ behaviour, or (for code the fence copies and adapts) its source.
 from __future__ import annotations
 
 import ast
+import asyncio
 import dataclasses
 import hashlib
 import importlib
@@ -46,6 +47,7 @@ from tui_assist.ui.textual_private import (
     keymap,
     keymapped_bindings,
     laid_out_footer_keys,
+    layout_now,
     prune_detached_watchers,
     rich_markdown,
     show_footer_keys_now,
@@ -70,6 +72,7 @@ def _digest(function: object) -> str:
         ("Widget._scroll_update", Widget._scroll_update, "edb9f6257285830d"),
         ("Screen._update_timer", Screen._update_timer.fget, "6736ab93692ef9ed"),
         ("Timer._run", Timer._run, "60c942a84c1a8765"),
+        ("Widget._check_refresh", Widget._check_refresh, "ad1c8196be9747bf"),
         ("Markdown.__init__", Markdown.__init__, "f62a531a8a981101"),
         ("Compositor._get_renders", Compositor._get_renders, "8ac93299aa5d3bef"),
         ("Compositor._render_chops", Compositor._render_chops, "ca8c3359d7afd017"),
@@ -298,6 +301,53 @@ async def test_a_paced_screen_draws_its_frames_with_a_frame_timer() -> None:
         app.query_one("#text", Static).update("second")
         await wait_until(lambda: screen.frames > drawn and not timer._active.is_set())
     assert timer._task is None  # stopped with the screen, as the timers `set_interval` makes
+
+
+class _TwoWidgets(PacedScreen[None]):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ticks: list[bool] = []
+        """Whether each frame laid the screen out."""
+
+    def compose(self) -> ComposeResult:
+        yield Static("a bar", id="bar")
+        yield Static("one line", id="text")
+
+    def _on_timer_update(self) -> None:
+        self.ticks.append(self._layout_required)
+        super()._on_timer_update()
+
+
+@pytest.mark.parametrize("now", [True, False])
+async def test_layout_now_lays_out_in_the_frame_another_widgets_repaint_starts(now: bool) -> None:
+    """A turn's end asks for the answer's last layout and repaints the status bar: asked for at
+    once, the layout is in the frame the repaint starts; asked for from the widget's idle handler,
+    as `refresh(layout=True)` does, it waits for the next frame, a period later."""
+
+    class Host(App[None]):
+        def get_default_screen(self) -> Screen[None]:
+            return _TwoWidgets()
+
+    app = Host()
+    async with app.run_test():
+        screen = app.screen
+        assert isinstance(screen, _TwoWidgets)
+        await wait_until(lambda: not screen._update_timer._active.is_set())
+        screen.ticks = []
+        text = app.query_one("#text", Static)
+
+        async def busy() -> None:  # (the answer's pump had work of its own at the turn's end)
+            await asyncio.sleep(0.1)
+
+        text.call_later(busy)  # its idle handler, and so what `refresh` asks, comes after this
+        text.update("two\nlines", layout=False)
+        if now:
+            layout_now(text)
+        else:
+            text.refresh(layout=True)
+        app.query_one("#bar", Static).refresh()
+        await wait_until(lambda: text.size.height == 2)
+        assert screen.ticks[0] is now
 
 
 class _Cropped(PacedScreen[None]):

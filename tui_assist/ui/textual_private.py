@@ -18,6 +18,8 @@ from `Screen.active_bindings`. For the rest it has none:
   ones, which `/help` lists (it reads `binding_chain`).
 - `Footer.compose` makes its keys of `textual.widgets._footer.FooterKey`, which Textual does not
   export: the footer's keys are made `LaidOutFooterKey`s as they are composed.
+- `Widget.refresh(layout=True)` asks its screen for the layout only once the widget is idle:
+  `layout_now` asks at once (`Widget._check_refresh`).
 - A screen renders through its `Compositor`, which for a repaint of a few rows renders whole the
   widgets around them: `CroppedCompositor` renders only the rows written.
 - `App.bell` is the only public way to write to the terminal; notifications and the window
@@ -217,6 +219,18 @@ class CroppedCompositor(Compositor):
                 continue
             rows = Region(shown.x, written.y, shown.width, written.height)
             yield region, rows, widget.render_lines(rows.translate((-region.x, -region.y)))
+
+
+def layout_now(widget: Widget) -> None:
+    """Lay `widget` out in the screen's next frame, asked for now rather than when it is next idle.
+
+    `refresh(layout=True)` tells the screen from the widget's idle handler (`_check_refresh`); a
+    repaint another widget asked for meanwhile starts a frame without the layout, and as a frame
+    starts at most once a period, the layout waited a period more (a finished answer's last lines
+    waited behind the status bar's change at the turn's end).
+    """
+    widget.refresh(layout=True)
+    widget._check_refresh()
 
 
 class PacedScreen(Screen[ScreenResultType]):

@@ -43,6 +43,7 @@ from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
 
+from tui_assist.ui.textual_private import layout_now
 from tui_assist.ui.widgets import stream_gc, stream_room
 from tui_assist.ui.widgets.laid_out_size import LaidOutSize
 from tui_assist.ui.widgets.markdown_render import (
@@ -298,13 +299,11 @@ class StreamingMarkdown(LaidOutSize, Widget):
         old_tail = self._tail_lines
         if self._pending:
             # A flush the busy loop ran late counts from when it was due, so the next one is not
-            # late too: lateness does not add up into longer gaps between growths. So does one its
-            # timer started early (see `LAYOUT_LEAD`; a timer can fire a little earlier still):
-            # counted from then, the pace would drift to a flush every STREAM_INTERVAL - LAYOUT_LEAD.
-            now = time.monotonic()
-            late = now - self._due
+            # late too (lateness does not add up into longer gaps), and so does one its timer ran
+            # early (`LAYOUT_LEAD`, or a little more): counted from then, the pace drifted sooner.
+            late = time.monotonic() - self._due
             on_time = -LAYOUT_LEAD <= late < STREAM_INTERVAL or (paced and late < 0)
-            self._flushed_at = self._due if on_time else now
+            self._flushed_at = self._due + (0 if on_time else late)
             queued = "".join(self._pending)
             self._pending.clear()
             if len(queued) > FRAME_BUDGET:
@@ -335,7 +334,10 @@ class StreamingMarkdown(LaidOutSize, Widget):
                 return
             self._offset = 0 if final else stream_room.gap_for(self, lines, rate)
             stream_room.note_gap(self, self._offset)
-            self.refresh(layout=True)
+            if final:  # the answer's end: not a frame after what the turn's end repaints
+                layout_now(self)
+            else:
+                self.refresh(layout=True)
             # A layout's frame is the costliest of the stream: what waits for a flush joins the
             # next repaint within the room instead, unless no room is kept (each growth lays out).
             self._drawn(with_waiting=not self._reserve)
@@ -400,11 +402,9 @@ class StreamingMarkdown(LaidOutSize, Widget):
 
     def _changed_region(self, top: int, old_tail: list[Strip], end: int) -> Region | None:
         """The lines from `top` to `end` that differ from what they showed (the gap line and
-        `old_tail` from `top`, the height committed before): often one line, often none.
-
-        Committing part of the tail draws the same lines as before from a chunk, so this repaints
-        only the lines the new text changed (the whole old tail, 20-40 lines, used to be repainted).
-        """
+        `old_tail` from `top`, the height committed before): often one line, often none. Committing
+        part of the tail draws the same lines as before from a chunk, so only the lines the new text
+        changed are repainted (the whole old tail, 20-40 lines, used to be)."""
         old = [_BLANK] * (1 if top and old_tail else 0) + old_tail
         changed: list[int] = []
         for y in range(top, end):
