@@ -202,18 +202,24 @@ async def test_finished_blocks_are_committed_and_rendered_once(monkeypatch: pyte
         assert "Part 0" in text and "return 2" in text and "The end." in text
 
 
+def _timer_delays(widget: StreamingMarkdown) -> list[float]:
+    """The delays of the timers `widget` sets from now on, as it sets them."""
+    delays: list[float] = []
+    original = widget.set_timer
+
+    def recording(delay: float, *args: Any, **kwargs: Any) -> Any:
+        delays.append(delay)
+        return original(delay, *args, **kwargs)
+
+    widget.set_timer = recording  # type: ignore[method-assign]
+    return delays
+
+
 async def test_while_streaming_deltas_are_merged_over_the_stream_interval(clock: _Clock) -> None:
     app = _Host()
     async with app.run_test(size=(60, 20)) as pilot:
         widget = app.query_one(StreamingMarkdown)
-        delays: list[float] = []
-        original = widget.set_timer
-
-        def recording(delay: float, *args: Any, **kwargs: Any) -> Any:
-            delays.append(delay)
-            return original(delay, *args, **kwargs)
-
-        widget.set_timer = recording  # type: ignore[method-assign]
+        delays = _timer_delays(widget)
         # The first delta after a pause is drawn on the next frame...
         widget.append("first ")
         assert delays == [streaming_markdown.FRAME_INTERVAL]
@@ -244,14 +250,7 @@ async def test_a_flush_its_timer_ran_early_keeps_the_stream_interval(clock: _Clo
     app = _Host()
     async with app.run_test(size=(60, 20)):
         widget = app.query_one(StreamingMarkdown)
-        delays: list[float] = []
-        original = widget.set_timer
-
-        def recording(delay: float, *args: Any, **kwargs: Any) -> Any:
-            delays.append(delay)
-            return original(delay, *args, **kwargs)
-
-        widget.set_timer = recording  # type: ignore[method-assign]
+        delays = _timer_delays(widget)
         widget.append("first ")
         widget.flush()
         due = clock.now + streaming_markdown.STREAM_INTERVAL

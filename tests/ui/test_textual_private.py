@@ -274,13 +274,20 @@ def test_the_timer_internals_the_frame_timer_uses_exist() -> None:
 
 
 class _Paced(PacedScreen[None]):
-    frames = 0
+    def __init__(self) -> None:
+        super().__init__()
+        self.ticks: list[bool] = []
+        """Whether each frame laid the screen out."""
+
+    @property
+    def frames(self) -> int:
+        return len(self.ticks)
 
     def compose(self) -> ComposeResult:
         yield Static("first", id="text")
 
     def _on_timer_update(self) -> None:
-        self.frames += 1
+        self.ticks.append(self._layout_required)
         super()._on_timer_update()
 
 
@@ -303,19 +310,10 @@ async def test_a_paced_screen_draws_its_frames_with_a_frame_timer() -> None:
     assert timer._task is None  # stopped with the screen, as the timers `set_interval` makes
 
 
-class _TwoWidgets(PacedScreen[None]):
-    def __init__(self) -> None:
-        super().__init__()
-        self.ticks: list[bool] = []
-        """Whether each frame laid the screen out."""
-
+class _TwoWidgets(_Paced):
     def compose(self) -> ComposeResult:
         yield Static("a bar", id="bar")
         yield Static("one line", id="text")
-
-    def _on_timer_update(self) -> None:
-        self.ticks.append(self._layout_required)
-        super()._on_timer_update()
 
 
 @pytest.mark.parametrize("now", [True, False])
