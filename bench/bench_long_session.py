@@ -7,7 +7,11 @@ Markdown answers with a code block, a tool call every fifth turn). Each sample i
 `tests/tmux_harness.py`); the clock starts just before tmux is asked for the session and stops when
 `capture-pane` (polled every 2 ms through one control-mode client, see `Terminal.capture`) shows:
 
-- resume: the last answer's closing line (`That is all for step 299`);
+- resume: the last answer's closing line (`That is all for step 299`), the conversation drawn from
+  the store (what the app kept of its pane is removed first: it was last written by another
+  process, e.g. `tui-assist ask`);
+- resume, left in the TUI: the same, for the conversation as the TUI left it (quit with ctrl+q
+  at its end, at this size: its first frame draws the pane kept, see `ui/pane_snapshot.py`);
 - empty: the full first screen (the fresh tree hint and the footer).
 
 Keystrokes: with the app idle (loaded, as the status bar says, and the resumed conversation on
@@ -162,6 +166,20 @@ class Terminal:
     def close_session(self, name: str) -> None:
         self.tmux("kill-session", "-t", name)
 
+    def quit(self, name: str, timeout: float = 30) -> None:
+        """Quit the app in session `name` as a user does (ctrl+q), and wait for it to exit."""
+        self.tmux("send-keys", "-t", name, "C-q")
+        deadline = time.perf_counter() + timeout
+        while (
+            subprocess.run(
+                ["tmux", "-S", self.socket, "has-session", "-t", name], capture_output=True
+            ).returncode
+            == 0
+        ):
+            if time.perf_counter() > deadline:
+                raise RuntimeError(f"{name} did not quit: {self.capture(name)!r}")
+            time.sleep(0.05)
+
     def close(self) -> None:
         if self._control.stdin is not None:
             self._control.stdin.close()
@@ -193,10 +211,13 @@ def main() -> None:
         last = f"That is all for step {args.turns - 1}"
         env = app_env(home, "http://127.0.0.1:9") | {"TUI_ASSIST_HOME": str(data)}
         sources = {"": ROOT, **({"baseline ": args.baseline.resolve()} if args.baseline else {})}
+        resume = ["--workdir", str(work), "--resume", conversation]
         kinds = {
             "empty": (["--workdir", str(work)], EMPTY_SHOWS),
-            "resume": (["--workdir", str(work), "--resume", conversation], (last, "palette")),
+            "resume": (resume, (last, "palette")),
+            "kept": (resume, (last, "palette")),
         }
+        kept = data / "resume-screens" / f"{conversation}.json"
         opened: dict[str, list[float]] = {}
         keys: dict[str, list[float]] = {}
         terminal = Terminal(env)
@@ -204,6 +225,12 @@ def main() -> None:
             for n in range(args.runs + 1):  # the first round warms the bytecode cache
                 for label, source in sources.items():
                     for kind, (flags, shows) in kinds.items():
+                        if kind == "resume":
+                            kept.unlink(missing_ok=True)
+                        elif kind == "kept" and not kept.exists():
+                            name, _ = terminal.open(ROOT, flags, shows)  # (this checkout's app keeps it)
+                            terminal.wait(name, (IDLE_SHOWS,), time.perf_counter())
+                            terminal.quit(name)
                         name, took = terminal.open(source, flags, shows)
                         # Idle: loaded (the SDK imported), the resumed turns compacted, the warm-up done.
                         terminal.wait(name, (IDLE_SHOWS,), time.perf_counter())
@@ -217,7 +244,7 @@ def main() -> None:
             terminal.close()
     rows = [("samples", f"{args.runs} of each, interleaved, {args.keys} keys each; a shared, loaded machine")]
     for label in sources:
-        e, r = opened[label + "empty"], opened[label + "resume"]
+        e, r, k = opened[label + "empty"], opened[label + "resume"], opened[label + "kept"]
         ke, kr = keys[label + "empty"], keys[label + "resume"]
         rows += [
             (f"{label}empty session: full screen", figure(e)),
@@ -226,6 +253,8 @@ def main() -> None:
                 f"{label}resume / empty",
                 f"{statistics.median(r) / statistics.median(e):.2f}x  (goal <= 1.25x)",
             ),
+            (f"{label}--resume, left in the TUI: last answer shown", figure(k)),
+            (f"{label}resume left in the TUI / empty", f"{statistics.median(k) / statistics.median(e):.2f}x"),
             (f"{label}keystroke, empty session", figure(ke)),
             (f"{label}keystroke, {args.turns} turns", figure(kr)),
             (

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 from pathlib import Path
 
 APP_NAME = "tui-assist"
@@ -29,6 +31,23 @@ def data_dir(override: str | Path | None = None) -> Path:
     from platformdirs import user_data_dir
 
     return Path(user_data_dir(APP_NAME, appauthor=False))
+
+
+def resume_screen_path(data_dir: Path, conversation_id: str) -> Path | None:
+    """Where the pane is kept as the TUI left `conversation_id`, for its next `--resume`.
+
+    See `ui/pane_snapshot.py`. None for an id that is not a plain name.
+    """
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", conversation_id):
+        return None
+    return data_dir / "resume-screens" / f"{conversation_id}.json"
+
+
+def forget_resume_screen(data_dir: Path, conversation_id: str) -> None:
+    """`conversation_id` changed: the pane kept for its resume no longer shows it."""
+    if (path := resume_screen_path(data_dir, conversation_id)) is not None:
+        with contextlib.suppress(OSError):
+            path.unlink()
 
 
 def claude_home() -> Path:

@@ -24,6 +24,7 @@ from typing import Any
 import aiosqlite
 
 from tui_assist.core.conversation import Usage
+from tui_assist.paths import forget_resume_screen
 from tui_assist.store.lock import InstanceLock
 
 RUNNING = "running"
@@ -76,6 +77,13 @@ class StoreBase:
         """The database file."""
         self.recovered: list[str] = []
         """Ids of turns this open found `running` after a crash and marked `cancelled`."""
+
+    def _changed(self, conversation_id: str) -> None:
+        """`conversation_id`'s turns changed, in whichever process: forget the pane kept for its resume.
+
+        (It is in the data dir, see `ui/pane_snapshot.py`: it no longer shows the conversation.)
+        """
+        forget_resume_screen(self.path.parent, conversation_id)
 
     @asynccontextmanager
     async def _read(self) -> AsyncGenerator[aiosqlite.Connection]:

@@ -118,4 +118,5 @@ class CheckpointsMixin(StoreBase):
             ids = [str(row[0]) for row in rows]
             await db.executemany("UPDATE turns SET rewound_at = ? WHERE id = ?", [(now, i) for i in ids])
             await db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation_id))
+        self._changed(conversation_id)
         return ids

@@ -61,6 +61,7 @@ class TurnsMixin(StoreBase):
             except sqlite3.IntegrityError as exc:
                 raise StoreError(f"turn {turn_id!r} already exists") from exc
             await db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation_id))
+        self._changed(conversation_id)
 
     async def _insert_turn(
         self,
@@ -183,6 +184,7 @@ class TurnsMixin(StoreBase):
                 duration=result.duration,
             )
             await self._store_ending(db, line, calls, folded(events))
+        self._changed(conversation_id)  # (again: a turn may be committed without being begun)
 
     async def mark_cancelled(
         self, turn_id: str, events: Sequence[TurnEvent] | NodeLog, history: Sequence[Message] = ()

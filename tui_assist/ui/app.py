@@ -25,6 +25,8 @@ from tui_assist.ui.textual_private import keymap
 from tui_assist.ui.themes import discover_themes
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+
     from tui_assist.core.terminal_signals import NotifyMode
     from tui_assist.session.chat import ChatSession
     from tui_assist.session.config import Settings
@@ -189,6 +191,14 @@ class TuiAssistApp(App[int]):
         from tui_assist.ui.screens.explorer import ExplorerScreen
 
         self.push_screen(ExplorerScreen(pace=self.explorer_pace))
+
+    def exit(
+        self, result: int | None = None, return_code: int = 0, message: RenderableType | None = None
+    ) -> None:
+        # While the screen is still up: the conversation pane as it is left, for its next resume.
+        if self._session is not None and self._session.ready and isinstance(self.screen, MainScreen):
+            self.screen.start_up.remember_pane(self._session)
+        super().exit(result, return_code, message)
 
     async def on_unmount(self) -> None:
         self.terminal_signals.stop()

@@ -22,6 +22,9 @@ from `Screen.active_bindings`. For the rest it has none:
   `layout_now` asks at once (`Widget._check_refresh`).
 - A screen renders through its `Compositor`, which for a repaint of a few rows renders whole the
   widgets around them: `CroppedCompositor` renders only the rows written.
+- A screen's `Compositor` renders all it holds, a notification over the conversation too:
+  `render_alone` lays a widget out in one of its own, to keep what the pane shows (see
+  `pane_snapshot`).
 - `App.bell` is the only public way to write to the terminal; notifications and the window
   title go through the driver as it does (`write_to_terminal`).
 
@@ -231,6 +234,14 @@ def layout_now(widget: Widget) -> None:
     """
     widget.refresh(layout=True)
     widget._check_refresh()
+
+
+def render_alone(widget: Widget) -> list[Strip]:
+    """The lines `widget` and all it holds show on screen, laid out as the root of a compositor of
+    its own: without what overlays it there (a notification, a tooltip), and at its scroll."""
+    compositor = Compositor()
+    compositor.reflow(widget, widget.outer_size)
+    return compositor.render_strips()
 
 
 class PacedScreen(Screen[ScreenResultType]):

@@ -270,6 +270,7 @@ class MainScreen(PacedScreen[None]):
         self.show_workdir(app.preview.workdir)
         status.state = "loading"
         self._layout_for(self.size.width)
+        self.start_up.show_kept_pane()
         self.call_after_refresh(self._after_first_frame)
 
     def _after_first_frame(self) -> None:

@@ -40,6 +40,9 @@ __all__ = ["LIVE_TURNS", "MAX_TURN_VIEWS", "Conversation", "EarlierTurns", "Turn
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from textual.geometry import Region, Size
+    from textual.strip import Strip
+
     from tui_assist.core.events import TurnEvent
     from tui_assist.core.tree import NodeLog
     from tui_assist.session.chat import StoredTurn
@@ -119,6 +122,7 @@ class Conversation(LaidOutSize, StripBarVerticalScroll):
         self._compaction_queued = False
         self.workdir: Path | None = None
         """Where a prompt's `@path` images are (the screen sets it; None: no chips for a new prompt)."""
+        self._snapshot: tuple[Size, list[Strip]] | None = None
 
     @property
     def _log(self) -> NodeLog:
@@ -174,6 +178,22 @@ class Conversation(LaidOutSize, StripBarVerticalScroll):
         self._mount_child(view)
         view.start()
         return view
+
+    def show_snapshot(self, size: Size, lines: list[Strip]) -> None:
+        """Draw `lines`, the pane as it was left at `size` (see `pane_snapshot`), until a turn or a
+        notice is mounted (or the pane is emptied); at another size, nothing."""
+        self._snapshot = (size, lines)
+        self.refresh()
+
+    def drop_snapshot(self) -> None:
+        if self._snapshot is not None:
+            self._snapshot = None
+            self.refresh()
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        if self._snapshot is not None and self._snapshot[0] == self.outer_size:
+            return [line.crop(crop.x, crop.right) for line in self._snapshot[1][crop.y : crop.bottom]]
+        return super().render_lines(crop)
 
     def offer_earlier(self, load: EarlierTurns | None, oldest: TurnKey | None) -> None:
         """Say how to read the shown conversation's stored turns (`load`), and which is the oldest
@@ -402,6 +422,7 @@ class Conversation(LaidOutSize, StripBarVerticalScroll):
         from tui_assist.ui.widgets.turn_parts import Notice
         from tui_assist.ui.widgets.turn_view import TurnView
 
+        self.drop_snapshot()
         self.mount(widget)
         turns = [c for c in self.children if isinstance(c, TurnView | Notice)]
         excess = len(turns) - (MAX_TURN_VIEWS if self.reads_pages else MAX_UNSTORED_TURN_VIEWS)
@@ -440,6 +461,7 @@ class Conversation(LaidOutSize, StripBarVerticalScroll):
         return ""
 
     def clear_all(self) -> None:
+        self.drop_snapshot()
         self._current = None
         self._selected = None
         self.offer_earlier(None, None)
