@@ -56,6 +56,9 @@ async def _resume_and_quit(tmp_path: Path, conversation_id: str, *, scroll_back:
         if scroll_back:
             pane.scroll_to(y=0, animate=False, immediate=True)
             await pilot.pause()
+            kept = resume_screen_path(tmp_path / "data", conversation_id)
+            assert kept is not None
+            kept.unlink(missing_ok=True)  # (kept a moment after the resume, at its end)
         shown = render_alone(pane)
         app.exit()
     return shown
@@ -90,6 +93,22 @@ async def test_a_conversation_left_at_its_end_is_drawn_in_its_resumes_first_fram
         # The real turns took its place with no visible change: the same characters, the same styles.
         assert render_alone(pane) == left
         assert pane._snapshot is None
+
+
+async def test_the_pane_is_kept_a_moment_after_each_run_ends_with_no_quitting(
+    tmp_path: Path, stored: str
+) -> None:
+    """(A terminal closed with the app in it does not quit the app.)"""
+    path = resume_screen_path(tmp_path / "data", stored)
+    assert path is not None
+    app = _app(tmp_path, stored)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.session.wait_ready()
+        await wait_until(pilot, path.exists)  # after the resume at start
+        await pilot.press(*"q", "enter")
+        await wait_until(pilot, lambda: not path.exists())  # the turn began: forgotten
+        await wait_until(pilot, path.exists)  # and kept once it ended
+        assert "A new answer." in path.read_text()
 
 
 async def test_a_kept_pane_is_not_drawn_once_the_conversation_changes_or_at_another_size(

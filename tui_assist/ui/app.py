@@ -197,7 +197,7 @@ class TuiAssistApp(App[int]):
     ) -> None:
         # While the screen is still up: the conversation pane as it is left, for its next resume.
         if self._session is not None and self._session.ready and isinstance(self.screen, MainScreen):
-            self.screen.start_up.remember_pane(self._session)
+            self.screen.kept_pane.keep(self._session)
         super().exit(result, return_code, message)
 
     async def on_unmount(self) -> None:

@@ -32,6 +32,7 @@ from textual.widgets import Footer, Static
 from textual.worker import Worker
 
 from tui_assist.ui.command_bindings import command_bindings
+from tui_assist.ui.screens.main_kept_pane import KeptPane
 from tui_assist.ui.screens.main_start import StartUp
 from tui_assist.ui.textual_private import PacedScreen
 from tui_assist.ui.widgets.conversation import MAX_TURN_VIEWS, Conversation
@@ -127,6 +128,7 @@ class MainScreen(PacedScreen[None]):
         # Only the start-up is made before the first frame; the others (and the core's events
         # they import) when first used.
         self.start_up = StartUp(self)
+        self.kept_pane = KeptPane(self)
 
     @cached_property
     def host(self) -> ScreenHost:
@@ -270,7 +272,7 @@ class MainScreen(PacedScreen[None]):
         self.show_workdir(app.preview.workdir)
         status.state = "loading"
         self._layout_for(self.size.width)
-        self.start_up.show_kept_pane()
+        self.kept_pane.show()
         self.call_after_refresh(self._after_first_frame)
 
     def _after_first_frame(self) -> None:

@@ -147,6 +147,8 @@ class ScreenHost:
     def run_changed(self, run: Run) -> None:
         screen = self._screen
         screen.refresh_bindings()
+        if run.done and not screen.running:
+            screen.kept_pane.keep_soon()
         if run.done and run.error is not None and run.kind in ("flow", "resume", "rewind"):
             # Their work reports what it expects; anything else must not pass unseen.
             screen.notify(f"The {run.kind} failed: {run.error}", severity="error")

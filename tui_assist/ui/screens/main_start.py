@@ -8,7 +8,6 @@ command line (`--resume`, `--continue`) is redrawn as soon as the store is open.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import importlib
 from typing import TYPE_CHECKING
@@ -22,7 +21,6 @@ from tui_assist.ui.widgets.tasks import TasksStrip
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from tui_assist.session.chat import ChatSession
     from tui_assist.ui.screens.main import MainScreen, StartOptions
 
 FOOTER_WAIT = 0.5
@@ -37,38 +35,6 @@ class StartUp:
         self._screen = screen
         self._markdown_loaded: asyncio.Future[None] | None = None
         """The Markdown parser's and Pygments' loading, when it started while the session loads."""
-
-    def show_kept_pane(self) -> None:
-        """For `--resume ID`, the pane as it was left (see `pane_snapshot`), in the first frame."""
-        if not self._screen.start.resume:
-            return
-        from tui_assist.ui.pane_snapshot import recall
-
-        app = self._screen.app
-        kept = recall(self._data_dir, self._screen.start.resume, app.size, app.theme)
-        if kept is not None:
-            self._screen.conversation.show_snapshot(*kept)
-
-    def remember_pane(self, session: ChatSession) -> None:
-        """On quitting: keep what the pane shows of `session`'s stored conversation, for its next
-        `--resume`, when it is left as a resume draws it: at its end, with no message selected."""
-        screen = self._screen
-        pane = screen.conversation
-        if session.conversation_id is None or session.history is None or screen.running:
-            return
-        if not pane.children or pane.scroll_y < pane.max_scroll_y or pane.has_focus:
-            return
-        from tui_assist.ui.pane_snapshot import remember
-
-        with contextlib.suppress(OSError):  # (a full disk: the next resume draws the turns alone)
-            remember(pane, self._data_dir, session.conversation_id, screen.app.theme)
-
-    @property
-    def _data_dir(self) -> Path:
-        """The data dir, known before the settings are validated (see `ConfigPreview`)."""
-        from tui_assist.paths import data_dir
-
-        return data_dir(self._screen.tui_app.preview.data_dir)
 
     def after_first_frame(self) -> None:
         # `tui-assist` paused the collector for the first frame (see cli.main): everything created
@@ -234,8 +200,8 @@ class StartUp:
         else:
             if found is None:
                 screen.notify("No earlier conversation: this is a new one.", timeout=3)
-        if found is not None:
-            await screen.opening.redraw(found)
+        if found is not None and await screen.opening.redraw(found):
+            screen.kept_pane.keep_soon()
         # Not before: the completion list's mount is a layout of the screen, and the modules it
         # imports, the conversation's first paint would wait for.
         await self._equip_prompt()
