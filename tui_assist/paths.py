@@ -33,21 +33,39 @@ def data_dir(override: str | Path | None = None) -> Path:
     return Path(user_data_dir(APP_NAME, appauthor=False))
 
 
-def resume_screen_path(data_dir: Path, conversation_id: str) -> Path | None:
-    """Where the pane is kept as the TUI left `conversation_id`, for its next `--resume`.
+def resume_screens_dir(data_dir: Path) -> Path:
+    """Where the TUI keeps its conversation pane for the next resume (see `ui/pane_snapshot.py`)."""
+    return data_dir / "resume-screens"
 
-    See `ui/pane_snapshot.py`. None for an id that is not a plain name.
-    """
+
+def resume_screen_path(data_dir: Path, conversation_id: str) -> Path | None:
+    """Where the pane is kept as the TUI left `conversation_id`; None for an id that is not a plain name."""
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", conversation_id):
         return None
-    return data_dir / "resume-screens" / f"{conversation_id}.json"
+    return resume_screens_dir(data_dir) / f"{conversation_id}.json"
+
+
+def latest_kept_path(data_dir: Path) -> Path:
+    """Names the conversation whose pane is kept when it is also the latest (what `--continue` opens)."""
+    return resume_screens_dir(data_dir) / "latest"
+
+
+def latest_kept(data_dir: Path) -> str | None:
+    """The conversation `latest_kept_path` names, if any."""
+    try:
+        return latest_kept_path(data_dir).read_text(encoding="utf-8").strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def forget_resume_screen(data_dir: Path, conversation_id: str) -> None:
-    """`conversation_id` changed: the pane kept for its resume no longer shows it."""
+    """`conversation_id` changed: the pane kept for it no longer shows it, and it is the latest now."""
     if (path := resume_screen_path(data_dir, conversation_id)) is not None:
         with contextlib.suppress(OSError):
             path.unlink()
+    if latest_kept(data_dir) not in (None, conversation_id):
+        with contextlib.suppress(OSError):
+            latest_kept_path(data_dir).unlink()
 
 
 def claude_home() -> Path:

@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 from tests.ui.helpers import FakeToolbox, settings, wait_until
 from tests.ui.long_conversation import seed
-from tui_assist.paths import resume_screen_path
+from tui_assist.paths import latest_kept, resume_screen_path
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.store.db import Store
 from tui_assist.ui.app import TuiAssistApp
@@ -109,6 +109,46 @@ async def test_the_pane_is_kept_a_moment_after_each_run_ends_with_no_quitting(
         await wait_until(pilot, lambda: not path.exists())  # the turn began: forgotten
         await wait_until(pilot, path.exists)  # and kept once it ended
         assert "A new answer." in path.read_text()
+
+
+async def test_continue_draws_the_kept_pane_while_its_conversation_is_the_latest(
+    tmp_path: Path, stored: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data"
+    app = _app(tmp_path, stored)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.session.wait_ready()
+        await wait_until(pilot, lambda: latest_kept(data) == stored)
+    first_frame: list[str] = []
+    after_first_frame = StartUp.after_first_frame
+
+    def recording(self: StartUp) -> None:
+        first_frame.append("".join(_texts(self._screen.app.screen._compositor.render_strips())))
+        after_first_frame(self)
+
+    monkeypatch.setattr(StartUp, "after_first_frame", recording)
+
+    async def first_frame_of_continue() -> str:
+        first_frame.clear()
+        app = TuiAssistApp(
+            settings(tmp_path, data_dir=data, checkpoints=False),
+            toolbox_factory=lambda: FakeToolbox(tmp_path),
+            chat_start=StartOptions(continue_latest=True),
+        )
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: bool(first_frame))
+            app.exit()
+        return first_frame[0]
+
+    assert LAST_LINE in await first_frame_of_continue()
+    # Another conversation begun (in any process) is the latest now: its name is gone.
+    store = await Store.open(data)
+    try:
+        await store.create_conversation(title="another", model="m", workdir=str(tmp_path))
+    finally:
+        await store.close()
+    assert latest_kept(data) is None
+    assert LAST_LINE not in await first_frame_of_continue()
 
 
 async def test_a_kept_pane_is_not_drawn_once_the_conversation_changes_or_at_another_size(

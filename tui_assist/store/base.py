@@ -79,9 +79,10 @@ class StoreBase:
         """Ids of turns this open found `running` after a crash and marked `cancelled`."""
 
     def _changed(self, conversation_id: str) -> None:
-        """`conversation_id`'s turns changed, in whichever process: forget the pane kept for its resume.
+        """`conversation_id` changed, in whichever process: forget what the TUI kept of it.
 
-        (It is in the data dir, see `ui/pane_snapshot.py`: it no longer shows the conversation.)
+        Its pane kept for a resume no longer shows it, and the conversation named as the latest is
+        not, unless it is this one (both in the data dir, see `ui/pane_snapshot.py`).
         """
         forget_resume_screen(self.path.parent, conversation_id)
 

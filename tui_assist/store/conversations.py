@@ -56,6 +56,7 @@ class ConversationsMixin(StoreBase):
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 (conversation_id, title, model, workdir, now, now),
             )
+        self._changed(conversation_id)
         return conversation_id
 
     async def latest_conversation_id(self) -> str | None:

@@ -1,14 +1,16 @@
-"""The conversation pane as it was left, drawn in the first frame of `--resume ID`.
+"""The conversation pane as it was left, drawn in the first frame of `--resume ID` or `--continue`.
 
 Redrawing a stored conversation needs the store, the core's events, the Markdown parser and the
 turn views: about 150 ms after the first frame on a 2-core machine. A conversation the user left
-at its end in the TUI is mostly the one they come back to, so quitting keeps the lines the pane
-showed (`remember`): their text and styles, data a resume only draws (`recall`), never code. The
-pane shows them until its real turns replace them (see `Conversation.show_snapshot`).
+at its end in the TUI is mostly the one they come back to, so the lines the pane showed are kept
+(`remember`, when the app quits and after each run, see `screens/main_kept_pane.py`): their text
+and styles, data a resume only draws (`recall`), never code. The pane shows them until its real
+turns replace them (see `Conversation.show_snapshot`).
 
 They are kept only while they are true: for the terminal's size and the theme they were drawn
 at, and until the conversation changes. The store removes them when a turn of the conversation
-begins or a rewind takes turns out (`forget_resume_screen`), whichever process writes it.
+begins or is committed or a rewind takes turns out, and the name of the latest conversation's
+when another one changes (`paths.forget_resume_screen`), whichever process writes it.
 """
 
 from __future__ import annotations

@@ -37,32 +37,59 @@ class KeptPane:
         return data_dir(self._screen.tui_app.preview.data_dir)
 
     def show(self) -> None:
-        """For `--resume ID`, the pane as it was left (see `pane_snapshot`), in the first frame."""
+        """For `--resume ID` or `--continue`, the pane as it was left (see `pane_snapshot`), in the
+        first frame."""
         screen = self._screen
-        if not screen.start.resume:
+        start = screen.start
+        from tui_assist.paths import latest_kept
+
+        conversation_id = start.resume or (latest_kept(self._data_dir) if start.continue_latest else None)
+        if not conversation_id:
             return
         from tui_assist.ui.pane_snapshot import recall
 
-        kept = recall(self._data_dir, screen.start.resume, screen.app.size, screen.app.theme)
+        kept = recall(self._data_dir, conversation_id, screen.app.size, screen.app.theme)
         if kept is not None:
             screen.conversation.show_snapshot(*kept)
 
-    def keep(self, session: ChatSession) -> None:
+    def keep(self, session: ChatSession) -> str | None:
         """Keep what the pane shows of `session`'s stored conversation, when it is left as a resume
-        draws it: idle, at its end, with no message selected."""
+        draws it: idle, at its end, with no message selected. Returns the conversation kept."""
         screen = self._screen
         pane = screen.conversation
-        if session.conversation_id is None or session.history is None or screen.running:
-            return
+        conversation_id = session.conversation_id
+        if conversation_id is None or session.history is None or screen.running:
+            return None
         if not pane.children or pane.scroll_y < pane.max_scroll_y or pane.has_focus:
-            return
+            return None
         from tui_assist.ui.pane_snapshot import remember
 
-        with contextlib.suppress(OSError):  # (a full disk: the next resume draws the turns alone)
-            remember(pane, self._data_dir, session.conversation_id, screen.app.theme)
+        try:
+            remember(pane, self._data_dir, conversation_id, screen.app.theme)
+        except OSError:  # (a full disk: the next resume draws the turns alone)
+            return None
+        return conversation_id
 
     def keep_soon(self) -> None:
-        """Keep the pane `KEEP_AFTER` seconds from now (a run just ended)."""
+        """Keep the pane `KEEP_AFTER` seconds from now (a run just ended), and name its conversation
+        the latest's when it is (for `--continue`)."""
         if self._timer is not None:
             self._timer.stop()
-        self._timer = self._screen.set_timer(KEEP_AFTER, lambda: self.keep(self._screen.session))
+        self._timer = self._screen.set_timer(KEEP_AFTER, self._keep_after_run)
+
+    async def _keep_after_run(self) -> None:
+        session = self._screen.session
+        if (conversation_id := self.keep(session)) is None:
+            return
+        from tui_assist.paths import latest_kept_path
+        from tui_assist.tools.safe_io import write_atomically
+
+        latest = latest_kept_path(self._data_dir)
+        # (Best effort: a store busy or closing names nothing, and `--continue` draws the turns.)
+        with contextlib.suppress(Exception):
+            if await session.find_conversation() == conversation_id:
+                write_atomically(latest, conversation_id.encode("utf-8"), new_mode=0o600)
+                # Asked again once written: a turn begun meanwhile in another conversation removed
+                # the name before it was written (the store removes it after its commit).
+                if await session.find_conversation() != conversation_id:
+                    latest.unlink()
