@@ -1,4 +1,4 @@
-"""A conversation left at its end in the TUI comes back, on `--resume ID`, in the first frame."""
+"""A conversation left at its end in the TUI comes back, on `--resume ID` or `--continue`, in the first frame."""
 
 from __future__ import annotations
 
