@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tests.ui.helpers import FakeToolbox, settings
 from tui_assist.core.conversation import TextBlock, ToolUseBlock
 from tui_assist.core.observer import NullObserver
 from tui_assist.providers.scripted import ScriptedProvider, ScriptStep
 from tui_assist.session.chat import ChatSession
+
+if TYPE_CHECKING:
+    from tui_assist.ui.app import TuiAssistApp
 
 
 def answer(i: int) -> str:
@@ -54,6 +58,20 @@ async def seed(data_dir: Path, workdir: Path, turns: int) -> str:
         await session.aclose()
     assert session.conversation_id is not None
     return session.conversation_id
+
+
+def resumed_app(tmp_path: Path, conversation_id: str) -> TuiAssistApp:
+    """The TUI resuming `conversation_id`, which `seed` stored in `tmp_path / "data"`; its next
+    turn answers "A new answer."."""
+    from tui_assist.ui.app import TuiAssistApp  # (the benches import `seed` alone)
+    from tui_assist.ui.screens.main import StartOptions
+
+    return TuiAssistApp(
+        settings(tmp_path, data_dir=tmp_path / "data", checkpoints=False),
+        provider_factory=lambda: ScriptedProvider(["A new answer."]),
+        toolbox_factory=lambda: FakeToolbox(tmp_path),
+        chat_start=StartOptions(resume=conversation_id),
+    )
 
 
 if __name__ == "__main__":  # python -m tests.ui.long_conversation DATA_DIR WORKDIR TURNS

@@ -10,13 +10,13 @@ import pytest
 from textual.pilot import Pilot
 
 from tests.ui.helpers import FakeToolbox, settings, wait_until
-from tests.ui.long_conversation import seed
+from tests.ui.long_conversation import resumed_app, seed
 from tui_assist.core.conversation import Message
 from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.session.chat import RESUME_TURNS
 from tui_assist.store.db import Store
 from tui_assist.ui.app import TuiAssistApp
-from tui_assist.ui.screens.main import MainScreen, StartOptions
+from tui_assist.ui.screens.main import MainScreen
 from tui_assist.ui.widgets.conversation import MAX_TURN_VIEWS, Conversation, TurnView
 
 TURNS = 300
@@ -25,15 +25,6 @@ TURNS = 300
 @pytest.fixture
 async def stored(tmp_path: Path) -> str:
     return await seed(tmp_path / "data", tmp_path, TURNS)
-
-
-def _app(tmp_path: Path, conversation_id: str) -> TuiAssistApp:
-    return TuiAssistApp(
-        settings(tmp_path, data_dir=tmp_path / "data", checkpoints=False),
-        provider_factory=lambda: ScriptedProvider(["A new answer."]),
-        toolbox_factory=lambda: FakeToolbox(tmp_path),
-        chat_start=StartOptions(resume=conversation_id),
-    )
 
 
 async def _ask(app: TuiAssistApp, pilot: Pilot[int], turns: int) -> None:
@@ -52,7 +43,7 @@ def _seqs(app: TuiAssistApp) -> list[int | None]:
 async def test_resuming_300_turns_mounts_a_page_and_scrolling_up_loads_earlier_ones_in_order(
     tmp_path: Path, stored: str
 ) -> None:
-    app = _app(tmp_path, stored)
+    app = resumed_app(tmp_path, stored)
     async with app.run_test(size=(100, 30)) as pilot:
         await app.session.wait_ready()
         await app.workers.wait_for_complete()
@@ -78,7 +69,7 @@ async def test_resuming_300_turns_mounts_a_page_and_scrolling_up_loads_earlier_o
 async def test_moving_the_cursor_up_past_the_first_message_loads_earlier_turns(
     tmp_path: Path, stored: str
 ) -> None:
-    app = _app(tmp_path, stored)
+    app = resumed_app(tmp_path, stored)
     async with app.run_test(size=(100, 30)) as pilot:
         await app.session.wait_ready()
         await app.workers.wait_for_complete()
@@ -116,7 +107,7 @@ async def test_short_turns_that_do_not_fill_the_pane_load_earlier_ones_by_themse
         await session.run_turn(f"question {i}", NullObserver())
     await session.aclose()
     assert session.conversation_id is not None
-    app = _app(tmp_path, session.conversation_id)
+    app = resumed_app(tmp_path, session.conversation_id)
     async with app.run_test(size=(100, 30)) as pilot:
         await app.session.wait_ready()
         conversation = app.query_one(Conversation)
@@ -144,7 +135,7 @@ async def test_the_last_answer_shows_before_the_whole_history_is_read(
         return await load_history(self, conversation_id)
 
     monkeypatch.setattr(Store, "load_history", held)
-    app = _app(tmp_path, stored)
+    app = resumed_app(tmp_path, stored)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_until(pilot, reading.is_set)
         await wait_until(pilot, lambda: "That is all for step 299" in _visible(app))
@@ -169,7 +160,7 @@ async def test_the_agent_tree_of_a_resumed_conversation_is_built_after_its_last_
         apply_to_panels(self, *args)
 
     monkeypatch.setattr(MainScreen, "apply_to_panels", recording)
-    app = _app(tmp_path, stored)
+    app = resumed_app(tmp_path, stored)
     async with app.run_test(size=(100, 30)) as pilot:
         await app.session.wait_ready()
         await wait_until(pilot, lambda: len(app.screen.log_model.turns) == RESUME_TURNS)
@@ -190,7 +181,7 @@ async def test_the_last_answer_shows_before_the_turn_controller_is_built_and_a_t
         return connect(self, *args)
 
     monkeypatch.setattr(TuiAssistApp, "_connect", recording)
-    app = _app(tmp_path, stored)
+    app = resumed_app(tmp_path, stored)
     async with app.run_test(size=(100, 30)) as pilot:
         await app.session.wait_ready()
         await app.workers.wait_for_complete()

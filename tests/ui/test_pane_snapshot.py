@@ -12,9 +12,8 @@ from textual.strip import Strip
 from textual.widgets import Static
 
 from tests.ui.helpers import FakeToolbox, settings, wait_until
-from tests.ui.long_conversation import seed
+from tests.ui.long_conversation import resumed_app, seed
 from tui_assist.paths import latest_kept, resume_screen_path
-from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.store.db import Store
 from tui_assist.ui.app import TuiAssistApp
 from tui_assist.ui.pane_snapshot import recall, remember
@@ -32,13 +31,26 @@ async def stored(tmp_path: Path) -> str:
     return await seed(tmp_path / "data", tmp_path, 12)
 
 
-def _app(tmp_path: Path, conversation_id: str) -> TuiAssistApp:
-    return TuiAssistApp(
-        settings(tmp_path, data_dir=tmp_path / "data", checkpoints=False),
-        provider_factory=lambda: ScriptedProvider(["A new answer."]),
-        toolbox_factory=lambda: FakeToolbox(tmp_path),
-        chat_start=StartOptions(resume=conversation_id),
-    )
+@pytest.fixture
+def first_frames(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The rows of each app's first frame, as they show before the session, the store or the turn
+    views load."""
+    frames: list[list[str]] = []
+    after_first_frame = StartUp.after_first_frame
+
+    def recording(self: StartUp) -> None:
+        frames.append(_texts(self._screen.app.screen._compositor.render_strips()))
+        after_first_frame(self)
+
+    monkeypatch.setattr(StartUp, "after_first_frame", recording)
+    return frames
+
+
+def _kept_path(tmp_path: Path, conversation_id: str) -> Path:
+    """Where the pane of `conversation_id` is kept, in the data dir `resumed_app` uses."""
+    path = resume_screen_path(tmp_path / "data", conversation_id)
+    assert path is not None
+    return path
 
 
 def _texts(lines: list[Strip]) -> list[str]:
@@ -47,7 +59,7 @@ def _texts(lines: list[Strip]) -> list[str]:
 
 async def _resume_and_quit(tmp_path: Path, conversation_id: str, *, scroll_back: bool = False) -> list[Strip]:
     """Resume the conversation, wait until it is all drawn, quit; what the pane showed."""
-    app = _app(tmp_path, conversation_id)
+    app = resumed_app(tmp_path, conversation_id)
     async with app.run_test(size=SIZE) as pilot:
         await app.session.wait_ready()
         await app.workers.wait_for_complete()
@@ -56,34 +68,24 @@ async def _resume_and_quit(tmp_path: Path, conversation_id: str, *, scroll_back:
         if scroll_back:
             pane.scroll_to(y=0, animate=False, immediate=True)
             await pilot.pause()
-            kept = resume_screen_path(tmp_path / "data", conversation_id)
-            assert kept is not None
-            kept.unlink(missing_ok=True)  # (kept a moment after the resume, at its end)
+            # (Kept a moment after the resume, at its end: what follows is the quit's.)
+            _kept_path(tmp_path, conversation_id).unlink(missing_ok=True)
         shown = render_alone(pane)
         app.exit()
     return shown
 
 
 async def test_a_conversation_left_at_its_end_is_drawn_in_its_resumes_first_frame_as_it_was_left(
-    tmp_path: Path, stored: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, stored: str, first_frames: list[list[str]]
 ) -> None:
     left = await _resume_and_quit(tmp_path, stored)
-    path = resume_screen_path(tmp_path / "data", stored)
-    assert path is not None and path.exists()
-    first_frame: list[list[str]] = []
-    after_first_frame = StartUp.after_first_frame
-
-    def recording(self: StartUp) -> None:
-        # (Before the session, the store or the turn views load.)
-        first_frame.append(_texts(self._screen.app.screen._compositor.render_strips()))
-        after_first_frame(self)
-
-    monkeypatch.setattr(StartUp, "after_first_frame", recording)
-    app = _app(tmp_path, stored)
+    assert _kept_path(tmp_path, stored).exists()
+    first_frames.clear()
+    app = resumed_app(tmp_path, stored)
     async with app.run_test(size=SIZE) as pilot:
         pane = app.query_one(Conversation)
         region = pane.region
-        assert [row[region.x : region.right] for row in first_frame[0][region.y : region.bottom]] == _texts(
+        assert [row[region.x : region.right] for row in first_frames[0][region.y : region.bottom]] == _texts(
             left
         )
         await app.session.wait_ready()
@@ -99,9 +101,8 @@ async def test_the_pane_is_kept_a_moment_after_each_run_ends_with_no_quitting(
     tmp_path: Path, stored: str
 ) -> None:
     """(A terminal closed with the app in it does not quit the app.)"""
-    path = resume_screen_path(tmp_path / "data", stored)
-    assert path is not None
-    app = _app(tmp_path, stored)
+    path = _kept_path(tmp_path, stored)
+    app = resumed_app(tmp_path, stored)
     async with app.run_test(size=SIZE) as pilot:
         await app.session.wait_ready()
         await wait_until(pilot, path.exists)  # after the resume at start
@@ -112,33 +113,25 @@ async def test_the_pane_is_kept_a_moment_after_each_run_ends_with_no_quitting(
 
 
 async def test_continue_draws_the_kept_pane_while_its_conversation_is_the_latest(
-    tmp_path: Path, stored: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, stored: str, first_frames: list[list[str]]
 ) -> None:
     data = tmp_path / "data"
-    app = _app(tmp_path, stored)
+    app = resumed_app(tmp_path, stored)
     async with app.run_test(size=SIZE) as pilot:
         await app.session.wait_ready()
         await wait_until(pilot, lambda: latest_kept(data) == stored)
-    first_frame: list[str] = []
-    after_first_frame = StartUp.after_first_frame
-
-    def recording(self: StartUp) -> None:
-        first_frame.append("".join(_texts(self._screen.app.screen._compositor.render_strips())))
-        after_first_frame(self)
-
-    monkeypatch.setattr(StartUp, "after_first_frame", recording)
 
     async def first_frame_of_continue() -> str:
-        first_frame.clear()
+        first_frames.clear()
         app = TuiAssistApp(
             settings(tmp_path, data_dir=data, checkpoints=False),
             toolbox_factory=lambda: FakeToolbox(tmp_path),
             chat_start=StartOptions(continue_latest=True),
         )
         async with app.run_test(size=SIZE) as pilot:
-            await wait_until(pilot, lambda: bool(first_frame))
+            await wait_until(pilot, lambda: bool(first_frames))
             app.exit()
-        return first_frame[0]
+        return "".join(first_frames[0])
 
     assert LAST_LINE in await first_frame_of_continue()
     # Another conversation begun (in any process) is the latest now: its name is gone.
@@ -156,10 +149,10 @@ async def test_a_kept_pane_is_not_drawn_once_the_conversation_changes_or_at_anot
 ) -> None:
     data = tmp_path / "data"
     await _resume_and_quit(tmp_path, stored)
-    path = resume_screen_path(data, stored)
-    assert path is not None and path.exists()
+    path = _kept_path(tmp_path, stored)
+    assert path.exists()
     assert recall(data, stored, Size(*SIZE), "textual-dark") is None  # another theme
-    app = _app(tmp_path, stored)
+    app = resumed_app(tmp_path, stored)
     theme = app.theme
     assert recall(data, stored, Size(*SIZE), theme) is not None
     assert recall(data, stored, Size(101, 30), theme) is None
@@ -181,7 +174,7 @@ async def test_a_kept_pane_is_not_drawn_once_the_conversation_changes_or_at_anot
 
 async def test_what_overlays_the_pane_is_not_kept(tmp_path: Path, stored: str) -> None:
     """(A notification, a tooltip: drawn over the pane, they are not the conversation.)"""
-    app = _app(tmp_path, stored)
+    app = resumed_app(tmp_path, stored)
     async with app.run_test(size=SIZE) as pilot:
         await app.session.wait_ready()
         await app.workers.wait_for_complete()
@@ -204,8 +197,7 @@ async def test_what_overlays_the_pane_is_not_kept(tmp_path: Path, stored: str) -
 
 async def test_a_conversation_scrolled_back_when_left_keeps_no_pane(tmp_path: Path, stored: str) -> None:
     await _resume_and_quit(tmp_path, stored, scroll_back=True)
-    path = resume_screen_path(tmp_path / "data", stored)
-    assert path is not None and not path.exists()
+    assert not _kept_path(tmp_path, stored).exists()
 
 
 async def test_a_kept_file_cannot_write_to_the_terminal_and_a_malformed_one_is_not_drawn(
@@ -213,9 +205,8 @@ async def test_a_kept_file_cannot_write_to_the_terminal_and_a_malformed_one_is_n
 ) -> None:
     data = tmp_path / "data"
     await _resume_and_quit(tmp_path, stored)
-    path = resume_screen_path(data, stored)
-    assert path is not None
-    theme = _app(tmp_path, stored).theme
+    path = _kept_path(tmp_path, stored)
+    theme = resumed_app(tmp_path, stored).theme
     document = json.loads(path.read_text())
     width = document["pane"][0]
     injected = "\x1b]52;c;aGk=\x07"  # (would set the clipboard)
