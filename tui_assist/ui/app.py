@@ -90,7 +90,9 @@ class TuiAssistApp(App[int]):
         self.preview = ConfigPreview.of(settings)
         """What the first frame shows of the settings (the session validates them after it)."""
         # The theme and Refine toggle chosen last time (a flag or variable still wins for this run).
-        self.preferences_path = preferences_path(data_dir(self.preview.data_dir))
+        self.data_dir = data_dir(self.preview.data_dir)
+        """Where the store, the preferences and the kept pane live (known before validation)."""
+        self.preferences_path = preferences_path(self.data_dir)
         self.preferences = Preferences()
         """What the user chose in the app (saved on each change); a flag's value is not a choice."""
         saved = Preferences()

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from rich.errors import StyleSyntaxError
 from rich.segment import Segment
 from rich.style import Style
+from textual.geometry import Size
 from textual.strip import Strip
 
 from tui_assist.paths import resume_screen_path
@@ -31,7 +32,6 @@ from tui_assist.ui.textual_private import render_alone
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from textual.geometry import Size
     from textual.widget import Widget
 
 FORMAT = 1
@@ -75,8 +75,6 @@ def _look(style: Style | None) -> str:
 
 def recall(data_dir: Path, conversation_id: str, screen: Size, theme: str) -> tuple[Size, list[Strip]] | None:
     """The pane's size and lines kept for `conversation_id` at this terminal size and theme, if any."""
-    from textual.geometry import Size
-
     path = resume_screen_path(data_dir, conversation_id)
     if path is None:
         return None

@@ -31,10 +31,7 @@ class KeptPane:
 
     @property
     def _data_dir(self) -> Path:
-        """The data dir, known before the settings are validated (see `ConfigPreview`)."""
-        from tui_assist.paths import data_dir
-
-        return data_dir(self._screen.tui_app.preview.data_dir)
+        return self._screen.tui_app.data_dir
 
     def show(self) -> None:
         """For `--resume ID` or `--continue`, the pane as it was left (see `pane_snapshot`), in the
