@@ -14,10 +14,12 @@ from textual.widgets import Static
 from tests.ui.helpers import FakeToolbox, settings, wait_until
 from tests.ui.long_conversation import resumed_app, seed
 from tui_assist.paths import latest_kept, resume_screen_path
+from tui_assist.providers.scripted import ScriptedProvider
 from tui_assist.store.db import Store
 from tui_assist.ui.app import TuiAssistApp
 from tui_assist.ui.pane_snapshot import recall, remember
 from tui_assist.ui.screens.main import StartOptions
+from tui_assist.ui.screens.main_kept_pane import KEEP_AFTER
 from tui_assist.ui.screens.main_start import StartUp
 from tui_assist.ui.textual_private import render_alone
 from tui_assist.ui.widgets.conversation import Conversation
@@ -198,6 +200,24 @@ async def test_what_overlays_the_pane_is_not_kept(tmp_path: Path, stored: str) -
 async def test_a_conversation_scrolled_back_when_left_keeps_no_pane(tmp_path: Path, stored: str) -> None:
     await _resume_and_quit(tmp_path, stored, scroll_back=True)
     assert not _kept_path(tmp_path, stored).exists()
+
+
+async def test_a_conversation_that_does_not_fill_the_pane_keeps_none(tmp_path: Path) -> None:
+    """(Live it is drawn at the pane's top, resumed at its bottom: kept, it would jump.)"""
+    app = TuiAssistApp(
+        settings(tmp_path, data_dir=tmp_path / "data", checkpoints=False),
+        provider_factory=lambda: ScriptedProvider(["A short answer."]),
+        toolbox_factory=lambda: FakeToolbox(tmp_path),
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await app.session.wait_ready()
+        await pilot.press(*"q", "enter")
+        await wait_until(pilot, lambda: app.session.conversation_id is not None and not app.screen.running)
+        await pilot.pause(KEEP_AFTER + 0.5)  # (past the keeping after the turn)
+        conversation_id = app.session.conversation_id
+        app.exit()
+    assert conversation_id is not None
+    assert not _kept_path(tmp_path, conversation_id).exists()
 
 
 async def test_a_kept_file_cannot_write_to_the_terminal_and_a_malformed_one_is_not_drawn(

@@ -51,13 +51,16 @@ class KeptPane:
 
     def keep(self, session: ChatSession) -> str | None:
         """Keep what the pane shows of `session`'s stored conversation, when it is left as a resume
-        draws it: idle, at its end, with no message selected. Returns the conversation kept."""
+        draws it: idle, filled and at its end, with no message selected. Returns the conversation
+        kept."""
         screen = self._screen
         pane = screen.conversation
         conversation_id = session.conversation_id
         if conversation_id is None or session.history is None or screen.running:
             return None
-        if not pane.children or pane.scroll_y < pane.max_scroll_y or pane.has_focus:
+        # (A conversation that does not fill the pane is drawn at its top live but at its bottom
+        # when resumed: kept, it would jump.)
+        if pane.max_scroll_y <= 0 or pane.scroll_y < pane.max_scroll_y or pane.has_focus:
             return None
         from tui_assist.ui.pane_snapshot import remember
 
